@@ -1,0 +1,326 @@
+//! The command-line tool: the main job (generate, sort on the GPU, verify, compare with the CPU).
+
+use crate::cpu::CpuAlgo;
+use crate::error::Error;
+use crate::gpu::GpuSorter;
+use crate::inputs::{Dist, generate};
+use crate::keys::{DType, Order, SortKey};
+use crate::verify::{Mismatch, check_against, reference};
+use anyhow::{Context as _, Result};
+use clap::{Args, Parser, ValueEnum};
+use cust::event::{Event, EventFlags};
+use cust::memory::{AsyncCopyDestination, CopyDestination};
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Largest n for which the single-thread CPU bitonic sort runs unless asked for by name.
+const BITONIC1_DEFAULT_MAX: usize = 1 << 24;
+
+/// Sort arrays on an NVIDIA GPU with bitonic sort kernels written in Rust, and compare with the CPU.
+#[derive(Debug, Parser)]
+#[command(name = "gpusort", version)]
+pub struct Cli {
+    /// The main job's settings.
+    #[command(flatten)]
+    pub job: MainJob,
+}
+
+/// Where to sort.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// The GPU if there is one, else the CPU (said on stderr).
+    Auto,
+    /// The GPU; fail if there is none.
+    Gpu,
+    /// The CPU only.
+    Cpu,
+}
+
+/// Generate keys, sort them, verify against std's sort and print a timing table.
+#[derive(Debug, Args)]
+pub struct MainJob {
+    /// Number of keys.
+    #[arg(long, default_value_t = 1 << 25, allow_negative_numbers = true)]
+    pub n: usize,
+    /// Key type.
+    #[arg(long, value_enum, default_value_t = DType::U32)]
+    pub dtype: DType,
+    /// Sort order.
+    #[arg(long, value_enum, default_value_t = Order::Ascending)]
+    pub order: Order,
+    /// Input distribution (`blog`: integers 0..=10000, as in the blog seed).
+    #[arg(long, value_enum, default_value_t = Dist::Uniform)]
+    pub dist: Dist,
+    /// Where to sort.
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
+    pub backend: Backend,
+    /// Timed GPU repetitions after one warm-up (the median is reported).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: u32,
+    /// Timed repetitions of each CPU baseline.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub cpu_reps: u32,
+    /// Seed of the generated keys.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Skip verification against std's sort.
+    #[arg(long)]
+    pub no_verify: bool,
+    /// CPU baselines to time, comma-separated [default: std,rayon,bitonic-n, and bitonic1 up
+    /// to 2^24 keys].
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        conflicts_with = "no_baselines"
+    )]
+    pub baselines: Option<Vec<CpuAlgo>>,
+    /// Time no CPU baseline.
+    #[arg(long)]
+    pub no_baselines: bool,
+}
+
+impl MainJob {
+    fn baselines(&self) -> Vec<CpuAlgo> {
+        if self.no_baselines {
+            return Vec::new();
+        }
+        self.baselines.clone().unwrap_or_else(|| {
+            CpuAlgo::ALL
+                .into_iter()
+                .filter(|&a| a != CpuAlgo::Bitonic1 || self.n <= BITONIC1_DEFAULT_MAX)
+                .collect()
+        })
+    }
+}
+
+/// Runs the command line; the exit code is 1 when a verification failed.
+///
+/// # Errors
+/// Bad settings, or a GPU error when the GPU was required or failed mid-way.
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    let job = cli.job;
+    match job.dtype {
+        DType::U32 => main_job::<u32>(&job),
+        DType::I32 => main_job::<i32>(&job),
+        DType::F32 => main_job::<f32>(&job),
+    }
+}
+
+/// One line of the report.
+struct Row {
+    what: String,
+    ms: Timing,
+    verified: Option<bool>,
+}
+
+/// Median, min and max of repeated timings, in ms.
+#[derive(Clone, Copy)]
+pub struct Timing {
+    /// Median.
+    pub median: f64,
+    /// Fastest.
+    pub min: f64,
+    /// Slowest.
+    pub max: f64,
+}
+
+impl Timing {
+    /// Summarises samples (at least one).
+    pub fn of(mut samples: Vec<f64>) -> Timing {
+        samples.sort_by(f64::total_cmp);
+        Timing {
+            median: samples[samples.len() / 2],
+            min: samples[0],
+            max: samples[samples.len() - 1],
+        }
+    }
+}
+
+fn open_gpu(backend: Backend) -> Result<Option<GpuSorter>> {
+    if backend == Backend::Cpu {
+        return Ok(None);
+    }
+    match GpuSorter::new() {
+        Ok(sorter) => Ok(Some(sorter)),
+        Err(e @ (Error::NoDriver(_) | Error::NoDevice)) if backend == Backend::Auto => {
+            eprintln!(
+                "gpusort: {e}; sorting on the CPU instead (--backend gpu makes this an error)"
+            );
+            Ok(None)
+        }
+        Err(e) => Err(e).context("the GPU backend is not available"),
+    }
+}
+
+fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
+    let (n, order) = (job.n, job.order);
+    let gpu = open_gpu(job.backend)?;
+    let input: Vec<K> = generate(n, job.dist, job.seed);
+    let oracle = (!job.no_verify).then(|| reference(&input, order));
+    let verdict = |out: &[K]| -> Option<Result<(), Mismatch>> {
+        oracle.as_ref().map(|r| check_against(out, r, order))
+    };
+    let mut rows = Vec::new();
+    let mut failures = Vec::new();
+    let mut record = |what: String, ms: Timing, v: Option<Result<(), Mismatch>>| {
+        if let Some(Err(m)) = &v {
+            failures.push(format!("{what}: {m}"));
+        }
+        rows.push(Row {
+            what,
+            ms,
+            verified: v.map(|r| r.is_ok()),
+        });
+    };
+
+    let device = gpu
+        .as_ref()
+        .map_or("CPU only".to_string(), |g| g.device_name().to_string());
+    if let Some(gpu) = &gpu {
+        let (kernel_ms, sorted) = time_gpu_kernel(gpu, &input, order, job.reps)?;
+        record(
+            "gpu bitonic (kernels, device-resident)".into(),
+            kernel_ms,
+            verdict(&sorted),
+        );
+        let (e2e_ms, sorted) = time_gpu_end_to_end(gpu, &input, order, job.reps.min(5))?;
+        record(
+            "gpu bitonic (end-to-end, host to host)".into(),
+            e2e_ms,
+            verdict(&sorted),
+        );
+    } else {
+        let (ms, sorted) = time_cpu(CpuAlgo::Rayon, &input, order, job.cpu_reps);
+        record(
+            "cpu fallback: rayon par_sort_unstable".into(),
+            ms,
+            verdict(&sorted),
+        );
+    }
+    for algo in job.baselines() {
+        let (ms, sorted) = time_cpu(algo, &input, order, job.cpu_reps);
+        record(algo.describe(), ms, verdict(&sorted));
+    }
+
+    println!(
+        "gpusort: {n} {} keys, {:?} distribution, seed {}, {:?}, on {device}",
+        K::DTYPE,
+        job.dist,
+        job.seed,
+        order
+    );
+    print_table(&rows, n);
+    if !failures.is_empty() {
+        for f in &failures {
+            eprintln!("gpusort: VERIFICATION FAILED: {f}");
+        }
+        return Ok(ExitCode::from(1));
+    }
+    if oracle.is_some() {
+        println!("verified: every output is sorted and holds the same keys as std's sort");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Times the sort of device-resident keys with CUDA events: one warm-up, then `reps` timed runs,
+/// each on a fresh copy of the input made by a device-to-device copy outside the timed region.
+pub fn time_gpu_kernel<K: SortKey>(
+    gpu: &GpuSorter,
+    input: &[K],
+    order: Order,
+    reps: u32,
+) -> Result<(Timing, Vec<K>)> {
+    let pristine = gpu.upload(input)?;
+    let mut work = gpu.alloc::<K>(input.len(), "the working copy")?;
+    let stream = gpu.stream();
+    let (start, stop) = (
+        Event::new(EventFlags::DEFAULT)?,
+        Event::new(EventFlags::DEFAULT)?,
+    );
+    let mut samples = Vec::new();
+    for rep in 0..=reps {
+        // SAFETY: both buffers live until the stream is synchronised below.
+        unsafe { work.async_copy_from(&pristine, stream) }.context("restoring the input")?;
+        start.record(stream)?;
+        gpu.enqueue_sort_unstable(&mut work, order)?;
+        stop.record(stream)?;
+        gpu.synchronize("running the bitonic sort")?;
+        if rep > 0 {
+            samples.push(f64::from(stop.elapsed_time_f32(&start)?));
+        }
+    }
+    let mut out = input.to_vec();
+    work.copy_to(&mut out[..])
+        .context("copying sorted keys back")?;
+    Ok((Timing::of(samples), out))
+}
+
+/// Times host slice → sorted host slice (allocation, both copies and the sort) by wall clock.
+pub fn time_gpu_end_to_end<K: SortKey>(
+    gpu: &GpuSorter,
+    input: &[K],
+    order: Order,
+    reps: u32,
+) -> Result<(Timing, Vec<K>)> {
+    let mut samples = Vec::new();
+    let mut keys = input.to_vec();
+    for _ in 0..reps {
+        keys.copy_from_slice(input);
+        let t = Instant::now();
+        gpu.sort_unstable(&mut keys, order)?;
+        samples.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok((Timing::of(samples), keys))
+}
+
+/// Times a CPU sort by wall clock, each run on a fresh copy.
+pub fn time_cpu<K: SortKey>(
+    algo: CpuAlgo,
+    input: &[K],
+    order: Order,
+    reps: u32,
+) -> (Timing, Vec<K>) {
+    let mut samples = Vec::new();
+    let mut keys = input.to_vec();
+    for _ in 0..reps {
+        keys.copy_from_slice(input);
+        let t = Instant::now();
+        algo.sort(&mut keys, order);
+        samples.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    (Timing::of(samples), keys)
+}
+
+fn print_table(rows: &[Row], n: usize) {
+    let std_ms = rows
+        .iter()
+        .find(|r| r.what == CpuAlgo::Std.describe())
+        .map(|r| r.ms.median);
+    println!(
+        "| {:<42} | {:>10} | {:>10} | {:>10} | {:>12} | {:>8} | {:>8} |",
+        "sort", "median ms", "min ms", "max ms", "Mkeys/s", "vs std", "verified"
+    );
+    println!(
+        "|{:-<44}|{:->12}|{:->12}|{:->12}|{:->14}|{:->10}|{:->10}|",
+        "", "", "", "", "", "", ""
+    );
+    for r in rows {
+        let speedup = std_ms.map_or("-".into(), |s| format!("{:.1}x", s / r.ms.median));
+        let verified = match r.verified {
+            Some(true) => "yes",
+            Some(false) => "FAILED",
+            None => "skipped",
+        };
+        println!(
+            "| {:<42} | {:>10.3} | {:>10.3} | {:>10.3} | {:>12.1} | {:>8} | {:>8} |",
+            r.what,
+            r.ms.median,
+            r.ms.min,
+            r.ms.max,
+            n as f64 / r.ms.median / 1e3,
+            speedup,
+            verified
+        );
+    }
+}

@@ -1,0 +1,87 @@
+//! The bitonic network on the CPU, comparator for comparator the one the GPU kernels run
+//! (see [`kernels_gpu::bitonic`]): mirrored first step per stage, partners past the end skipped.
+
+use crate::keys::{Order, SortKey};
+use kernels_gpu::bitonic::ceil_log2;
+use rayon::prelude::*;
+
+/// Below this many comparators a step's block is not split further across threads.
+const MIN_PARALLEL_PAIRS: usize = 1 << 14;
+
+/// Sorts with the bitonic network on the calling thread.
+pub fn bitonic_sort<K: SortKey>(keys: &mut [K], order: Order) {
+    network(keys, order, false);
+}
+
+/// Sorts with the bitonic network, each step spread over rayon's threads.
+pub fn par_bitonic_sort<K: SortKey>(keys: &mut [K], order: Order) {
+    network(keys, order, true);
+}
+
+fn network<K: SortKey>(keys: &mut [K], order: Order, parallel: bool) {
+    let stages = ceil_log2(keys.len() as u64);
+    for stage in 1..=stages {
+        for s in (0..stage).rev() {
+            let step = Step {
+                half: 1 << s,
+                mirror: s == stage - 1,
+                order,
+            };
+            if parallel {
+                let blocks_per_task = (MIN_PARALLEL_PAIRS / step.half).max(1);
+                keys.par_chunks_mut(2 * step.half)
+                    .with_min_len(blocks_per_task)
+                    .for_each(|block| step.run(block, true));
+            } else {
+                keys.chunks_mut(2 * step.half)
+                    .for_each(|block| step.run(block, false));
+            }
+        }
+    }
+}
+
+/// One step of the network on blocks of `2·half` keys.
+#[derive(Clone, Copy)]
+struct Step {
+    half: usize,
+    mirror: bool,
+    order: Order,
+}
+
+impl Step {
+    /// Compare-exchanges the pairs of one block (the last block may be short).
+    fn run<K: SortKey>(self, block: &mut [K], parallel: bool) {
+        let order = self.order;
+        let exchange = move |(lo, hi): (&mut K, &mut K)| {
+            if hi.ordered_bits(order) < lo.ordered_bits(order) {
+                std::mem::swap(lo, hi);
+            }
+        };
+        if block.len() <= self.half {
+            return; // every partner is past the end
+        }
+        let (low, high) = block.split_at_mut(self.half);
+        // Mirrored: low[i] pairs with the block's key 2·half−1−i, i.e. high read backwards;
+        // when high is short, the first low keys have partners past the end.
+        let low = if self.mirror {
+            &mut low[self.half - high.len()..]
+        } else {
+            low
+        };
+        let parallel = parallel && self.half >= MIN_PARALLEL_PAIRS;
+        match (self.mirror, parallel) {
+            (true, true) => low
+                .par_iter_mut()
+                .zip(high.par_iter_mut().rev())
+                .with_min_len(MIN_PARALLEL_PAIRS)
+                .for_each(exchange),
+            (true, false) => low.iter_mut().zip(high.iter_mut().rev()).for_each(exchange),
+            (false, true) => low
+                .par_iter_mut()
+                .zip(high.par_iter_mut())
+                .with_min_len(MIN_PARALLEL_PAIRS)
+                .for_each(exchange),
+            (false, false) => low.iter_mut().zip(high.iter_mut()).for_each(exchange),
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! Launches of the bitonic sort: the pass schedule of [`kernels_gpu::bitonic::schedule`] turned
+//! into kernel launches with their grid math.
+
+use super::GpuSorter;
+use crate::error::{CudaContext, Error, Result};
+use cust::function::Function;
+use cust::launch;
+use cust::module::Module;
+use cust::sys as cuda;
+use kernels_gpu::bitonic::{Pass, schedule};
+use kernels_gpu::keys::IDENTITY;
+use kernels_gpu::tuning::{
+    GLOBAL_MAX_FUSED_STEPS, GLOBAL_THREADS, TILE_KEYS, TILE_LOG2, TILE_THREADS, tile_shared_bytes,
+};
+
+const SORT_TILES: &str = "bitonic_sort_tiles_u32";
+const MERGE_TILES: &str = "bitonic_merge_tiles_u32";
+const GLOBAL: [&str; GLOBAL_MAX_FUSED_STEPS as usize] = [
+    "bitonic_global_1_u32",
+    "bitonic_global_2_u32",
+    "bitonic_global_3_u32",
+    "bitonic_global_4_u32",
+];
+
+/// Shared memory of one tile-kernel block for 32-bit keys.
+const TILE_SHARED_BYTES: u32 = tile_shared_bytes(4);
+
+/// Lets the tile kernels use more than the default 48 KB of dynamic shared memory if the tuning
+/// asks for it.
+pub(super) fn configure(module: &Module) -> Result<()> {
+    for name in [SORT_TILES, MERGE_TILES] {
+        let f = function(module, name)?;
+        // SAFETY: a valid function handle and a documented attribute.
+        let status = unsafe {
+            cuda::cuFuncSetAttribute(
+                f.to_raw(),
+                cuda::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                TILE_SHARED_BYTES as i32,
+            )
+        };
+        if status != cuda::CUresult::CUDA_SUCCESS {
+            return Err(Error::DriverCall {
+                context: format!("allowing {name} {TILE_SHARED_BYTES} B of shared memory"),
+                call: "cuFuncSetAttribute",
+                status: format!("{status:?}"),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn function<'m>(module: &'m Module, name: &str) -> Result<Function<'m>> {
+    module
+        .get_function(name)
+        .context(&format!("finding kernel {name}"))
+}
+
+/// Queues the whole sort of `n` 32-bit keys at device address `keys` on the sorter's stream.
+/// `map` encodes keys in the first pass and decodes them in the last.
+pub(super) fn enqueue(sorter: &GpuSorter, keys: u64, n: u64, map: u32) -> Result<()> {
+    let module = &sorter.module;
+    let stream = &sorter.stream;
+    let tiles = n.div_ceil(u64::from(TILE_KEYS)) as u32;
+    let mut passes = schedule(n, TILE_LOG2, GLOBAL_MAX_FUSED_STEPS).peekable();
+    while let Some(pass) = passes.next() {
+        let decode = if passes.peek().is_none() {
+            map
+        } else {
+            IDENTITY
+        };
+        // SAFETY (all launches): `keys` holds n keys on this context's device, and the launch
+        // shapes are those the kernels document.
+        let launched = match pass {
+            Pass::SortTiles => {
+                let f = function(module, SORT_TILES)?;
+                unsafe {
+                    launch!(f<<<tiles, TILE_THREADS, TILE_SHARED_BYTES, stream>>>(keys, n, map, decode))
+                }
+            }
+            Pass::MergeTiles { .. } => {
+                let f = function(module, MERGE_TILES)?;
+                unsafe {
+                    launch!(f<<<tiles, TILE_THREADS, TILE_SHARED_BYTES, stream>>>(keys, n, decode))
+                }
+            }
+            Pass::Global(p) => {
+                let f = function(module, GLOBAL[p.steps as usize - 1])?;
+                let blocks = p.units(n).div_ceil(u64::from(GLOBAL_THREADS)) as u32;
+                let (top, mirror) = (p.top, u32::from(p.mirror));
+                unsafe { launch!(f<<<blocks, GLOBAL_THREADS, 0, stream>>>(keys, n, top, mirror)) }
+            }
+        };
+        launched.context(&format!("launching {pass:?} for {n} keys"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,83 @@
+//! The command-line tool as a user runs it.
+
+use std::process::{Command, Output};
+
+/// The binary under test: cargo's, or `GPUSORT_BIN` where the tests were moved to another
+/// machine (`scripts/gpu-bundle.sh`).
+fn gpusort(args: &[&str]) -> Output {
+    let bin = std::env::var("GPUSORT_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpusort").into());
+    Command::new(bin).args(args).output().expect("runs")
+}
+
+fn gpu_present() -> bool {
+    gpusort::GpuSorter::new().is_ok()
+}
+
+#[test]
+fn cpu_backend_sorts_verifies_and_prints_the_table() {
+    let out = gpusort(&[
+        "--n",
+        "50000",
+        "--backend",
+        "cpu",
+        "--dtype",
+        "f32",
+        "--order",
+        "desc",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for row in [
+        "cpu std sort_unstable",
+        "cpu rayon",
+        "cpu bitonic (1 thread)",
+        "Mkeys/s",
+        "verified: every output",
+    ] {
+        assert!(stdout.contains(row), "missing {row:?} in\n{stdout}");
+    }
+}
+
+#[test]
+fn auto_backend_without_gpu_says_so_and_uses_the_cpu() {
+    if gpu_present() {
+        return;
+    }
+    let out = gpusort(&["--n", "1000", "--no-baselines"]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("sorting on the CPU instead"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("cpu fallback"));
+}
+
+#[test]
+fn gpu_backend_without_gpu_fails_clearly() {
+    if gpu_present() {
+        return;
+    }
+    let out = gpusort(&["--n", "1000", "--backend", "gpu"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("GPU backend is not available"), "{stderr}");
+}
+
+#[test]
+fn bad_flag_values_are_refused_with_a_message() {
+    for (args, needle) in [
+        (vec!["--n", "-5"], "invalid value '-5' for '--n <N>'"),
+        (vec!["--n", "lots"], "invalid digit"),
+        (vec!["--dtype", "u16"], "u16"),
+        (vec!["--dist", "zipf"], "zipf"),
+        (vec!["--backend", "tpu"], "tpu"),
+        (vec!["--reps", "0"], "--reps"),
+    ] {
+        let out = gpusort(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+}

@@ -1,0 +1,466 @@
+//! Index math of the bitonic sorting network, shared by the kernels, the host's grid math and
+//! the CPU tests.
+//!
+//! The network is used in the form in which every comparator points the same way (the C++ AMP
+//! seed): stage k (k = 1 ..= log2 V, V = n rounded up to a power of two) leaves every block of
+//! 2^k keys sorted ascending. Its first step compares each key of a block's lower half with its
+//! mirror image in the upper half (`lo ^ (2^k − 1)`); the steps after it compare keys at
+//! distance 2^(k−2), …, 1. The lower index always receives the smaller key.
+//!
+//! Any n works without padding: positions ≥ n behave as +∞. A comparator whose upper index is
+//! ≥ n would keep +∞ where it is, so it is skipped; positions ≥ n are never read or written.
+//! (Kernels may instead stand [`KeyBits::INFINITY`] in for them in registers or shared memory:
+//! a comparator never moves the maximum value down, so the keys below n end up the same.)
+
+use crate::keys::KeyBits;
+
+/// Inserts `count` zero bits into `x` at bit position `at`.
+#[inline(always)]
+pub const fn insert_zero_bits(x: u64, at: u32, count: u32) -> u64 {
+    ((x >> at) << (at + count)) | (x & ((1 << at) - 1))
+}
+
+/// How many `x` satisfy `insert_zero_bits(x, at, count) < n` (the map is increasing, so they
+/// are exactly `0..units_below(..)`).
+pub const fn units_below(n: u64, at: u32, count: u32) -> u64 {
+    let period = at + count;
+    let rest = n & ((1 << period) - 1);
+    let run = 1 << at;
+    ((n >> period) << at) + if rest < run { rest } else { run }
+}
+
+/// Lower index of comparator `c` of a step whose partners lie 2^s apart (bit `s` of it is 0).
+#[inline(always)]
+pub const fn comparator_lo(c: u64, s: u32) -> u64 {
+    insert_zero_bits(c, s, 1)
+}
+
+/// Upper partner of `lo` in a step of distance 2^s: its mirror image within the block of
+/// 2^(s+1) keys in the first step of a stage, `lo + 2^s` in the later ones.
+#[inline(always)]
+pub const fn partner(lo: u64, s: u32, mirror: bool) -> u64 {
+    if mirror {
+        lo ^ ((2 << s) - 1)
+    } else {
+        lo + (1 << s)
+    }
+}
+
+/// Smallest `l` with `2^l ≥ n` (0 for n ≤ 1): the number of stages that sort n keys.
+pub const fn ceil_log2(n: u64) -> u32 {
+    if n <= 1 {
+        0
+    } else {
+        u64::BITS - (n - 1).leading_zeros()
+    }
+}
+
+/// Puts the smaller of `r[i]`, `r[j]` at `i` (with `i < j`).
+#[inline(always)]
+pub fn compare_exchange<K: KeyBits>(r: &mut [K], i: usize, j: usize) {
+    let (a, b) = (r[i], r[j]);
+    if b < a {
+        r[i] = b;
+        r[j] = a;
+    }
+}
+
+/// Several consecutive steps of one stage, all of whose distances are at least the tile size,
+/// done by one global pass: steps of distance 2^top, 2^(top−1), …, 2^(top−steps+1); the first is
+/// the stage's mirrored step if `mirror`.
+///
+/// Thread mapping: a *unit* owns a group of 2^steps keys spaced 2^spacing_log2 apart, which
+/// those steps compare only among themselves; in a mirrored pass it also owns the mirror-image
+/// group, since the mirrored step pairs the two. A unit loads its keys into registers once,
+/// runs the steps there, and writes them once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FusedPass {
+    /// log2 of the first step's distance (a mirrored step pairs keys up to 2^(top+1) − 1 apart).
+    pub top: u32,
+    /// Number of steps fused, 1 ..= `GLOBAL_MAX_FUSED_STEPS`.
+    pub steps: u32,
+    /// Whether the first step is the stage's mirrored step.
+    pub mirror: bool,
+}
+
+impl FusedPass {
+    /// log2 of the distance between a group's keys (its last step's distance).
+    #[inline(always)]
+    pub const fn spacing_log2(&self) -> u32 {
+        self.top + 1 - self.steps
+    }
+
+    /// Bit position at which a unit index is widened into its group's first key index.
+    #[inline(always)]
+    const fn split(&self) -> u32 {
+        self.spacing_log2() - self.mirror as u32
+    }
+
+    /// Index of the first key of unit `u`'s group (its lowest key index).
+    #[inline(always)]
+    pub const fn group_base(&self, u: u64) -> u64 {
+        insert_zero_bits(u, self.split(), self.top + 1 - self.split())
+    }
+
+    /// First key of the mirror-image group paired with the group at `base` (mirrored passes).
+    #[inline(always)]
+    pub const fn mirror_base(&self, base: u64) -> u64 {
+        base ^ ((1 << self.spacing_log2()) - 1)
+    }
+
+    /// Units whose group starts below `n`; units past them would touch no key below `n`.
+    pub const fn units(&self, n: u64) -> u64 {
+        units_below(n, self.split(), self.top + 1 - self.split())
+    }
+}
+
+/// One unit of a [`FusedPass`]: loads its `G` (= 2^steps) keys, or `2G` in a mirrored pass,
+/// runs the steps in registers and stores them. Keys at positions ≥ `n` are neither read nor
+/// written ([`KeyBits::INFINITY`] stands in for them).
+///
+/// The same code runs on the GPU (one thread per unit) and in the CPU tests (units in a loop).
+///
+/// # Safety
+/// `keys` must be valid for reads and writes of `n` keys; no other thread may touch this unit's
+/// keys meanwhile; `G == 1 << pass.steps`; the pass must fit in `n`'s network
+/// (`pass.top < ceil_log2(n)`).
+#[inline(always)]
+pub unsafe fn fused_pass_unit<K: KeyBits, const G: usize>(
+    keys: *mut K,
+    n: u64,
+    pass: FusedPass,
+    unit: u64,
+) {
+    let base = pass.group_base(unit);
+    let spacing = 1u64 << pass.spacing_log2();
+    let load = |at: u64| -> K {
+        if at < n {
+            // SAFETY: at < n, and the caller vouches for n keys.
+            unsafe { *keys.add(at as usize) }
+        } else {
+            K::INFINITY
+        }
+    };
+    let store = |at: u64, key: K| {
+        if at < n {
+            // SAFETY: as in `load`.
+            unsafe { *keys.add(at as usize) = key }
+        }
+    };
+    let mut a = [K::INFINITY; G];
+    for (t, slot) in a.iter_mut().enumerate() {
+        *slot = load(base + t as u64 * spacing);
+    }
+    if pass.mirror {
+        let mirror = pass.mirror_base(base);
+        let mut b = [K::INFINITY; G];
+        for (t, slot) in b.iter_mut().enumerate() {
+            *slot = load(mirror + t as u64 * spacing);
+        }
+        // The mirrored step pairs a[t] with b[G−1−t]; the lower index is a's for t < G/2.
+        for t in 0..G {
+            let (x, y) = (a[t], b[G - 1 - t]);
+            let (lo, hi) = if y < x { (y, x) } else { (x, y) };
+            if t < G / 2 {
+                (a[t], b[G - 1 - t]) = (lo, hi);
+            } else {
+                (b[G - 1 - t], a[t]) = (lo, hi);
+            }
+        }
+        half_cleaners(&mut b, G / 2);
+        for (t, &key) in b.iter().enumerate() {
+            store(mirror + t as u64 * spacing, key);
+        }
+        half_cleaners(&mut a, G / 2);
+    } else {
+        half_cleaners(&mut a, G);
+    }
+    for (t, &key) in a.iter().enumerate() {
+        store(base + t as u64 * spacing, key);
+    }
+}
+
+/// Steps of distance `width/2, width/4, …, 1` on `r` (a bitonic merge of blocks of `width`).
+#[inline(always)]
+pub fn half_cleaners<K: KeyBits>(r: &mut [K], width: usize) {
+    let mut j = width / 2;
+    while j > 0 {
+        for i in 0..r.len() {
+            if i & j == 0 {
+                compare_exchange(r, i, i + j);
+            }
+        }
+        j /= 2;
+    }
+}
+
+/// A full bitonic sort of `r` (length a power of two), in registers.
+#[inline(always)]
+pub fn sort_network<K: KeyBits>(r: &mut [K]) {
+    let mut block = 2;
+    while block <= r.len() {
+        // Mirrored first step of the stage, then the half-cleaners.
+        for i in 0..r.len() {
+            let lo_half = i & (block / 2) == 0;
+            if lo_half {
+                compare_exchange(r, i, i ^ (block - 1));
+            }
+        }
+        half_cleaners(r, block / 2);
+        block *= 2;
+    }
+}
+
+/// One launch of the bitonic sort.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pass {
+    /// Sort every tile in shared memory (stages 1 ..= tile_log2). Always the first pass.
+    SortTiles,
+    /// Some of a stage's steps whose distances are at least the tile size.
+    Global(FusedPass),
+    /// The rest of stage `stage` (> tile_log2): all steps of distance below the tile size, done
+    /// inside each tile in shared memory.
+    MergeTiles {
+        /// The stage (log2 of its block size).
+        stage: u32,
+    },
+}
+
+/// The passes that sort `n` keys, in launch order, for tiles of `2^tile_log2` keys and global
+/// passes fusing at most `max_fused` steps. Empty for n ≤ 1.
+pub fn schedule(n: u64, tile_log2: u32, max_fused: u32) -> impl Iterator<Item = Pass> {
+    let stages = ceil_log2(n);
+    let first = (n > 1).then_some(Pass::SortTiles);
+    let later = (tile_log2 + 1..=stages).flat_map(move |stage| {
+        // Steps of distance 2^(stage−1) down to 2^tile_log2 go to global passes.
+        let global_steps = stage - tile_log2;
+        let passes = global_steps.div_ceil(max_fused);
+        (0..passes)
+            .map(move |p| {
+                let done = p * max_fused;
+                Pass::Global(FusedPass {
+                    top: stage - 1 - done,
+                    steps: max_fused.min(global_steps - done),
+                    mirror: p == 0,
+                })
+            })
+            .chain(core::iter::once(Pass::MergeTiles { stage }))
+    });
+    first.into_iter().chain(later)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The network straight from its definition, one comparator at a time, skipping partners ≥ n.
+    fn reference_network(keys: &mut [u32]) {
+        let n = keys.len() as u64;
+        for stage in 1..=ceil_log2(n) {
+            for s in (0..stage).rev() {
+                for c in 0..n {
+                    let lo = comparator_lo(c, s);
+                    let hi = partner(lo, s, s == stage - 1);
+                    if hi < n && keys[hi as usize] < keys[lo as usize] {
+                        keys.swap(lo as usize, hi as usize);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs the GPU schedule on the CPU: tile passes with a plain sort / the tile's steps, the
+    /// global passes through the very unit code the kernels run.
+    fn emulate_schedule(keys: &mut [u32], tile_log2: u32, max_fused: u32) {
+        let n = keys.len() as u64;
+        let tile = 1usize << tile_log2;
+        for pass in schedule(n, tile_log2, max_fused) {
+            match pass {
+                Pass::SortTiles => keys.chunks_mut(tile).for_each(|t| t.sort_unstable()),
+                Pass::MergeTiles { .. } => {
+                    for chunk in keys.chunks_mut(tile) {
+                        let mut padded = chunk.to_vec();
+                        padded.resize(tile, u32::MAX);
+                        half_cleaners(&mut padded, tile);
+                        let len = chunk.len();
+                        chunk.copy_from_slice(&padded[..len]);
+                    }
+                }
+                Pass::Global(p) => {
+                    for u in 0..p.units(n) {
+                        // SAFETY: keys holds n keys; units run one after another.
+                        unsafe {
+                            match p.steps {
+                                1 => fused_pass_unit::<u32, 2>(keys.as_mut_ptr(), n, p, u),
+                                2 => fused_pass_unit::<u32, 4>(keys.as_mut_ptr(), n, p, u),
+                                3 => fused_pass_unit::<u32, 8>(keys.as_mut_ptr(), n, p, u),
+                                _ => fused_pass_unit::<u32, 16>(keys.as_mut_ptr(), n, p, u),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn interesting_len() -> impl Strategy<Value = usize> {
+        prop_oneof![
+            0usize..70,
+            (1u32..11).prop_flat_map(|k| ((1usize << k) - 1)..=((1usize << k) + 1)),
+            70usize..3000,
+        ]
+    }
+
+    #[test]
+    fn insert_zero_bits_examples() {
+        assert_eq!(insert_zero_bits(0b1011, 2, 1), 0b10011);
+        assert_eq!(insert_zero_bits(0b1011, 0, 2), 0b101100);
+        assert_eq!(insert_zero_bits(0b1011, 4, 3), 0b1011);
+    }
+
+    #[test]
+    fn ceil_log2_examples() {
+        let cases = [
+            (0, 0),
+            (1, 0),
+            (2, 1),
+            (3, 2),
+            (4, 2),
+            (5, 3),
+            (1 << 40, 40),
+        ];
+        for (n, l) in cases {
+            assert_eq!(ceil_log2(n), l, "n = {n}");
+        }
+        assert_eq!(ceil_log2((1 << 40) + 1), 41);
+    }
+
+    #[test]
+    fn schedule_for_small_and_large_n() {
+        assert_eq!(schedule(0, 4, 2).count(), 0);
+        assert_eq!(schedule(1, 4, 2).count(), 0);
+        assert_eq!(schedule(16, 4, 2).collect::<Vec<_>>(), [Pass::SortTiles]);
+        let p: Vec<_> = schedule(17, 4, 2).collect();
+        let g = FusedPass {
+            top: 4,
+            steps: 1,
+            mirror: true,
+        };
+        assert_eq!(
+            p,
+            [
+                Pass::SortTiles,
+                Pass::Global(g),
+                Pass::MergeTiles { stage: 5 }
+            ]
+        );
+        // Stage 8 over tiles of 16: 4 global steps (distances 128..16) in two passes of 2.
+        let p: Vec<_> = schedule(256, 4, 2).collect();
+        let tail = [
+            Pass::Global(FusedPass {
+                top: 7,
+                steps: 2,
+                mirror: true,
+            }),
+            Pass::Global(FusedPass {
+                top: 5,
+                steps: 2,
+                mirror: false,
+            }),
+            Pass::MergeTiles { stage: 8 },
+        ];
+        assert_eq!(p[p.len() - 3..], tail);
+    }
+
+    proptest! {
+        #[test]
+        fn units_below_counts_the_increasing_map(n in 0u64..5000, at in 0u32..6, count in 1u32..4) {
+            let brute = (0..n).take_while(|&x| insert_zero_bits(x, at, count) < n).count() as u64;
+            prop_assert_eq!(units_below(n, at, count), brute);
+        }
+
+        #[test]
+        fn every_step_pairs_each_index_once(stage in 1u32..10, n in 1u64..600) {
+            // Within a stage, each step's comparators with lo < n cover each index at most once,
+            // and lo < hi always.
+            for s in (0..stage).rev() {
+                let mut seen = vec![false; 1 << stage.max(1)];
+                for c in 0..(1u64 << (stage - 1)) {
+                    let lo = comparator_lo(c, s) % (1 << stage);
+                    let hi = partner(lo, s, s == stage - 1);
+                    prop_assert!(lo < hi && hi < 1 << stage);
+                    prop_assert!(!seen[lo as usize] && !seen[hi as usize]);
+                    seen[lo as usize] = true;
+                    seen[hi as usize] = true;
+                }
+                let _ = n;
+            }
+        }
+
+        #[test]
+        fn fused_units_cover_each_key_once(top in 3u32..9, steps in 1u32..4, mirror: bool, n in 1u64..1200) {
+            prop_assume!(steps <= top);
+            let pass = FusedPass { top, steps, mirror };
+            let mut owner = vec![None; n as usize];
+            let block = 1u64 << (top + 1);
+            let units_per_block = block >> (steps + mirror as u32);
+            for u in 0..pass.units(n) {
+                let base = pass.group_base(u);
+                let mut groups = vec![base];
+                if mirror { groups.push(pass.mirror_base(base)); }
+                for g in groups {
+                    for t in 0..1u64 << steps {
+                        let at = g + (t << pass.spacing_log2());
+                        prop_assert_eq!(at / block, base / block, "unit leaves its block");
+                        if at < n {
+                            prop_assert!(owner[at as usize].is_none());
+                            owner[at as usize] = Some(u);
+                        }
+                    }
+                }
+            }
+            // Every key of a block that holds a key below n belongs to some unit.
+            prop_assert!(owner.iter().all(Option::is_some));
+            prop_assert!(units_per_block > 0);
+        }
+
+        #[test]
+        fn reference_network_sorts(mut v in proptest::collection::vec(any::<u32>(), 0..300)) {
+            let mut expected = v.clone();
+            expected.sort_unstable();
+            reference_network(&mut v);
+            prop_assert_eq!(v, expected);
+        }
+
+        #[test]
+        fn gpu_schedule_sorts_any_length(
+            len in interesting_len(),
+            tile_log2 in 1u32..6,
+            max_fused in 1u32..5,
+            seed: u64,
+            few in any::<bool>(),
+        ) {
+            let mut x = seed | 1;
+            let mut v: Vec<u32> = (0..len).map(|_| {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                if few { (x % 4) as u32 * (u32::MAX / 3) } else { x as u32 }
+            }).collect();
+            let mut expected = v.clone();
+            expected.sort_unstable();
+            let mut by_network = v.clone();
+            reference_network(&mut by_network);
+            emulate_schedule(&mut v, tile_log2, max_fused);
+            prop_assert_eq!(&v, &expected);
+            prop_assert_eq!(by_network, expected);
+        }
+
+        #[test]
+        fn register_networks_sort(mut v in proptest::collection::vec(any::<u32>(), 16)) {
+            let mut expected = v.clone();
+            expected.sort_unstable();
+            sort_network(&mut v);
+            prop_assert_eq!(v, expected);
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! The only module that touches nvptx intrinsics: thread and block indices, the block barrier
+//! and dynamic shared memory, named as in CUDA so that kernels read like CUDA kernels.
+
+use core::arch::nvptx;
+
+/// `threadIdx.x`
+#[inline(always)]
+pub fn thread_idx_x() -> u32 {
+    // SAFETY: reads a special register; no preconditions.
+    unsafe { nvptx::_thread_idx_x() as u32 }
+}
+
+/// `blockIdx.x`
+#[inline(always)]
+pub fn block_idx_x() -> u32 {
+    // SAFETY: as above.
+    unsafe { nvptx::_block_idx_x() as u32 }
+}
+
+/// `blockDim.x`
+#[inline(always)]
+pub fn block_dim_x() -> u32 {
+    // SAFETY: as above.
+    unsafe { nvptx::_block_dim_x() as u32 }
+}
+
+/// Global index of this thread in a one-dimensional grid, as `u64`.
+#[inline(always)]
+pub fn global_thread_x() -> u64 {
+    u64::from(block_idx_x()) * u64::from(block_dim_x()) + u64::from(thread_idx_x())
+}
+
+/// `__syncthreads()`: every thread of the block must reach it.
+#[inline(always)]
+pub fn sync_threads() {
+    // SAFETY: kernels call it in block-uniform control flow.
+    unsafe { nvptx::_syncthreads() }
+}
+
+/// `extern __shared__ T smem[]`: the block's dynamic shared memory, sized at launch.
+#[inline(always)]
+pub fn dynamic_shared<T>() -> *mut T {
+    core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>()
+}

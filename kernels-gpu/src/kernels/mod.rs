@@ -1,0 +1,2 @@
+//! Kernel entry points: thin wrappers that set up the block's view and call into `block`.
+pub mod bitonic;

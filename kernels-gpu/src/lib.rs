@@ -1,0 +1,42 @@
+//! GPU sorting kernels written in Rust and compiled to PTX by rustc's `nvptx64-nvidia-cuda`
+//! backend (see `host/build.rs`).
+//!
+//! Layers, lowest first:
+//! - [`tuning`]: tile sizes and launch shapes, read by the kernels and by the host's grid math.
+//! - [`keys`]: order-preserving maps from `i32`/`f32` (and descending order) to unsigned keys.
+//! - [`bitonic`]: pure index math of the bitonic network (also compiled and tested on the host).
+//! - `gpu` (nvptx only): thread/block indices, barriers and shared memory, so kernels read
+//!   like CUDA kernels.
+//! - `block` (nvptx only): what one block does to a shared-memory tile.
+//! - `kernels` (nvptx only): thin `extern "gpu-kernel"` entry points.
+#![cfg_attr(target_arch = "nvptx64", no_std)]
+// `core_intrinsics` is needed for `core::intrinsics::gpu` (dynamic shared memory).
+#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(
+        abi_gpu_kernel,
+        stdarch_nvptx,
+        gpu_intrinsics,
+        gpu_launch_sized_workgroup_mem,
+        core_intrinsics
+    )
+)]
+
+pub mod bitonic;
+pub mod keys;
+pub mod tuning;
+
+#[cfg(target_arch = "nvptx64")]
+mod block;
+#[cfg(target_arch = "nvptx64")]
+mod gpu;
+#[cfg(target_arch = "nvptx64")]
+pub mod kernels;
+
+#[cfg(target_arch = "nvptx64")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // SAFETY: `trap` aborts the kernel; the host sees a launch failure.
+    unsafe { core::arch::nvptx::trap() }
+}

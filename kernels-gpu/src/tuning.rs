@@ -1,0 +1,40 @@
+//! Tuning constants: the one place for tile sizes and launch shapes. The kernels compile them
+//! in; the host reads the same values for its grid math, so the two cannot disagree.
+
+/// Threads per block of the shared-memory tile kernels (tile sort and tile merge).
+pub const TILE_THREADS: u32 = 512;
+/// log2 of the keys each tile-kernel thread keeps in registers.
+pub const TILE_RUN_LOG2: u32 = 4;
+/// Keys each tile-kernel thread keeps in registers: a contiguous run of the tile, sorted and
+/// merged with register-only networks so that the shortest strides need no barrier.
+pub const TILE_RUN: u32 = 1 << TILE_RUN_LOG2;
+/// Keys per shared-memory tile: stages up to this size run in one launch.
+pub const TILE_KEYS: u32 = TILE_THREADS * TILE_RUN;
+/// log2 of [`TILE_KEYS`].
+pub const TILE_LOG2: u32 = TILE_KEYS.trailing_zeros();
+
+/// Shared-memory words per tile: one padding word after every 32 keys, so that a warp reading
+/// 32 runs of [`TILE_RUN`] keys hits 32 different banks.
+pub const fn tile_shared_words(keys: u32) -> u32 {
+    keys + keys / 32
+}
+
+/// Dynamic shared memory of one tile-kernel block, in bytes, for keys of `key_bytes` bytes.
+pub const fn tile_shared_bytes(key_bytes: u32) -> u32 {
+    tile_shared_words(TILE_KEYS) * key_bytes
+}
+
+/// Threads per block of the global compare-exchange passes.
+pub const GLOBAL_THREADS: u32 = 256;
+/// Most bitonic steps one global pass fuses: each thread holds 2^m keys in registers
+/// (2^(m+1) in the first, mirrored pass of a stage) and writes them once.
+pub const GLOBAL_MAX_FUSED_STEPS: u32 = 4;
+
+/// Largest number of keys the kernels accept. The global passes use 64-bit indices; the limit
+/// comes from the grid: a one-step pass launches n/2 threads in blocks of [`GLOBAL_THREADS`],
+/// and a grid has at most 2^31 − 1 blocks.
+pub const MAX_KEYS: u64 = 1 << 39;
+
+const _: () = assert!(TILE_RUN >= 2 && TILE_RUN.is_power_of_two());
+const _: () = assert!(TILE_THREADS.is_power_of_two() && TILE_THREADS >= 32);
+const _: () = assert!(GLOBAL_MAX_FUSED_STEPS >= 1 && GLOBAL_MAX_FUSED_STEPS <= 5);

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Builds here, in release, every test executable, the gpusort binary and the benchmark into one
+# folder with a run.sh, so that a CUDA machine without Rust runs them all with one command:
+#   scripts/gpu-bundle.sh [DIR]        (default DIR: bundle/, ignored by git)
+#   DIR/run.sh                         tests (REQUIRE_GPU=1) and the main job at 2^25
+#   DIR/run.sh sanitize                the GPU tests under compute-sanitizer memcheck and racecheck
+#   DIR/run.sh bench [criterion args]  the criterion benchmarks
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-bundle}
+rm -rf "$out"
+mkdir -p "$out/tests" "$out/bin"
+
+# cargo's JSON messages (stdin) → "KIND-NAME PATH" for each test executable of target kind KIND.
+executables() {
+  grep '"profile":{[^}]*"test":true' | grep "\"kind\":\[\"$1\"" \
+    | sed -n 's/.*"target":{"kind":\["\([a-z-]*\)"\][^}]*"name":"\([^"]*\)".*"executable":"\([^"]*\)".*/\1-\2 \3/p'
+}
+
+cargo build --release -p host --locked
+cp target/release/gpusort "$out/bin/" && strip "$out/bin/gpusort"
+tests=$(cargo test --workspace --release --locked --no-run --message-format=json 2>/dev/null)
+for kind in lib bin test; do
+  echo "$tests" | executables "$kind" | while read -r name exe; do
+    cp "$exe" "$out/tests/$name" && strip "$out/tests/$name"
+  done
+done
+cargo bench --workspace --locked --no-run --message-format=json 2>/dev/null \
+  | executables bench | while read -r name exe; do
+    cp "$exe" "$out/bin/$name" && strip "$out/bin/$name"
+  done
+
+cat > "$out/run.sh" <<'RUN'
+#!/usr/bin/env bash
+# Runs the bundled tests with REQUIRE_GPU=1 (a missing GPU fails them), then the main job.
+cd "$(dirname "$0")"
+export REQUIRE_GPU=1 GPUSORT_BIN="$PWD/bin/gpusort"
+mode=${1:-test}
+case "$mode" in
+  bench) shift; exec bin/bench-sort --bench "$@" ;;
+  sanitize)
+    fail=0
+    for tool in memcheck racecheck synccheck; do
+      echo "=== compute-sanitizer --tool $tool tests/test-gpu_bitonic (large_arrays skipped)"
+      compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 \
+        tests/test-gpu_bitonic --skip large_arrays --test-threads 1 || fail=$((fail + 1))
+    done
+    echo "sanitizer runs: $((3 - fail)) passed, $fail failed"
+    exit $((fail > 0)) ;;
+  test)
+    passed=0 failed=0
+    for t in tests/*; do
+      echo "=== $t"
+      if "$t"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $t"; fi
+    done
+    echo "=== main job: gpusort --n 33554432"
+    if bin/gpusort --n 33554432; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+    echo "$passed passed, $failed failed"
+    exit $((failed > 0)) ;;
+  *) echo "usage: run.sh [test|sanitize|bench [criterion args]]" >&2; exit 2 ;;
+esac
+RUN
+chmod +x "$out/run.sh"
+du -sh "$out"

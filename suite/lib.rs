@@ -1,0 +1,72 @@
+//! Shared harness of the workspace tests and benchmarks: finding the GPU, skipping without one,
+//! and failing without one when `REQUIRE_GPU=1`.
+
+use gpusort::{Error, GpuSorter};
+use std::io::Write;
+
+/// Whether `REQUIRE_GPU=1` is set: a missing device is then a failure, not a skip.
+pub fn gpu_required() -> bool {
+    std::env::var("REQUIRE_GPU").is_ok_and(|v| v == "1")
+}
+
+/// A sorter on the first GPU, or `None` after saying on stderr (past the test harness's
+/// capture) that `what` was skipped.
+///
+/// # Panics
+/// When there is no GPU and `REQUIRE_GPU=1`, or when a GPU is present but unusable.
+pub fn gpu_or_skip(what: &str) -> Option<GpuSorter> {
+    match GpuSorter::new() {
+        Ok(sorter) => Some(sorter),
+        Err(e @ (Error::NoDriver(_) | Error::NoDevice)) => {
+            assert!(
+                !gpu_required(),
+                "REQUIRE_GPU=1 but {what} found no GPU: {e}"
+            );
+            let _ = writeln!(std::io::stderr(), "skipped {what}: {e} (no CUDA device)");
+            None
+        }
+        Err(e) => panic!("a CUDA device is present but unusable: {e}"),
+    }
+}
+
+/// Seed for randomised tests: `GPUSORT_TEST_SEED` if set, else `default`. Printed on failure by
+/// the tests that use it, so a failing case can be replayed.
+pub fn test_seed(default: u64) -> u64 {
+    std::env::var("GPUSORT_TEST_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Lengths around every power of two up to `2^max_log2`: 2^k − 1, 2^k, 2^k + 1.
+pub fn lengths_around_powers_of_two(max_log2: u32) -> Vec<usize> {
+    let mut v = vec![0];
+    for k in 0..=max_log2 {
+        let p = 1usize << k;
+        v.extend([p - 1, p, p + 1]);
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The special floats every float test mixes in.
+pub const SPECIAL_F32: [f32; 10] = [
+    f32::NAN,
+    -f32::NAN,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    0.0,
+    -0.0,
+    f32::MIN_POSITIVE,
+    f32::MAX,
+    f32::MIN,
+    -f32::MIN_POSITIVE,
+];
+
+/// Overwrites every `stride`-th key with a special float.
+pub fn sprinkle_specials(keys: &mut [f32], stride: usize) {
+    for (i, k) in keys.iter_mut().enumerate().step_by(stride.max(1)) {
+        *k = SPECIAL_F32[(i / stride.max(1)) % SPECIAL_F32.len()];
+    }
+}
