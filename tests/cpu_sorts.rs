@@ -55,6 +55,13 @@ fn f32_patterns_and_lengths() {
 }
 
 #[test]
+fn wide_keys_patterns_and_lengths() {
+    patterns_and_lengths::<u64>();
+    patterns_and_lengths::<i64>();
+    patterns_and_lengths::<f64>();
+}
+
+#[test]
 fn floats_sort_in_total_order() {
     let mut keys = vec![
         1.0f32,

@@ -119,6 +119,18 @@ fn key_types_and_patterns() {
 }
 
 #[test]
+fn key_types_and_patterns_64_bit() {
+    let Some(gpu) = gpu_or_skip("key_types_and_patterns_64_bit") else {
+        return;
+    };
+    every_pattern::<u64>(&gpu, 0x0BAD_F00D_DEAD_BEEF);
+    every_pattern::<i64>(&gpu, -0x0BAD_F00D_DEAD_BEEF);
+    every_pattern::<f64>(&gpu, f64::from_bits(0x7FF8_0000_0BAD_F00D));
+    let input: Vec<u64> = generate((1 << 22) + 77, Dist::Uniform, 64);
+    assert_sorts(&gpu, &input, Order::Descending, 0xABCD, "large u64");
+}
+
+#[test]
 fn floats_with_nan_signed_zeros_and_infinities() {
     let Some(gpu) = gpu_or_skip("floats_with_nan_signed_zeros_and_infinities") else {
         return;
@@ -133,6 +145,8 @@ fn floats_with_nan_signed_zeros_and_infinities() {
         sprinkle_specials(&mut input, stride);
         for order in ORDERS {
             assert_sorts(&gpu, &input, order, 1.25, "specials");
+            let wide: Vec<f64> = input.iter().map(|&x| f64::from(x)).collect();
+            assert_sorts(&gpu, &wide, order, 1.25, "specials f64");
         }
     }
 }

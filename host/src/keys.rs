@@ -25,6 +25,12 @@ pub enum DType {
     I32,
     /// `f32`, in `f32::total_cmp` order.
     F32,
+    /// `u64`
+    U64,
+    /// `i64`
+    I64,
+    /// `f64`, in `f64::total_cmp` order.
+    F64,
 }
 
 impl fmt::Display for DType {
@@ -33,17 +39,59 @@ impl fmt::Display for DType {
             DType::U32 => "u32",
             DType::I32 => "i32",
             DType::F32 => "f32",
+            DType::U64 => "u64",
+            DType::I64 => "i64",
+            DType::F64 => "f64",
         })
     }
+}
+
+/// Runs `$body` with the type alias `$k` set to the key type `$dtype` names.
+///
+/// ```
+/// use gpusort::{DType, SortKey, with_key_type};
+/// let bytes = with_key_type!(DType::F64, K => size_of::<K>());
+/// assert_eq!(bytes, 8);
+/// ```
+#[macro_export]
+macro_rules! with_key_type {
+    ($dtype:expr, $k:ident => $body:expr) => {
+        match $dtype {
+            $crate::DType::U32 => {
+                type $k = u32;
+                $body
+            }
+            $crate::DType::I32 => {
+                type $k = i32;
+                $body
+            }
+            $crate::DType::F32 => {
+                type $k = f32;
+                $body
+            }
+            $crate::DType::U64 => {
+                type $k = u64;
+                $body
+            }
+            $crate::DType::I64 => {
+                type $k = i64;
+                $body
+            }
+            $crate::DType::F64 => {
+                type $k = f64;
+                $body
+            }
+        }
+    };
 }
 
 mod sealed {
     pub trait Sealed {}
 }
 
-/// A key type the sorts accept: `u32`, `i32`, `f32`.
+/// A key type the sorts accept: `u32`, `i32`, `f32`, `u64`, `i64`, `f64`.
 ///
-/// Floats are ordered like [`f32::total_cmp`]: −NaN < −∞ < … < −0.0 < +0.0 < … < +∞ < +NaN.
+/// Floats are ordered like [`f32::total_cmp`] / [`f64::total_cmp`]: −NaN < −∞ < … < −0.0 < +0.0 < … < +∞ < +NaN.
 /// Every sort works on the key's *ordered bits*, an unsigned integer whose order is that order.
 pub trait SortKey:
     DeviceCopy + Copy + Send + Sync + PartialEq + fmt::Debug + 'static + sealed::Sealed
@@ -128,5 +176,62 @@ impl SortKey for f32 {
     }
     fn from_small(i: u32) -> Self {
         i as f32 * 0.5 - 2500.0
+    }
+}
+
+impl sealed::Sealed for u64 {}
+impl SortKey for u64 {
+    const DTYPE: DType = DType::U64;
+    type Bits = u64;
+    const KIND: u32 = KIND_UNSIGNED;
+    fn to_bits(self) -> u64 {
+        self
+    }
+    fn from_bits(bits: u64) -> Self {
+        bits
+    }
+    fn from_random(bits: u64) -> Self {
+        bits
+    }
+    fn from_small(i: u32) -> Self {
+        u64::from(i)
+    }
+}
+
+impl sealed::Sealed for i64 {}
+impl SortKey for i64 {
+    const DTYPE: DType = DType::I64;
+    type Bits = u64;
+    const KIND: u32 = KIND_SIGNED;
+    fn to_bits(self) -> u64 {
+        self as u64
+    }
+    fn from_bits(bits: u64) -> Self {
+        bits as i64
+    }
+    fn from_random(bits: u64) -> Self {
+        bits as i64
+    }
+    fn from_small(i: u32) -> Self {
+        i64::from(i) - 5000
+    }
+}
+
+impl sealed::Sealed for f64 {}
+impl SortKey for f64 {
+    const DTYPE: DType = DType::F64;
+    type Bits = u64;
+    const KIND: u32 = KIND_FLOAT;
+    fn to_bits(self) -> u64 {
+        self.to_bits()
+    }
+    fn from_bits(bits: u64) -> Self {
+        f64::from_bits(bits)
+    }
+    fn from_random(bits: u64) -> Self {
+        (bits as i64 >> 11) as f64 * 1e-10
+    }
+    fn from_small(i: u32) -> Self {
+        f64::from(i) * 0.5 - 2500.0
     }
 }

@@ -17,6 +17,7 @@ pub mod error;
 pub mod gpu;
 pub mod inputs;
 pub mod keys;
+pub mod timing;
 pub mod verify;
 
 pub use error::{Error, Result};

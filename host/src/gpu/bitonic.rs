@@ -13,34 +13,66 @@ use kernels_gpu::tuning::{
     GLOBAL_MAX_FUSED_STEPS, GLOBAL_THREADS, TILE_KEYS, TILE_LOG2, TILE_THREADS, tile_shared_bytes,
 };
 
-const SORT_TILES: &str = "bitonic_sort_tiles_u32";
-const MERGE_TILES: &str = "bitonic_merge_tiles_u32";
-const GLOBAL: [&str; GLOBAL_MAX_FUSED_STEPS as usize] = [
-    "bitonic_global_1_u32",
-    "bitonic_global_2_u32",
-    "bitonic_global_3_u32",
-    "bitonic_global_4_u32",
-];
+/// The kernels for keys of one width.
+struct Kernels {
+    sort_tiles: &'static str,
+    merge_tiles: &'static str,
+    global: [&'static str; GLOBAL_MAX_FUSED_STEPS as usize],
+    shared_bytes: u32,
+}
 
-/// Shared memory of one tile-kernel block for 32-bit keys.
-const TILE_SHARED_BYTES: u32 = tile_shared_bytes(4);
+const KERNELS_32: Kernels = Kernels {
+    sort_tiles: "bitonic_sort_tiles_u32",
+    merge_tiles: "bitonic_merge_tiles_u32",
+    global: [
+        "bitonic_global_1_u32",
+        "bitonic_global_2_u32",
+        "bitonic_global_3_u32",
+        "bitonic_global_4_u32",
+    ],
+    shared_bytes: tile_shared_bytes(4),
+};
 
-/// Lets the tile kernels use more than the default 48 KB of dynamic shared memory if the tuning
-/// asks for it.
+const KERNELS_64: Kernels = Kernels {
+    sort_tiles: "bitonic_sort_tiles_u64",
+    merge_tiles: "bitonic_merge_tiles_u64",
+    global: [
+        "bitonic_global_1_u64",
+        "bitonic_global_2_u64",
+        "bitonic_global_3_u64",
+        "bitonic_global_4_u64",
+    ],
+    shared_bytes: tile_shared_bytes(8),
+};
+
+fn kernels(key_bytes: usize) -> &'static Kernels {
+    if key_bytes == 8 {
+        &KERNELS_64
+    } else {
+        &KERNELS_32
+    }
+}
+
+/// Lets the tile kernels use more than the default 48 KB of dynamic shared memory.
 pub(super) fn configure(module: &Module) -> Result<()> {
-    for name in [SORT_TILES, MERGE_TILES] {
+    for (name, bytes) in [&KERNELS_32, &KERNELS_64].iter().flat_map(|k| {
+        [
+            (k.sort_tiles, k.shared_bytes),
+            (k.merge_tiles, k.shared_bytes),
+        ]
+    }) {
         let f = function(module, name)?;
         // SAFETY: a valid function handle and a documented attribute.
         let status = unsafe {
             cuda::cuFuncSetAttribute(
                 f.to_raw(),
                 cuda::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                TILE_SHARED_BYTES as i32,
+                bytes as i32,
             )
         };
         if status != cuda::CUresult::CUDA_SUCCESS {
             return Err(Error::DriverCall {
-                context: format!("allowing {name} {TILE_SHARED_BYTES} B of shared memory"),
+                context: format!("allowing {name} {bytes} B of shared memory"),
                 call: "cuFuncSetAttribute",
                 status: format!("{status:?}"),
             });
@@ -55,9 +87,17 @@ fn function<'m>(module: &'m Module, name: &str) -> Result<Function<'m>> {
         .context(&format!("finding kernel {name}"))
 }
 
-/// Queues the whole sort of `n` 32-bit keys at device address `keys` on the sorter's stream.
-/// `map` encodes keys in the first pass and decodes them in the last.
-pub(super) fn enqueue(sorter: &GpuSorter, keys: u64, n: u64, map: u32) -> Result<()> {
+/// Queues the whole sort of `n` keys of `key_bytes` (4 or 8) bytes at device address `keys` on
+/// the sorter's stream. `map` encodes keys in the first pass and decodes them in the last.
+pub(super) fn enqueue(
+    sorter: &GpuSorter,
+    keys: u64,
+    n: u64,
+    key_bytes: usize,
+    map: u32,
+) -> Result<()> {
+    let k = kernels(key_bytes);
+    let shared = k.shared_bytes;
     let module = &sorter.module;
     let stream = &sorter.stream;
     let tiles = n.div_ceil(u64::from(TILE_KEYS)) as u32;
@@ -72,19 +112,15 @@ pub(super) fn enqueue(sorter: &GpuSorter, keys: u64, n: u64, map: u32) -> Result
         // shapes are those the kernels document.
         let launched = match pass {
             Pass::SortTiles => {
-                let f = function(module, SORT_TILES)?;
-                unsafe {
-                    launch!(f<<<tiles, TILE_THREADS, TILE_SHARED_BYTES, stream>>>(keys, n, map, decode))
-                }
+                let f = function(module, k.sort_tiles)?;
+                unsafe { launch!(f<<<tiles, TILE_THREADS, shared, stream>>>(keys, n, map, decode)) }
             }
             Pass::MergeTiles { .. } => {
-                let f = function(module, MERGE_TILES)?;
-                unsafe {
-                    launch!(f<<<tiles, TILE_THREADS, TILE_SHARED_BYTES, stream>>>(keys, n, decode))
-                }
+                let f = function(module, k.merge_tiles)?;
+                unsafe { launch!(f<<<tiles, TILE_THREADS, shared, stream>>>(keys, n, decode)) }
             }
             Pass::Global(p) => {
-                let f = function(module, GLOBAL[p.steps as usize - 1])?;
+                let f = function(module, k.global[p.steps as usize - 1])?;
                 let blocks = p.units(n).div_ceil(u64::from(GLOBAL_THREADS)) as u32;
                 let (top, mirror) = (p.top, u32::from(p.mirror));
                 unsafe { launch!(f<<<blocks, GLOBAL_THREADS, 0, stream>>>(keys, n, top, mirror)) }

@@ -177,18 +177,8 @@ impl GpuSorter {
     ) -> Result<()> {
         check_len(keys.len())?;
         self.bind()?;
-        const {
-            assert!(
-                size_of::<K::Bits>() == 4,
-                "only 32-bit keys have kernels yet"
-            )
-        };
-        bitonic::enqueue(
-            self,
-            keys.as_device_ptr().as_raw(),
-            keys.len() as u64,
-            K::key_map(order),
-        )
+        let (ptr, len) = (keys.as_device_ptr().as_raw(), keys.len() as u64);
+        bitonic::enqueue(self, ptr, len, size_of::<K>(), K::key_map(order))
     }
 
     /// Waits for the stream; `what` names the work in an error.

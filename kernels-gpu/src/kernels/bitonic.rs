@@ -1,4 +1,4 @@
-//! Bitonic sort kernels for 32-bit keys. The host launches them in the order of
+//! Bitonic sort kernels for 32- and 64-bit keys. The host launches them in the order of
 //! [`crate::bitonic::schedule`]: one tile sort, then per larger stage some global passes and
 //! one tile merge.
 
@@ -14,74 +14,72 @@ fn this_tile(n: u64) -> (u64, u32) {
     (base, (n - base).min(u64::from(TILE_KEYS)) as u32)
 }
 
-/// Sorts each tile of `TILE_KEYS` keys ascending in shared memory, applying the key map
-/// `encode` as keys are loaded and the inverse of `decode` as they are stored
-/// (`decode` = `IDENTITY` unless this is the only pass).
-///
-/// Launch: `ceil(n / TILE_KEYS)` blocks of `TILE_THREADS` threads, `tile_shared_bytes(4)` bytes
-/// of dynamic shared memory.
-///
-/// # Safety
-/// `keys` points to `n` device keys; the launch shape is as above.
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn bitonic_sort_tiles_u32(
-    keys: *mut u32,
-    n: u64,
-    encode: u32,
-    decode: u32,
-) {
-    let (base, len) = this_tile(n);
-    // SAFETY: the launch contract gives this block keys[base..base+len] and the shared memory.
-    let mut tile = unsafe { Tile::new(keys, dynamic_shared::<u32>(), base, len) };
-    tile.load(encode);
-    tile.sort();
-    tile.store(decode);
-}
-
-/// Finishes stage `2^stage > TILE_KEYS` inside each tile: all its steps of distance below
-/// `TILE_KEYS`. Stores through the inverse of `decode` (`IDENTITY` unless it is the last pass).
-///
-/// Launch: as [`bitonic_sort_tiles_u32`].
-///
-/// # Safety
-/// As [`bitonic_sort_tiles_u32`].
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn bitonic_merge_tiles_u32(keys: *mut u32, n: u64, decode: u32) {
-    let (base, len) = this_tile(n);
-    // SAFETY: as in `bitonic_sort_tiles_u32`.
-    let mut tile = unsafe { Tile::new(keys, dynamic_shared::<u32>(), base, len) };
-    tile.load(crate::keys::IDENTITY);
-    tile.merge();
-    tile.store(decode);
-}
-
-macro_rules! global_pass_kernel {
-    ($name:ident, $group:literal) => {
-        /// A global pass fusing `log2(group)` steps of one stage: the steps of distance
-        /// 2^top, 2^(top−1), …; the first is the stage's mirrored step if `mirror != 0`.
+macro_rules! bitonic_kernels {
+    ($key:ty, $sort_tiles:ident, $merge_tiles:ident, [$($global:ident: $group:literal),*]) => {
+        /// Sorts each tile of `TILE_KEYS` keys ascending in shared memory, applying the key map
+        /// `encode` as keys are loaded and the inverse of `decode` as they are stored
+        /// (`decode` = `IDENTITY` unless this is the only pass).
         ///
-        /// Launch: `FusedPass::units(n)` threads (extra ones return) in blocks of
-        /// `GLOBAL_THREADS`.
+        /// Launch: `ceil(n / TILE_KEYS)` blocks of `TILE_THREADS` threads,
+        /// `tile_shared_bytes(size_of::<key>())` bytes of dynamic shared memory.
         ///
         /// # Safety
-        /// `keys` points to `n` device keys; `top < ceil_log2(n)`.
+        /// `keys` points to `n` device keys; the launch shape is as above.
         #[unsafe(no_mangle)]
-        pub unsafe extern "gpu-kernel" fn $name(keys: *mut u32, n: u64, top: u32, mirror: u32) {
-            let pass = FusedPass {
-                top,
-                steps: ($group as u32).trailing_zeros(),
-                mirror: mirror != 0,
-            };
-            let unit = global_thread_x();
-            if unit < pass.units(n) {
-                // SAFETY: units of one pass own disjoint keys (see `FusedPass`).
-                unsafe { fused_pass_unit::<u32, $group>(keys, n, pass, unit) }
-            }
+        pub unsafe extern "gpu-kernel" fn $sort_tiles(keys: *mut $key, n: u64, encode: u32, decode: u32) {
+            let (base, len) = this_tile(n);
+            // SAFETY: the launch contract gives this block keys[base..base+len] and the shared
+            // memory.
+            let mut tile = unsafe { Tile::new(keys, dynamic_shared::<$key>(), base, len) };
+            tile.load(encode);
+            tile.sort();
+            tile.store(decode);
         }
+
+        /// Finishes stage `2^stage > TILE_KEYS` inside each tile: all its steps of distance below
+        /// `TILE_KEYS`. Stores through the inverse of `decode` (`IDENTITY` unless it is the last
+        /// pass).
+        ///
+        /// Launch: as the tile sort.
+        ///
+        /// # Safety
+        /// As the tile sort.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $merge_tiles(keys: *mut $key, n: u64, decode: u32) {
+            let (base, len) = this_tile(n);
+            // SAFETY: as in the tile sort.
+            let mut tile = unsafe { Tile::new(keys, dynamic_shared::<$key>(), base, len) };
+            tile.load(crate::keys::IDENTITY);
+            tile.merge();
+            tile.store(decode);
+        }
+
+        $(
+            /// A global pass fusing `log2(group)` steps of one stage: the steps of distance
+            /// 2^top, 2^(top−1), …; the first is the stage's mirrored step if `mirror != 0`.
+            ///
+            /// Launch: `FusedPass::units(n)` threads (extra ones return) in blocks of
+            /// `GLOBAL_THREADS`.
+            ///
+            /// # Safety
+            /// `keys` points to `n` device keys; `top < ceil_log2(n)`.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "gpu-kernel" fn $global(keys: *mut $key, n: u64, top: u32, mirror: u32) {
+                let steps = ($group as u32).trailing_zeros();
+                let pass = FusedPass { top, steps, mirror: mirror != 0 };
+                let unit = global_thread_x();
+                if unit < pass.units(n) {
+                    // SAFETY: units of one pass own disjoint keys (see `FusedPass`).
+                    unsafe { fused_pass_unit::<$key, $group>(keys, n, pass, unit) }
+                }
+            }
+        )*
     };
 }
 
-global_pass_kernel!(bitonic_global_1_u32, 2);
-global_pass_kernel!(bitonic_global_2_u32, 4);
-global_pass_kernel!(bitonic_global_3_u32, 8);
-global_pass_kernel!(bitonic_global_4_u32, 16);
+bitonic_kernels!(u32, bitonic_sort_tiles_u32, bitonic_merge_tiles_u32, [
+    bitonic_global_1_u32: 2, bitonic_global_2_u32: 4, bitonic_global_3_u32: 8, bitonic_global_4_u32: 16
+]);
+bitonic_kernels!(u64, bitonic_sort_tiles_u64, bitonic_merge_tiles_u64, [
+    bitonic_global_1_u64: 2, bitonic_global_2_u64: 4, bitonic_global_3_u64: 8, bitonic_global_4_u64: 16
+]);

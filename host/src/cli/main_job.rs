@@ -1,29 +1,20 @@
-//! The command-line tool: the main job (generate, sort on the GPU, verify, compare with the CPU).
+//! The main job: generate keys, sort them on the GPU, verify against std's sort, and time the
+//! CPU baselines beside it.
 
 use crate::cpu::CpuAlgo;
 use crate::error::Error;
 use crate::gpu::GpuSorter;
 use crate::inputs::{Dist, generate};
 use crate::keys::{DType, Order, SortKey};
+use crate::timing::{self, Timing};
 use crate::verify::{Mismatch, check_against, reference};
+use crate::with_key_type;
 use anyhow::{Context as _, Result};
-use clap::{Args, Parser, ValueEnum};
-use cust::event::{Event, EventFlags};
-use cust::memory::{AsyncCopyDestination, CopyDestination};
+use clap::{Args, ValueEnum};
 use std::process::ExitCode;
-use std::time::Instant;
 
 /// Largest n for which the single-thread CPU bitonic sort runs unless asked for by name.
 const BITONIC1_DEFAULT_MAX: usize = 1 << 24;
-
-/// Sort arrays on an NVIDIA GPU with bitonic sort kernels written in Rust, and compare with the CPU.
-#[derive(Debug, Parser)]
-#[command(name = "gpusort", version)]
-pub struct Cli {
-    /// The main job's settings.
-    #[command(flatten)]
-    pub job: MainJob,
-}
 
 /// Where to sort.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -94,17 +85,12 @@ impl MainJob {
     }
 }
 
-/// Runs the command line; the exit code is 1 when a verification failed.
+/// Runs the main job; the exit code is 1 when a verification failed.
 ///
 /// # Errors
-/// Bad settings, or a GPU error when the GPU was required or failed mid-way.
-pub fn run(cli: Cli) -> Result<ExitCode> {
-    let job = cli.job;
-    match job.dtype {
-        DType::U32 => main_job::<u32>(&job),
-        DType::I32 => main_job::<i32>(&job),
-        DType::F32 => main_job::<f32>(&job),
-    }
+/// A GPU error when the GPU was required or failed mid-way.
+pub fn run(job: &MainJob) -> Result<ExitCode> {
+    with_key_type!(job.dtype, K => main_job::<K>(job))
 }
 
 /// One line of the report.
@@ -114,30 +100,12 @@ struct Row {
     verified: Option<bool>,
 }
 
-/// Median, min and max of repeated timings, in ms.
-#[derive(Clone, Copy)]
-pub struct Timing {
-    /// Median.
-    pub median: f64,
-    /// Fastest.
-    pub min: f64,
-    /// Slowest.
-    pub max: f64,
-}
-
-impl Timing {
-    /// Summarises samples (at least one).
-    pub fn of(mut samples: Vec<f64>) -> Timing {
-        samples.sort_by(f64::total_cmp);
-        Timing {
-            median: samples[samples.len() / 2],
-            min: samples[0],
-            max: samples[samples.len() - 1],
-        }
-    }
-}
-
-fn open_gpu(backend: Backend) -> Result<Option<GpuSorter>> {
+/// The GPU sorter for `backend`: `None` for the CPU backend, or for `auto` without a GPU (said
+/// on stderr).
+///
+/// # Errors
+/// A GPU that `--backend gpu` asked for and is not there, or one that fails to start.
+pub fn open_gpu(backend: Backend) -> Result<Option<GpuSorter>> {
     if backend == Backend::Cpu {
         return Ok(None);
     }
@@ -178,20 +146,20 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
         .as_ref()
         .map_or("CPU only".to_string(), |g| g.device_name().to_string());
     if let Some(gpu) = &gpu {
-        let (kernel_ms, sorted) = time_gpu_kernel(gpu, &input, order, job.reps)?;
+        let (kernel_ms, sorted) = timing::gpu_kernel(gpu, &input, order, job.reps)?;
         record(
             "gpu bitonic (kernels, device-resident)".into(),
             kernel_ms,
             verdict(&sorted),
         );
-        let (e2e_ms, sorted) = time_gpu_end_to_end(gpu, &input, order, job.reps.min(5))?;
+        let (e2e_ms, sorted) = timing::gpu_end_to_end(gpu, &input, order, job.reps.min(5))?;
         record(
             "gpu bitonic (end-to-end, host to host)".into(),
             e2e_ms,
             verdict(&sorted),
         );
     } else {
-        let (ms, sorted) = time_cpu(CpuAlgo::Rayon, &input, order, job.cpu_reps);
+        let (ms, sorted) = timing::cpu(CpuAlgo::Rayon, &input, order, job.cpu_reps);
         record(
             "cpu fallback: rayon par_sort_unstable".into(),
             ms,
@@ -199,7 +167,7 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
         );
     }
     for algo in job.baselines() {
-        let (ms, sorted) = time_cpu(algo, &input, order, job.cpu_reps);
+        let (ms, sorted) = timing::cpu(algo, &input, order, job.cpu_reps);
         record(algo.describe(), ms, verdict(&sorted));
     }
 
@@ -221,75 +189,6 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
         println!("verified: every output is sorted and holds the same keys as std's sort");
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Times the sort of device-resident keys with CUDA events: one warm-up, then `reps` timed runs,
-/// each on a fresh copy of the input made by a device-to-device copy outside the timed region.
-pub fn time_gpu_kernel<K: SortKey>(
-    gpu: &GpuSorter,
-    input: &[K],
-    order: Order,
-    reps: u32,
-) -> Result<(Timing, Vec<K>)> {
-    let pristine = gpu.upload(input)?;
-    let mut work = gpu.alloc::<K>(input.len(), "the working copy")?;
-    let stream = gpu.stream();
-    let (start, stop) = (
-        Event::new(EventFlags::DEFAULT)?,
-        Event::new(EventFlags::DEFAULT)?,
-    );
-    let mut samples = Vec::new();
-    for rep in 0..=reps {
-        // SAFETY: both buffers live until the stream is synchronised below.
-        unsafe { work.async_copy_from(&pristine, stream) }.context("restoring the input")?;
-        start.record(stream)?;
-        gpu.enqueue_sort_unstable(&mut work, order)?;
-        stop.record(stream)?;
-        gpu.synchronize("running the bitonic sort")?;
-        if rep > 0 {
-            samples.push(f64::from(stop.elapsed_time_f32(&start)?));
-        }
-    }
-    let mut out = input.to_vec();
-    work.copy_to(&mut out[..])
-        .context("copying sorted keys back")?;
-    Ok((Timing::of(samples), out))
-}
-
-/// Times host slice → sorted host slice (allocation, both copies and the sort) by wall clock.
-pub fn time_gpu_end_to_end<K: SortKey>(
-    gpu: &GpuSorter,
-    input: &[K],
-    order: Order,
-    reps: u32,
-) -> Result<(Timing, Vec<K>)> {
-    let mut samples = Vec::new();
-    let mut keys = input.to_vec();
-    for _ in 0..reps {
-        keys.copy_from_slice(input);
-        let t = Instant::now();
-        gpu.sort_unstable(&mut keys, order)?;
-        samples.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    Ok((Timing::of(samples), keys))
-}
-
-/// Times a CPU sort by wall clock, each run on a fresh copy.
-pub fn time_cpu<K: SortKey>(
-    algo: CpuAlgo,
-    input: &[K],
-    order: Order,
-    reps: u32,
-) -> (Timing, Vec<K>) {
-    let mut samples = Vec::new();
-    let mut keys = input.to_vec();
-    for _ in 0..reps {
-        keys.copy_from_slice(input);
-        let t = Instant::now();
-        algo.sort(&mut keys, order);
-        samples.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    (Timing::of(samples), keys)
 }
 
 fn print_table(rows: &[Row], n: usize) {
