@@ -19,6 +19,8 @@ executables() {
 
 cargo build --release -p host --locked
 cp target/release/gpusort "$out/bin/" && strip "$out/bin/gpusort"
+# The PTX the binary embeds, for ptxas/cuobjdump/ncu on the device.
+cp "$(ls -t $(find target/release -name kernels.ptx -path '*host*') | head -1)" "$out/kernels.ptx"
 tests=$(cargo test --workspace --release --locked --no-run --message-format=json 2>/dev/null)
 for kind in lib bin test; do
   echo "$tests" | executables "$kind" | while read -r name exe; do
@@ -39,13 +41,18 @@ mode=${1:-test}
 case "$mode" in
   bench) shift; exec bin/bench-sort --bench "$@" ;;
   sanitize)
-    fail=0
-    for tool in memcheck racecheck synccheck; do
-      echo "=== compute-sanitizer --tool $tool tests/test-gpu_bitonic (large_arrays skipped)"
-      compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 \
-        tests/test-gpu_bitonic --skip large_arrays --test-threads 1 || fail=$((fail + 1))
+    # memcheck over the GPU test suite (the 2^25 cases skipped: too slow under the tool), then
+    # every tool over the main job at sizes that use every kernel: tile sort alone, and tile sort +
+    # global passes of 1..4 fused steps + tile merges; 32- and 64-bit keys, both orders.
+    fail=0 runs=0
+    check() { runs=$((runs + 1)); echo "=== compute-sanitizer $*"; compute-sanitizer --error-exitcode 99 --print-limit 20 "$@" || fail=$((fail + 1)); }
+    check --tool memcheck tests/test-gpu_bitonic --skip large_arrays --test-threads 1
+    for tool in memcheck racecheck synccheck initcheck; do
+      for args in "--n 5000 --dtype f32" "--n 300001 --dtype u32" "--n 300001 --dtype i64 --order desc"; do
+        check --tool "$tool" bin/gpusort $args --reps 1 --no-baselines
+      done
     done
-    echo "sanitizer runs: $((3 - fail)) passed, $fail failed"
+    echo "$((runs - fail)) passed, $fail failed"
     exit $((fail > 0)) ;;
   test)
     passed=0 failed=0

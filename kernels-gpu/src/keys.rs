@@ -42,34 +42,51 @@ macro_rules! impl_key_bits {
 
             #[inline(always)]
             fn encode(self, map: u32) -> Self {
-                const SIGN: $t = 1 << (<$t>::BITS - 1);
-                let ordered = match map & KIND_MASK {
-                    KIND_SIGNED => self ^ SIGN,
-                    // Negative floats: flip every bit (larger magnitude sorts lower);
-                    // positive: set the sign bit (above all negatives).
-                    KIND_FLOAT => self ^ (((self as $signed >> (<$t>::BITS - 1)) as $t) | SIGN),
-                    _ => self,
-                };
-                if map & DESCENDING != 0 {
-                    !ordered
-                } else {
-                    ordered
-                }
+                let (flip, sign_dependent) = masks::<$t>(map);
+                // Floats: negative ones get every bit flipped (larger magnitude sorts lower),
+                // positive ones just the sign bit (above all negatives).
+                let sext = (self as $signed >> (<$t>::BITS - 1)) as $t;
+                self ^ flip ^ (sext & sign_dependent)
             }
 
             #[inline(always)]
             fn decode(self, map: u32) -> Self {
-                const SIGN: $t = 1 << (<$t>::BITS - 1);
-                let ordered = if map & DESCENDING != 0 { !self } else { self };
-                match map & KIND_MASK {
-                    KIND_SIGNED => ordered ^ SIGN,
-                    KIND_FLOAT if ordered & SIGN != 0 => ordered ^ SIGN,
-                    KIND_FLOAT => !ordered,
-                    _ => ordered,
-                }
+                let (flip, sign_dependent) = masks::<$t>(map);
+                let descending = if map & DESCENDING != 0 { <$t>::MAX } else { 0 };
+                let ordered = self ^ descending;
+                let sext = (ordered as $signed >> (<$t>::BITS - 1)) as $t;
+                ordered ^ (flip ^ descending) ^ (!sext & sign_dependent)
             }
         }
+
+        impl Masks for $t {
+            const SIGN: Self = 1 << (<$t>::BITS - 1);
+            const ALL: Self = <$t>::MAX;
+        }
     };
+}
+
+/// Constants of the branchless maps.
+trait Masks: Copy + core::ops::Not<Output = Self> {
+    const SIGN: Self;
+    const ALL: Self;
+}
+
+/// `encode(x) = x ^ flip ^ (sign_extend(x) & sign_dependent)`: the xor masks of `map`, the same
+/// for every key of a launch, so the maps have no branches.
+#[inline(always)]
+fn masks<T: Masks + Default + core::ops::BitXor<Output = T>>(map: u32) -> (T, T) {
+    let (flip, sign_dependent) = match map & KIND_MASK {
+        KIND_SIGNED => (T::SIGN, T::default()),
+        KIND_FLOAT => (T::SIGN, !T::SIGN),
+        _ => (T::default(), T::default()),
+    };
+    let descending = if map & DESCENDING != 0 {
+        T::ALL
+    } else {
+        T::default()
+    };
+    (flip ^ descending, sign_dependent)
 }
 
 impl_key_bits!(u32, i32);

@@ -53,29 +53,32 @@ fn kernels(key_bytes: usize) -> &'static Kernels {
     }
 }
 
-/// Lets the tile kernels use more than the default 48 KB of dynamic shared memory.
+/// Lets the tile kernels use more than the default 48 KB of dynamic shared memory, and asks for
+/// the largest shared-memory carve-out (left to itself the driver picked 64 KB for a 34 KB tile,
+/// room for one block per multiprocessor where registers allow more: docs/perf.md).
 pub(super) fn configure(module: &Module) -> Result<()> {
-    for (name, bytes) in [&KERNELS_32, &KERNELS_64].iter().flat_map(|k| {
-        [
-            (k.sort_tiles, k.shared_bytes),
-            (k.merge_tiles, k.shared_bytes),
-        ]
-    }) {
-        let f = function(module, name)?;
-        // SAFETY: a valid function handle and a documented attribute.
-        let status = unsafe {
-            cuda::cuFuncSetAttribute(
-                f.to_raw(),
-                cuda::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                bytes as i32,
-            )
-        };
-        if status != cuda::CUresult::CUDA_SUCCESS {
-            return Err(Error::DriverCall {
-                context: format!("allowing {name} {bytes} B of shared memory"),
-                call: "cuFuncSetAttribute",
-                status: format!("{status:?}"),
-            });
+    use cuda::CUfunction_attribute as A;
+    for k in [&KERNELS_32, &KERNELS_64] {
+        for name in [k.sort_tiles, k.merge_tiles] {
+            let f = function(module, name)?;
+            let settings = [
+                (
+                    A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    k.shared_bytes as i32,
+                ),
+                (A::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100),
+            ];
+            for (attribute, value) in settings {
+                // SAFETY: a valid function handle and a documented attribute.
+                let status = unsafe { cuda::cuFuncSetAttribute(f.to_raw(), attribute, value) };
+                if status != cuda::CUresult::CUDA_SUCCESS {
+                    return Err(Error::DriverCall {
+                        context: format!("setting {attribute:?} of {name} to {value}"),
+                        call: "cuFuncSetAttribute",
+                        status: format!("{status:?}"),
+                    });
+                }
+            }
         }
     }
     Ok(())
