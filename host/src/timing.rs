@@ -9,7 +9,7 @@ use cust::memory::{AsyncCopyDestination, CopyDestination};
 use std::time::Instant;
 
 /// Median, min and max of repeated timings, in ms.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Timing {
     /// Median.
     pub median: f64,

@@ -106,15 +106,22 @@ struct Row {
 /// # Errors
 /// A GPU that `--backend gpu` asked for and is not there, or one that fails to start.
 pub fn open_gpu(backend: Backend) -> Result<Option<GpuSorter>> {
+    open_gpu_or(backend, "sorting on the CPU instead")
+}
+
+/// As [`open_gpu`], with `fallback` saying on stderr what happens instead when `auto` finds no
+/// GPU.
+///
+/// # Errors
+/// As [`open_gpu`].
+pub fn open_gpu_or(backend: Backend, fallback: &str) -> Result<Option<GpuSorter>> {
     if backend == Backend::Cpu {
         return Ok(None);
     }
     match GpuSorter::new() {
         Ok(sorter) => Ok(Some(sorter)),
         Err(e @ (Error::NoDriver(_) | Error::NoDevice)) if backend == Backend::Auto => {
-            eprintln!(
-                "gpusort: {e}; sorting on the CPU instead (--backend gpu makes this an error)"
-            );
+            eprintln!("gpusort: {e}; {fallback} (--backend gpu makes this an error)");
             Ok(None)
         }
         Err(e) => Err(e).context("the GPU backend is not available"),
