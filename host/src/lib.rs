@@ -11,10 +11,12 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod argsort;
 pub mod bench;
 pub mod cli;
 pub mod cpu;
 pub mod error;
+pub mod files;
 pub mod gpu;
 pub mod inputs;
 pub mod keys;

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod main_job;
+mod progress;
 pub mod sort_file;
 
 use anyhow::Result;

@@ -1,17 +1,243 @@
-//! `gpusort sort`: not yet written.
+//! `gpusort sort INPUT OUTPUT`: sort the keys of a `.npy` or raw file into another file.
+//!
+//! The file work (checking, chunked reading, atomic writing) is [`crate::files`]'s; this module
+//! picks the formats, the backend and the order of the steps.
 
-use anyhow::{Result, bail};
-use clap::Args;
+use super::main_job::{Backend, open_gpu};
+use super::progress::Progress;
+use crate::argsort::{argsort_cpu, gather};
+use crate::cpu::{CpuAlgo, threads};
+use crate::files::{AtomicOutput, CHUNK_BYTES, FileFormat, KeyFile, LeKey, same_file};
+use crate::gpu::GpuSorter;
+use crate::keys::{DType, Order};
+use crate::with_key_type;
+use anyhow::{Context as _, Result, bail};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
+
+/// Sort algorithms of the file sort.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SortAlgo {
+    /// The best one available: bitonic, for now.
+    Auto,
+    /// The bitonic network (unstable; on the GPU).
+    Bitonic,
+}
 
 /// Settings of the file sort.
 #[derive(Debug, Args)]
-pub struct SortArgs {}
+pub struct SortArgs {
+    /// The file to sort: a 1-D .npy array of u32, i32, f32, u64, i64 or f64 (little-endian,
+    /// C order), or raw little-endian keys (any other name; needs --dtype).
+    pub input: PathBuf,
+    /// Where to write the sorted keys, with INPUT's key type and shape: a .npy if the name ends
+    /// in .npy, else raw. Written to a temporary file beside it, renamed when complete.
+    pub output: PathBuf,
+    /// Key type: required for raw files; for a .npy, if given, it must be the file's.
+    #[arg(long, value_enum)]
+    pub dtype: Option<DType>,
+    /// Format of INPUT and OUTPUT [default: npy for names ending in .npy, raw for others].
+    #[arg(long, value_enum)]
+    pub format: Option<FileFormat>,
+    /// Sort order (floats: NaN last ascending, -0.0 before +0.0, like total_cmp).
+    #[arg(long, value_enum, default_value_t = Order::Ascending)]
+    pub order: Order,
+    /// Sort algorithm on the GPU.
+    #[arg(long, value_enum, default_value_t = SortAlgo::Auto)]
+    pub algo: SortAlgo,
+    /// Where to sort; without a GPU, `auto` sorts on the CPU (rayon).
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
+    pub backend: Backend,
+    /// Also write the sorting permutation to IDX.npy (int64): OUTPUT is INPUT taken at these
+    /// indices. Stable: equal keys keep their input order. Computed on the CPU for now.
+    #[arg(long, value_name = "IDX.npy")]
+    pub argsort: Option<PathBuf>,
+    /// Allow OUTPUT to be INPUT, which is then replaced (through a temporary file, like any
+    /// output).
+    #[arg(long)]
+    pub in_place: bool,
+}
 
 /// Runs the file sort.
 ///
 /// # Errors
-/// Always, for now.
-pub fn run(_args: &SortArgs) -> Result<ExitCode> {
-    bail!("the file sort is not written yet")
+/// A bad input file, output path or setting, an I/O error, or a GPU error, each naming the
+/// file or the problem. After an error no output file has been created or changed.
+pub fn run(args: &SortArgs) -> Result<ExitCode> {
+    let format_of = |path| args.format.unwrap_or_else(|| FileFormat::from_path(path));
+    let mut input = KeyFile::open(&args.input, format_of(&args.input), args.dtype)?;
+    check_paths(args)?;
+
+    // Every output's directory is checked (by creating its temporary file) before any keys are
+    // read, so that a bad path fails at once, not after minutes of reading and sorting.
+    let keys_out = AtomicOutput::create(&args.output)?;
+    let index_out = args
+        .argsort
+        .as_deref()
+        .map(AtomicOutput::create)
+        .transpose()?;
+    let gpu = if index_out.is_some() {
+        if args.backend != Backend::Cpu {
+            eprintln!(
+                "gpusort: --argsort sorts on the CPU (stably) for now; the GPU's stable merge \
+                 sort is to come"
+            );
+        }
+        None
+    } else {
+        open_gpu(args.backend)?
+    };
+
+    let start = Instant::now();
+    let job = Job {
+        order: args.order,
+        algo: args.algo,
+        out_format: format_of(&args.output),
+        gpu: gpu.as_ref(),
+    };
+    let (len, dtype) = (input.len(), input.dtype());
+    let sorted_on = with_key_type!(dtype, K => job.sort::<K>(&mut input, keys_out, index_out))?;
+    let argsort_note = args.argsort.as_ref().map_or(String::new(), |p| {
+        format!(" (permutation: {})", p.display())
+    });
+    println!(
+        "gpusort: sorted {len} {dtype} keys {} from {} into {}{argsort_note} on {sorted_on} in \
+         {:.2} s",
+        match args.order {
+            Order::Ascending => "ascending",
+            Order::Descending => "descending",
+        },
+        args.input.display(),
+        args.output.display(),
+        start.elapsed().as_secs_f64(),
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses to overwrite the input (unless `--in-place`) and to write two outputs to one file.
+fn check_paths(args: &SortArgs) -> Result<()> {
+    if same_file(&args.input, &args.output) && !args.in_place {
+        bail!(
+            "OUTPUT {} is the input file; pass --in-place to replace it with its sorted keys",
+            args.output.display()
+        );
+    }
+    if let Some(index) = &args.argsort {
+        if same_file(&args.input, index) {
+            bail!(
+                "--argsort {} is the input file; the permutation needs a file of its own",
+                index.display()
+            );
+        }
+        if same_file(&args.output, index) {
+            bail!(
+                "--argsort {} is also OUTPUT; the permutation needs a file of its own",
+                index.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// What the sort of one file needs beside the files.
+struct Job<'a> {
+    order: Order,
+    algo: SortAlgo,
+    out_format: FileFormat,
+    gpu: Option<&'a GpuSorter>,
+}
+
+impl Job<'_> {
+    /// Reads, sorts and writes the keys (and the permutation, given `index_out`); returns where
+    /// they were sorted.
+    fn sort<K: LeKey>(
+        &self,
+        input: &mut KeyFile,
+        keys_out: AtomicOutput,
+        index_out: Option<AtomicOutput>,
+    ) -> Result<String> {
+        let progress = Progress::for_file(input.data_bytes());
+        progress.phase("reading", input.data_bytes());
+        let mut keys: Vec<K> = input.read_keys(&mut |n| progress.inc(n))?;
+        progress.spin("sorting");
+        match index_out {
+            None => {
+                let sorted_on = self.sort_keys(&mut keys, input)?;
+                progress.phase("writing", input.data_bytes());
+                self.write(keys_out, &keys, &progress)?;
+                Ok(sorted_on)
+            }
+            Some(index_out) => {
+                let perm = argsort_cpu(&keys, self.order);
+                let index_bytes = perm.len() as u64 * size_of::<i64>() as u64;
+                progress.phase("writing", input.data_bytes() + index_bytes);
+                self.write_permuted(keys_out, index_out, keys, &perm, &progress)?;
+                Ok("the CPU (rayon, stable)".into())
+            }
+        }
+    }
+
+    /// Sorts `keys` (read from `input`) on the GPU if there is one, else on the CPU; returns
+    /// where.
+    fn sort_keys<K: LeKey>(&self, keys: &mut [K], input: &KeyFile) -> Result<String> {
+        let Some(gpu) = self.gpu else {
+            CpuAlgo::Rayon.sort(keys, self.order);
+            return Ok(format!(
+                "the CPU (rayon par_sort_unstable, {} threads)",
+                threads()
+            ));
+        };
+        match self.algo {
+            SortAlgo::Auto | SortAlgo::Bitonic => gpu.sort_unstable(keys, self.order),
+        }
+        .with_context(|| format!("sorting {} on the GPU", input.path().display()))?;
+        Ok(gpu.device_name().to_string())
+    }
+
+    /// Writes the sorted keys to `out` and renames it into place.
+    fn write<K: LeKey>(
+        &self,
+        mut out: AtomicOutput,
+        keys: &[K],
+        progress: &Progress,
+    ) -> Result<()> {
+        out.begin(self.out_format, K::DTYPE, keys.len() as u64)?;
+        out.write_keys(keys, &mut |n| progress.inc(n))?;
+        out.commit()?;
+        Ok(())
+    }
+
+    /// Writes `keys` gathered through `perm` to `keys_out` and `perm` to `index_out`, as int64
+    /// `.npy`, and renames both into place.
+    fn write_permuted<K: LeKey>(
+        &self,
+        mut keys_out: AtomicOutput,
+        mut index_out: AtomicOutput,
+        keys: Vec<K>,
+        perm: &[u64],
+        progress: &Progress,
+    ) -> Result<()> {
+        let len = perm.len() as u64;
+        // Gathered a chunk at a time, so that the output agrees with the permutation and no
+        // second full copy of the keys is made.
+        let chunk_len = CHUNK_BYTES / size_of::<u64>();
+        keys_out.begin(self.out_format, K::DTYPE, len)?;
+        for indices in perm.chunks(chunk_len) {
+            keys_out.write_keys(&gather(&keys, indices), &mut |n| progress.inc(n))?;
+        }
+        drop(keys);
+        index_out.begin(FileFormat::Npy, DType::I64, len)?;
+        for indices in perm.chunks(chunk_len) {
+            // Lossless: an index is below the length of a slice, at most isize::MAX.
+            let indices: Vec<i64> = indices.iter().map(|&i| i as i64).collect();
+            index_out.write_keys(&indices, &mut |n| progress.inc(n))?;
+        }
+        // Both are complete before either is renamed; only a failing rename in between could
+        // leave the permutation without its keys.
+        index_out.commit()?;
+        keys_out.commit()?;
+        Ok(())
+    }
 }

@@ -1,0 +1,66 @@
+//! Argsort: the permutation that sorts keys, and gathering keys through it.
+
+use crate::keys::{Order, SortKey};
+use rayon::prelude::*;
+
+/// The stable permutation that sorts `keys` in `order` (floats as `total_cmp`): `keys[perm[0]],
+/// keys[perm[1]], …` is sorted, and equal keys keep their input order.
+///
+/// Runs on the CPU: rayon's parallel sort of (ordered bits, index) pairs. The pairs are distinct,
+/// so any sort of them is stable on the keys; sorting pairs instead of indices by key avoids a
+/// random access into the keys per comparison (2^28 `f32` keys on 2 cores: 43 s instead of
+/// 463 s). Memory: 16 bytes per key, beside the keys. The GPU version comes with the stable
+/// merge sort.
+///
+/// ```
+/// use gpusort::{Order, argsort::argsort_cpu};
+/// assert_eq!(argsort_cpu(&[3u32, 1, 3, 0], Order::Ascending), [3, 1, 0, 2]);
+/// assert_eq!(argsort_cpu(&[3u32, 1, 3, 0], Order::Descending), [0, 2, 1, 3]);
+/// ```
+pub fn argsort_cpu<K: SortKey>(keys: &[K], order: Order) -> Vec<u64> {
+    let mut pairs: Vec<(K::Bits, u64)> = keys
+        .par_iter()
+        .enumerate()
+        .map(|(i, k)| (k.ordered_bits(order), i as u64))
+        .collect();
+    pairs.par_sort_unstable();
+    // Serial, so that the pairs' allocation is reused for the indices.
+    pairs.into_iter().map(|(_, i)| i).collect()
+}
+
+/// `keys` taken in the order of `indices`: `out[j] = keys[indices[j]]`.
+///
+/// # Panics
+/// If an index is out of bounds.
+pub fn gather<K: Copy + Send + Sync>(keys: &[K], indices: &[u64]) -> Vec<K> {
+    indices.par_iter().map(|&i| keys[i as usize]).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_keys_keep_input_order_both_ways() {
+        let keys = [2i64, -1, 2, 5, -1, 2];
+        assert_eq!(argsort_cpu(&keys, Order::Ascending), [1, 4, 0, 2, 5, 3]);
+        assert_eq!(argsort_cpu(&keys, Order::Descending), [3, 0, 2, 5, 1, 4]);
+    }
+
+    #[test]
+    fn gathers_to_the_sorted_keys() {
+        let keys = [0.5f64, f64::NAN, -0.0, 0.0, -3.0];
+        let sorted = gather(&keys, &argsort_cpu(&keys, Order::Ascending));
+        let bits: Vec<u64> = sorted.iter().map(|k| k.to_bits()).collect();
+        let expected: Vec<u64> = [-3.0, -0.0, 0.0, 0.5, f64::NAN]
+            .iter()
+            .map(|k: &f64| k.to_bits())
+            .collect();
+        assert_eq!(bits, expected);
+    }
+
+    #[test]
+    fn empty() {
+        assert!(argsort_cpu::<u32>(&[], Order::Ascending).is_empty());
+    }
+}

@@ -1,0 +1,230 @@
+//! What can go wrong reading or writing a key file; every message names the file.
+
+use crate::keys::DType;
+use std::io;
+use std::path::PathBuf;
+
+/// A problem with a key file, its name in the message.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    /// The input file is not there.
+    #[error("input file {} does not exist", .path.display())]
+    Missing {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Opening or reading failed.
+    #[error("cannot read {}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The system's error.
+        source: io::Error,
+    },
+    /// The file does not start with the `.npy` magic string.
+    #[error(
+        "{} is not a .npy file (it does not start with \"\\x93NUMPY\"); to read it as raw \
+         little-endian keys pass --format raw --dtype TYPE",
+        .path.display()
+    )]
+    NotNpy {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The `.npy` header cannot be parsed.
+    #[error("{} has a bad .npy header: {reason}", .path.display())]
+    BadHeader {
+        /// The file.
+        path: PathBuf,
+        /// What the parser said.
+        reason: String,
+    },
+    /// A dtype the sorts do not take.
+    #[error(
+        "{} has dtype '{descr}' ({why}), which gpusort cannot sort; supported: little-endian \
+         u32, i32, f32, u64, i64, f64 ('<u4' '<i4' '<f4' '<u8' '<i8' '<f8')",
+        .path.display()
+    )]
+    UnsupportedDtype {
+        /// The file.
+        path: PathBuf,
+        /// The dtype as the header writes it.
+        descr: String,
+        /// Why it is refused.
+        why: &'static str,
+    },
+    /// Not a 1-D array.
+    #[error(
+        "{} holds a {}-D array of shape {}; only 1-D arrays can be sorted (flatten it first, \
+         e.g. numpy's a.ravel())",
+        .path.display(), .shape.len(), py_tuple(.shape)
+    )]
+    NotOneDimensional {
+        /// The file.
+        path: PathBuf,
+        /// The array's shape.
+        shape: Vec<u64>,
+    },
+    /// Stored in Fortran order.
+    #[error(
+        "{} is stored in Fortran order (fortran_order: True); only C order is supported (save \
+         it with numpy's np.ascontiguousarray)",
+        .path.display()
+    )]
+    FortranOrder {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file ends inside the `.npy` header.
+    #[error("{} is truncated: it ends inside the .npy header", .path.display())]
+    TruncatedHeader {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Fewer data bytes than the header (or header size) promises.
+    #[error(
+        "{} is truncated: it should hold {expected} bytes of data ({len} keys) but holds {found}",
+        .path.display()
+    )]
+    Truncated {
+        /// The file.
+        path: PathBuf,
+        /// Keys the header promises.
+        len: u64,
+        /// Data bytes those keys need.
+        expected: u64,
+        /// Data bytes present.
+        found: u64,
+    },
+    /// Bytes after the array's data: not a plain `.npy` array, and sorting without them would
+    /// lose them.
+    #[error(
+        "{} has {extra} bytes after the array's data ({len} keys); refusing to drop them",
+        .path.display()
+    )]
+    TrailingData {
+        /// The file.
+        path: PathBuf,
+        /// Keys the header promises.
+        len: u64,
+        /// Bytes past them.
+        extra: u64,
+    },
+    /// A raw file whose size is not a whole number of keys.
+    #[error(
+        "raw file {} has {size} bytes, not a multiple of the {dtype} key size ({key_bytes} \
+         bytes)",
+        .path.display()
+    )]
+    RawSize {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        size: u64,
+        /// The key type asked for.
+        dtype: DType,
+        /// Bytes per key.
+        key_bytes: usize,
+    },
+    /// A raw file, whose key type must be given.
+    #[error(
+        "{} is read as a raw file (its name does not end in .npy), which carries no key type: \
+         pass --dtype u32|i32|f32|u64|i64|f64",
+        .path.display()
+    )]
+    RawNeedsDtype {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The key type asked for is not the file's.
+    #[error("{} holds {found} keys, not {asked}", .path.display())]
+    DtypeMismatch {
+        /// The file.
+        path: PathBuf,
+        /// The file's key type.
+        found: DType,
+        /// The key type asked for.
+        asked: DType,
+    },
+    /// The keys do not fit in host memory.
+    #[error("not enough memory to read {} ({bytes} bytes of keys)", .path.display())]
+    OutOfMemory {
+        /// The file.
+        path: PathBuf,
+        /// Bytes needed.
+        bytes: u64,
+    },
+    /// The output's directory is missing.
+    #[error("cannot write {}: directory {} does not exist", .path.display(), .dir.display())]
+    NoOutputDir {
+        /// The output file.
+        path: PathBuf,
+        /// Its directory.
+        dir: PathBuf,
+    },
+    /// The output's "directory" is something else.
+    #[error("cannot write {}: {} is not a directory", .path.display(), .dir.display())]
+    OutputDirNotDir {
+        /// The output file.
+        path: PathBuf,
+        /// What stands where its directory should be.
+        dir: PathBuf,
+    },
+    /// The output path names a directory.
+    #[error("cannot write {}: it is a directory", .path.display())]
+    OutputIsDir {
+        /// The output path.
+        path: PathBuf,
+    },
+    /// Creating or writing the temporary file beside the output failed.
+    #[error("cannot write {} (through a temporary file in {})", .path.display(), .dir.display())]
+    Write {
+        /// The output file.
+        path: PathBuf,
+        /// Its directory, where the temporary file is.
+        dir: PathBuf,
+        /// The system's error.
+        source: io::Error,
+    },
+    /// Renaming the finished temporary file onto the output failed.
+    #[error("cannot rename the finished temporary file to {}", .path.display())]
+    Persist {
+        /// The output file.
+        path: PathBuf,
+        /// The system's error.
+        source: io::Error,
+    },
+    /// Committed with a different number of keys than announced: a bug in the caller.
+    #[error("{} was announced with {expected} keys but {written} were written", .path.display())]
+    WrongCount {
+        /// The output file.
+        path: PathBuf,
+        /// Keys the header announced.
+        expected: u64,
+        /// Keys written.
+        written: u64,
+    },
+}
+
+/// A shape as Python and numpy write it: `()`, `(5,)`, `(2, 3)`.
+fn py_tuple(shape: &[u64]) -> String {
+    match shape {
+        [n] => format!("({n},)"),
+        _ => {
+            let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+            format!("({})", dims.join(", "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_read_like_numpy() {
+        assert_eq!(py_tuple(&[]), "()");
+        assert_eq!(py_tuple(&[5]), "(5,)");
+        assert_eq!(py_tuple(&[2, 3]), "(2, 3)");
+    }
+}

@@ -1,0 +1,190 @@
+//! Opening a key file read-only, checking it, and reading its keys in chunks.
+
+use super::error::FileError;
+use super::le::{LeKey, decode_into};
+use super::{CHUNK_BYTES, FileFormat, npy};
+use crate::keys::DType;
+use crate::with_key_type;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// A key file opened read-only and checked: its format, key type and length are known, and
+/// its size matches them. Nothing is read past the header until [`KeyFile::read_keys`].
+#[derive(Debug)]
+pub struct KeyFile {
+    path: PathBuf,
+    file: File,
+    format: FileFormat,
+    dtype: DType,
+    len: u64,
+    data_offset: u64,
+}
+
+impl KeyFile {
+    /// Opens `path` as `format`. A `.npy` file names its key type: `dtype`, if given, must
+    /// agree. A raw file is nothing but little-endian keys, so `dtype` is required.
+    ///
+    /// # Errors
+    /// [`FileError`] naming the file and the problem: missing or unreadable, not a `.npy`, a bad
+    /// header, an unsupported dtype, not 1-D, Fortran order, truncated, trailing bytes, a raw
+    /// size that is not a whole number of keys, no `dtype` for a raw file, or a `dtype` that
+    /// is not the file's.
+    pub fn open(path: &Path, format: FileFormat, dtype: Option<DType>) -> Result<Self, FileError> {
+        let read_err = |source| FileError::Read {
+            path: path.to_owned(),
+            source,
+        };
+        let file = File::open(path).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => FileError::Missing { path: path.into() },
+            _ => read_err(e),
+        })?;
+        let meta = file.metadata().map_err(read_err)?;
+        if meta.is_dir() {
+            return Err(read_err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "it is a directory",
+            )));
+        }
+        let size = meta.len();
+        let (file_dtype, len, data_offset) = match format {
+            FileFormat::Npy => {
+                let header = npy::read_header(path, &file)?;
+                (header.dtype, header.len, header.data_offset)
+            }
+            FileFormat::Raw => {
+                let dtype = dtype.ok_or_else(|| FileError::RawNeedsDtype { path: path.into() })?;
+                let key_bytes = key_bytes(dtype);
+                if size % key_bytes as u64 != 0 {
+                    return Err(FileError::RawSize {
+                        path: path.into(),
+                        size,
+                        dtype,
+                        key_bytes,
+                    });
+                }
+                (dtype, size / key_bytes as u64, 0)
+            }
+        };
+        if let Some(asked) = dtype.filter(|&d| d != file_dtype) {
+            return Err(FileError::DtypeMismatch {
+                path: path.into(),
+                found: file_dtype,
+                asked,
+            });
+        }
+        let found = size.saturating_sub(data_offset);
+        let expected = len.saturating_mul(key_bytes(file_dtype) as u64);
+        if found < expected {
+            return Err(FileError::Truncated {
+                path: path.into(),
+                len,
+                expected,
+                found,
+            });
+        }
+        if found > expected {
+            return Err(FileError::TrailingData {
+                path: path.into(),
+                len,
+                extra: found - expected,
+            });
+        }
+        Ok(KeyFile {
+            path: path.into(),
+            file,
+            format,
+            dtype: file_dtype,
+            len,
+            data_offset,
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `.npy` or raw.
+    pub fn format(&self) -> FileFormat {
+        self.format
+    }
+
+    /// The key type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the file holds no key.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes of key data.
+    pub fn data_bytes(&self) -> u64 {
+        self.len * key_bytes(self.dtype) as u64
+    }
+
+    /// Reads every key, in chunks of 64 MiB; `progress` is told the bytes of each chunk.
+    ///
+    /// # Errors
+    /// [`FileError::DtypeMismatch`] if `K` is not the file's key type,
+    /// [`FileError::OutOfMemory`], [`FileError::Truncated`] if the file shrank since it was
+    /// opened, or [`FileError::Read`].
+    pub fn read_keys<K: LeKey>(
+        &mut self,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<Vec<K>, FileError> {
+        if K::DTYPE != self.dtype {
+            return Err(FileError::DtypeMismatch {
+                path: self.path.clone(),
+                found: self.dtype,
+                asked: K::DTYPE,
+            });
+        }
+        let total = self.data_bytes();
+        let out_of_memory = || FileError::OutOfMemory {
+            path: self.path.clone(),
+            bytes: total,
+        };
+        let len = usize::try_from(self.len).map_err(|_| out_of_memory())?;
+        let mut keys = Vec::new();
+        keys.try_reserve_exact(len).map_err(|_| out_of_memory())?;
+        let mut chunk = vec![0; CHUNK_BYTES.min(len * K::SIZE)];
+
+        let read_err = |source| FileError::Read {
+            path: self.path.clone(),
+            source,
+        };
+        self.file
+            .seek(SeekFrom::Start(self.data_offset))
+            .map_err(read_err)?;
+        let mut left = len * K::SIZE;
+        while left > 0 {
+            let bytes = &mut chunk[..left.min(CHUNK_BYTES)];
+            self.file.read_exact(bytes).map_err(|e| match e.kind() {
+                io::ErrorKind::UnexpectedEof => FileError::Truncated {
+                    path: self.path.clone(),
+                    len: self.len,
+                    expected: total,
+                    found: (keys.len() * K::SIZE) as u64,
+                },
+                _ => read_err(e),
+            })?;
+            decode_into(bytes, &mut keys);
+            left -= bytes.len();
+            progress(bytes.len() as u64);
+        }
+        Ok(keys)
+    }
+}
+
+/// Bytes per key of `dtype`.
+pub fn key_bytes(dtype: DType) -> usize {
+    with_key_type!(dtype, K => size_of::<K>())
+}

@@ -1,0 +1,82 @@
+//! Keys to and from little-endian bytes, the byte order of every file gpusort reads and writes.
+
+use crate::keys::SortKey;
+
+/// A key type with a little-endian byte form: the six [`SortKey`] types.
+pub trait LeKey: SortKey {
+    /// Bytes per key.
+    const SIZE: usize;
+    /// The key whose little-endian bytes are `bytes` (exactly [`LeKey::SIZE`] of them).
+    fn from_le(bytes: &[u8]) -> Self;
+    /// Writes the key's little-endian bytes to `out` (exactly [`LeKey::SIZE`] of them).
+    fn write_le(self, out: &mut [u8]);
+}
+
+macro_rules! impl_le_key {
+    ($($t:ty),*) => {$(
+        impl LeKey for $t {
+            const SIZE: usize = size_of::<$t>();
+            #[inline]
+            fn from_le(bytes: &[u8]) -> Self {
+                let mut array = [0; size_of::<$t>()];
+                array.copy_from_slice(bytes);
+                <$t>::from_le_bytes(array)
+            }
+            #[inline]
+            fn write_le(self, out: &mut [u8]) {
+                out.copy_from_slice(&self.to_le_bytes());
+            }
+        }
+    )*};
+}
+
+impl_le_key!(u32, i32, f32, u64, i64, f64);
+
+/// Appends the keys in `bytes` (a whole number of keys) to `keys`.
+pub(crate) fn decode_into<K: LeKey>(bytes: &[u8], keys: &mut Vec<K>) {
+    keys.extend(bytes.chunks_exact(K::SIZE).map(K::from_le));
+}
+
+/// Replaces the contents of `bytes` with the little-endian bytes of `keys`.
+pub(crate) fn encode_into<K: LeKey>(keys: &[K], bytes: &mut Vec<u8>) {
+    bytes.clear();
+    bytes.resize(keys.len() * K::SIZE, 0);
+    for (out, &key) in bytes.chunks_exact_mut(K::SIZE).zip(keys) {
+        key.write_le(out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_every_key_type() {
+        fn round_trip<K: LeKey>(keys: &[K]) {
+            let mut bytes = Vec::new();
+            encode_into(keys, &mut bytes);
+            assert_eq!(bytes.len(), keys.len() * K::SIZE);
+            let mut back: Vec<K> = Vec::new();
+            decode_into(&bytes, &mut back);
+            assert_eq!(back.len(), keys.len());
+            assert!(
+                back.iter()
+                    .zip(keys)
+                    .all(|(a, b)| a.to_bits() == b.to_bits())
+            );
+        }
+        round_trip(&[0u32, 1, u32::MAX]);
+        round_trip(&[i32::MIN, -1, 7]);
+        round_trip(&[f32::NAN, -0.0, 1.5]);
+        round_trip(&[u64::MAX, 3]);
+        round_trip(&[i64::MIN, -2]);
+        round_trip(&[f64::NEG_INFINITY, -0.0, f64::NAN]);
+    }
+
+    #[test]
+    fn bytes_are_little_endian() {
+        let mut bytes = Vec::new();
+        encode_into(&[0x0102_0304u32], &mut bytes);
+        assert_eq!(bytes, [4, 3, 2, 1]);
+    }
+}
