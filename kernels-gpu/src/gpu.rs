@@ -42,3 +42,36 @@ pub fn sync_threads() {
 pub fn dynamic_shared<T>() -> *mut T {
     core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>()
 }
+
+/// `__shfl_xor_sync(0xffffffff, v, lane_mask)`: the value `self` of lane `lane ^ lane_mask`.
+/// Every lane of the warp must call it (no divergence).
+pub trait WarpShuffle: Copy {
+    /// This value as held by the lane whose index differs from ours by xor `lane_mask`.
+    fn shfl_xor(self, lane_mask: u32) -> Self;
+}
+
+impl WarpShuffle for u32 {
+    #[inline(always)]
+    fn shfl_xor(self, lane_mask: u32) -> u32 {
+        let theirs: u32;
+        // SAFETY: a full-warp butterfly shuffle; callers keep the whole warp converged.
+        unsafe {
+            core::arch::asm!(
+                "shfl.sync.bfly.b32 {theirs}, {mine}, {mask}, 0x1f, 0xffffffff;",
+                theirs = out(reg32) theirs,
+                mine = in(reg32) self,
+                mask = in(reg32) lane_mask,
+            )
+        };
+        theirs
+    }
+}
+
+impl WarpShuffle for u64 {
+    #[inline(always)]
+    fn shfl_xor(self, lane_mask: u32) -> u64 {
+        let low = (self as u32).shfl_xor(lane_mask);
+        let high = ((self >> 32) as u32).shfl_xor(lane_mask);
+        (u64::from(high) << 32) | u64::from(low)
+    }
+}

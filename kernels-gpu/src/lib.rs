@@ -19,7 +19,8 @@
         stdarch_nvptx,
         gpu_intrinsics,
         gpu_launch_sized_workgroup_mem,
-        core_intrinsics
+        core_intrinsics,
+        asm_experimental_arch
     )
 )]
 
