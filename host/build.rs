@@ -46,7 +46,42 @@ fn main() {
         eprintln!("{}", String::from_utf8_lossy(&output.stderr));
         panic!("building kernels-gpu for nvptx64-nvidia-cuda failed (see the output above)");
     }
-    let ptx = target_dir.join("nvptx64-nvidia-cuda/ptx/kernels_gpu.ptx");
-    std::fs::copy(&ptx, out_dir.join("kernels.ptx"))
-        .unwrap_or_else(|e| panic!("no PTX at {}: {e}", ptx.display()));
+    let ptx_path = target_dir.join("nvptx64-nvidia-cuda/ptx/kernels_gpu.ptx");
+    let ptx = std::fs::read_to_string(&ptx_path)
+        .unwrap_or_else(|e| panic!("no PTX at {}: {e}", ptx_path.display()));
+    let ptx = limit_registers(&ptx, kernels_gpu::tuning::MAX_REGISTERS);
+    std::fs::write(out_dir.join("kernels.ptx"), ptx).expect("writing kernels.ptx");
+}
+
+/// Adds a `.maxnreg` directive to each listed kernel (what CUDA C++ gets from
+/// `__launch_bounds__`; rustc has no attribute for it). The directive goes between an entry's
+/// parameter list and its body.
+fn limit_registers(ptx: &str, limits: &[(&str, u32)]) -> String {
+    let mut out = String::with_capacity(ptx.len() + 64 * limits.len());
+    let mut pending = None;
+    for line in ptx.lines() {
+        if let Some(name) = line
+            .strip_prefix(".visible .entry ")
+            .and_then(|l| l.strip_suffix('('))
+        {
+            pending = limits
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|&(_, regs)| regs);
+        }
+        if line == "{" {
+            if let Some(regs) = pending.take() {
+                out.push_str(&format!(".maxnreg {regs}\n"));
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    for (kernel, _) in limits {
+        assert!(
+            ptx.contains(&format!(".entry {kernel}(")),
+            "no kernel {kernel} in the PTX"
+        );
+    }
+    out
 }

@@ -226,25 +226,34 @@ pub enum Pass {
     },
 }
 
-/// The passes that sort `n` keys, in launch order, for tiles of `2^tile_log2` keys and global
-/// passes fusing at most `max_fused` steps. Empty for n ≤ 1.
-pub fn schedule(n: u64, tile_log2: u32, max_fused: u32) -> impl Iterator<Item = Pass> {
+/// The passes that sort `n` keys, in launch order, for tiles of `2^tile_log2` keys: each stage's
+/// global steps go to a first, mirrored pass of at most `max_mirror_steps` steps and then passes
+/// of at most `max_steps`. Empty for n ≤ 1.
+pub fn schedule(
+    n: u64,
+    tile_log2: u32,
+    max_mirror_steps: u32,
+    max_steps: u32,
+) -> impl Iterator<Item = Pass> {
     let stages = ceil_log2(n);
     let first = (n > 1).then_some(Pass::SortTiles);
     let later = (tile_log2 + 1..=stages).flat_map(move |stage| {
         // Steps of distance 2^(stage−1) down to 2^tile_log2 go to global passes.
         let global_steps = stage - tile_log2;
-        let passes = global_steps.div_ceil(max_fused);
-        (0..passes)
-            .map(move |p| {
-                let done = p * max_fused;
-                Pass::Global(FusedPass {
-                    top: stage - 1 - done,
-                    steps: max_fused.min(global_steps - done),
-                    mirror: p == 0,
-                })
-            })
-            .chain(core::iter::once(Pass::MergeTiles { stage }))
+        let mut done = 0;
+        core::iter::from_fn(move || {
+            let mirror = done == 0;
+            let most = if mirror { max_mirror_steps } else { max_steps };
+            let steps = most.min(global_steps.checked_sub(done).filter(|&left| left > 0)?);
+            let pass = FusedPass {
+                top: stage - 1 - done,
+                steps,
+                mirror,
+            };
+            done += steps;
+            Some(Pass::Global(pass))
+        })
+        .chain(core::iter::once(Pass::MergeTiles { stage }))
     });
     first.into_iter().chain(later)
 }
@@ -272,10 +281,10 @@ mod tests {
 
     /// Runs the GPU schedule on the CPU: tile passes with a plain sort / the tile's steps, the
     /// global passes through the very unit code the kernels run.
-    fn emulate_schedule(keys: &mut [u32], tile_log2: u32, max_fused: u32) {
+    fn emulate_schedule(keys: &mut [u32], tile_log2: u32, max_mirror: u32, max_fused: u32) {
         let n = keys.len() as u64;
         let tile = 1usize << tile_log2;
-        for pass in schedule(n, tile_log2, max_fused) {
+        for pass in schedule(n, tile_log2, max_mirror, max_fused) {
             match pass {
                 Pass::SortTiles => keys.chunks_mut(tile).for_each(|t| t.sort_unstable()),
                 Pass::MergeTiles { .. } => {
@@ -338,10 +347,10 @@ mod tests {
 
     #[test]
     fn schedule_for_small_and_large_n() {
-        assert_eq!(schedule(0, 4, 2).count(), 0);
-        assert_eq!(schedule(1, 4, 2).count(), 0);
-        assert_eq!(schedule(16, 4, 2).collect::<Vec<_>>(), [Pass::SortTiles]);
-        let p: Vec<_> = schedule(17, 4, 2).collect();
+        assert_eq!(schedule(0, 4, 2, 2).count(), 0);
+        assert_eq!(schedule(1, 4, 2, 2).count(), 0);
+        assert_eq!(schedule(16, 4, 2, 2).collect::<Vec<_>>(), [Pass::SortTiles]);
+        let p: Vec<_> = schedule(17, 4, 2, 2).collect();
         let g = FusedPass {
             top: 4,
             steps: 1,
@@ -356,7 +365,7 @@ mod tests {
             ]
         );
         // Stage 8 over tiles of 16: 4 global steps (distances 128..16) in two passes of 2.
-        let p: Vec<_> = schedule(256, 4, 2).collect();
+        let p: Vec<_> = schedule(256, 4, 2, 2).collect();
         let tail = [
             Pass::Global(FusedPass {
                 top: 7,
@@ -366,6 +375,22 @@ mod tests {
             Pass::Global(FusedPass {
                 top: 5,
                 steps: 2,
+                mirror: false,
+            }),
+            Pass::MergeTiles { stage: 8 },
+        ];
+        assert_eq!(p[p.len() - 3..], tail);
+        // Mirrored passes of 1 step, later ones of up to 3: 4 global steps as 1 + 3.
+        let p: Vec<_> = schedule(256, 4, 1, 3).collect();
+        let tail = [
+            Pass::Global(FusedPass {
+                top: 7,
+                steps: 1,
+                mirror: true,
+            }),
+            Pass::Global(FusedPass {
+                top: 6,
+                steps: 3,
                 mirror: false,
             }),
             Pass::MergeTiles { stage: 8 },
@@ -438,6 +463,7 @@ mod tests {
             len in interesting_len(),
             tile_log2 in 1u32..6,
             max_fused in 1u32..5,
+            max_mirror_seed: u32,
             seed: u64,
             few in any::<bool>(),
         ) {
@@ -450,7 +476,8 @@ mod tests {
             expected.sort_unstable();
             let mut by_network = v.clone();
             reference_network(&mut by_network);
-            emulate_schedule(&mut v, tile_log2, max_fused);
+            let max_mirror = 1 + max_mirror_seed % max_fused;
+            emulate_schedule(&mut v, tile_log2, max_mirror, max_fused);
             prop_assert_eq!(&v, &expected);
             prop_assert_eq!(by_network, expected);
         }

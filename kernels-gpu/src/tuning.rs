@@ -26,9 +26,18 @@ pub const fn tile_shared_bytes(key_bytes: u32) -> u32 {
 
 /// Threads per block of the global compare-exchange passes.
 pub const GLOBAL_THREADS: u32 = 256;
-/// Most bitonic steps one global pass fuses: each thread holds 2^m keys in registers
-/// (2^(m+1) in the first, mirrored pass of a stage) and writes them once.
+/// Most bitonic steps one global pass fuses: each thread holds 2^m keys in registers and writes
+/// them once.
 pub const GLOBAL_MAX_FUSED_STEPS: u32 = 4;
+/// Most steps of the first, mirrored global pass of a stage, which holds two groups: 2 × 2^3
+/// keys. With 4 steps (32 keys and their 64-bit addresses) it took 139 registers and ran at 12%
+/// occupancy, 0.092 ms a pass against 0.067 ms for the others (docs/perf.md).
+pub const GLOBAL_MAX_MIRROR_STEPS: u32 = 3;
+
+/// Register limit of each kernel (`.maxnreg`, written into the PTX by `host/build.rs`, as
+/// `__launch_bounds__` would in CUDA C++). The tile merge fits in 40 registers without spilling,
+/// which lets three 512-thread blocks share a multiprocessor instead of two (docs/perf.md).
+pub const MAX_REGISTERS: &[(&str, u32)] = &[("bitonic_merge_tiles_u32", 40)];
 
 /// Largest number of keys the kernels accept. The global passes use 64-bit indices; the limit
 /// comes from the grid: a one-step pass launches n/2 threads in blocks of [`GLOBAL_THREADS`],
@@ -38,3 +47,5 @@ pub const MAX_KEYS: u64 = 1 << 39;
 const _: () = assert!(TILE_RUN >= 2 && TILE_RUN.is_power_of_two());
 const _: () = assert!(TILE_THREADS.is_power_of_two() && TILE_THREADS >= 32);
 const _: () = assert!(GLOBAL_MAX_FUSED_STEPS >= 1 && GLOBAL_MAX_FUSED_STEPS <= 5);
+const _: () =
+    assert!(GLOBAL_MAX_MIRROR_STEPS >= 1 && GLOBAL_MAX_MIRROR_STEPS <= GLOBAL_MAX_FUSED_STEPS);

@@ -10,14 +10,18 @@ use cust::sys as cuda;
 use kernels_gpu::bitonic::{Pass, schedule};
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::tuning::{
-    GLOBAL_MAX_FUSED_STEPS, GLOBAL_THREADS, TILE_KEYS, TILE_LOG2, TILE_THREADS, tile_shared_bytes,
+    GLOBAL_MAX_FUSED_STEPS, GLOBAL_MAX_MIRROR_STEPS, GLOBAL_THREADS, TILE_KEYS, TILE_LOG2,
+    TILE_THREADS, tile_shared_bytes,
 };
 
 /// The kernels for keys of one width.
 struct Kernels {
     sort_tiles: &'static str,
     merge_tiles: &'static str,
+    /// Global passes of 1, 2, … steps.
     global: [&'static str; GLOBAL_MAX_FUSED_STEPS as usize],
+    /// A stage's first, mirrored global pass of 1, 2, … steps.
+    global_mirror: [&'static str; GLOBAL_MAX_MIRROR_STEPS as usize],
     shared_bytes: u32,
 }
 
@@ -30,6 +34,11 @@ const KERNELS_32: Kernels = Kernels {
         "bitonic_global_3_u32",
         "bitonic_global_4_u32",
     ],
+    global_mirror: [
+        "bitonic_global_mirror_1_u32",
+        "bitonic_global_mirror_2_u32",
+        "bitonic_global_mirror_3_u32",
+    ],
     shared_bytes: tile_shared_bytes(4),
 };
 
@@ -41,6 +50,11 @@ const KERNELS_64: Kernels = Kernels {
         "bitonic_global_2_u64",
         "bitonic_global_3_u64",
         "bitonic_global_4_u64",
+    ],
+    global_mirror: [
+        "bitonic_global_mirror_1_u64",
+        "bitonic_global_mirror_2_u64",
+        "bitonic_global_mirror_3_u64",
     ],
     shared_bytes: tile_shared_bytes(8),
 };
@@ -104,7 +118,13 @@ pub(super) fn enqueue(
     let module = &sorter.module;
     let stream = &sorter.stream;
     let tiles = n.div_ceil(u64::from(TILE_KEYS)) as u32;
-    let mut passes = schedule(n, TILE_LOG2, GLOBAL_MAX_FUSED_STEPS).peekable();
+    let mut passes = schedule(
+        n,
+        TILE_LOG2,
+        GLOBAL_MAX_MIRROR_STEPS,
+        GLOBAL_MAX_FUSED_STEPS,
+    )
+    .peekable();
     while let Some(pass) = passes.next() {
         let decode = if passes.peek().is_none() {
             map
@@ -123,10 +143,15 @@ pub(super) fn enqueue(
                 unsafe { launch!(f<<<tiles, TILE_THREADS, shared, stream>>>(keys, n, decode)) }
             }
             Pass::Global(p) => {
-                let f = function(module, k.global[p.steps as usize - 1])?;
+                let names = if p.mirror {
+                    &k.global_mirror[..]
+                } else {
+                    &k.global[..]
+                };
+                let f = function(module, names[p.steps as usize - 1])?;
                 let blocks = p.units(n).div_ceil(u64::from(GLOBAL_THREADS)) as u32;
-                let (top, mirror) = (p.top, u32::from(p.mirror));
-                unsafe { launch!(f<<<blocks, GLOBAL_THREADS, 0, stream>>>(keys, n, top, mirror)) }
+                let top = p.top;
+                unsafe { launch!(f<<<blocks, GLOBAL_THREADS, 0, stream>>>(keys, n, top)) }
             }
         };
         launched.context(&format!("launching {pass:?} for {n} keys"))?;

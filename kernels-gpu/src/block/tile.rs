@@ -112,7 +112,11 @@ impl<K: KeyBits + WarpShuffle> Tile<K> {
             // of 2^(s+1), or 2^s above.
             let c = q * TILE_THREADS + t;
             let lo = ((c >> s) << (s + 1)) | (c & ((1 << s) - 1));
-            let hi = if mirror { lo ^ ((2 << s) - 1) } else { lo + (1 << s) };
+            let hi = if mirror {
+                lo ^ ((2 << s) - 1)
+            } else {
+                lo + (1 << s)
+            };
             // SAFETY: lo < hi < TILE_KEYS; each slot belongs to one comparator of this step.
             unsafe {
                 let (a, b) = (self.shared.add(padded(lo)), self.shared.add(padded(hi)));
@@ -134,7 +138,11 @@ impl<K: KeyBits + WarpShuffle> Tile<K> {
         let lane_bit = 1 << (s - TILE_RUN_LOG2);
         let lower = thread_idx_x() & lane_bit == 0;
         let keep = |mine: K, other: K| {
-            let (lo, hi) = if other < mine { (other, mine) } else { (mine, other) };
+            let (lo, hi) = if other < mine {
+                (other, mine)
+            } else {
+                (mine, other)
+            };
             if lower { lo } else { hi }
         };
         if mirror {

@@ -15,7 +15,7 @@ fn this_tile(n: u64) -> (u64, u32) {
 }
 
 macro_rules! bitonic_kernels {
-    ($key:ty, $sort_tiles:ident, $merge_tiles:ident, [$($global:ident: $group:literal),*]) => {
+    ($key:ty, $sort_tiles:ident, $merge_tiles:ident, [$($global:ident: $group:literal, $mirror:literal),*]) => {
         /// Sorts each tile of `TILE_KEYS` keys ascending in shared memory, applying the key map
         /// `encode` as keys are loaded and the inverse of `decode` as they are stored
         /// (`decode` = `IDENTITY` unless this is the only pass).
@@ -56,7 +56,7 @@ macro_rules! bitonic_kernels {
 
         $(
             /// A global pass fusing `log2(group)` steps of one stage: the steps of distance
-            /// 2^top, 2^(top−1), …; the first is the stage's mirrored step if `mirror != 0`.
+            /// 2^top, 2^(top−1), …; the first is the stage's mirrored step if `$mirror`.
             ///
             /// Launch: `FusedPass::units(n)` threads (extra ones return) in blocks of
             /// `GLOBAL_THREADS`.
@@ -64,9 +64,9 @@ macro_rules! bitonic_kernels {
             /// # Safety
             /// `keys` points to `n` device keys; `top < ceil_log2(n)`.
             #[unsafe(no_mangle)]
-            pub unsafe extern "gpu-kernel" fn $global(keys: *mut $key, n: u64, top: u32, mirror: u32) {
+            pub unsafe extern "gpu-kernel" fn $global(keys: *mut $key, n: u64, top: u32) {
                 let steps = ($group as u32).trailing_zeros();
-                let pass = FusedPass { top, steps, mirror: mirror != 0 };
+                let pass = FusedPass { top, steps, mirror: $mirror };
                 let unit = global_thread_x();
                 if unit < pass.units(n) {
                     // SAFETY: units of one pass own disjoint keys (see `FusedPass`).
@@ -78,8 +78,20 @@ macro_rules! bitonic_kernels {
 }
 
 bitonic_kernels!(u32, bitonic_sort_tiles_u32, bitonic_merge_tiles_u32, [
-    bitonic_global_1_u32: 2, bitonic_global_2_u32: 4, bitonic_global_3_u32: 8, bitonic_global_4_u32: 16
+    bitonic_global_1_u32: 2, false,
+    bitonic_global_2_u32: 4, false,
+    bitonic_global_3_u32: 8, false,
+    bitonic_global_4_u32: 16, false,
+    bitonic_global_mirror_1_u32: 2, true,
+    bitonic_global_mirror_2_u32: 4, true,
+    bitonic_global_mirror_3_u32: 8, true
 ]);
 bitonic_kernels!(u64, bitonic_sort_tiles_u64, bitonic_merge_tiles_u64, [
-    bitonic_global_1_u64: 2, bitonic_global_2_u64: 4, bitonic_global_3_u64: 8, bitonic_global_4_u64: 16
+    bitonic_global_1_u64: 2, false,
+    bitonic_global_2_u64: 4, false,
+    bitonic_global_3_u64: 8, false,
+    bitonic_global_4_u64: 16, false,
+    bitonic_global_mirror_1_u64: 2, true,
+    bitonic_global_mirror_2_u64: 4, true,
+    bitonic_global_mirror_3_u64: 8, true
 ]);
