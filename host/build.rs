@@ -69,10 +69,10 @@ fn limit_registers(ptx: &str, limits: &[(&str, u32)]) -> String {
                 .find(|(k, _)| *k == name)
                 .map(|&(_, regs)| regs);
         }
-        if line == "{" {
-            if let Some(regs) = pending.take() {
-                out.push_str(&format!(".maxnreg {regs}\n"));
-            }
+        if line == "{"
+            && let Some(regs) = pending.take()
+        {
+            out.push_str(&format!(".maxnreg {regs}\n"));
         }
         out.push_str(line);
         out.push('\n');

@@ -1,6 +1,7 @@
 //! The GPU side: a [`GpuSorter`] owns a CUDA context, the kernels' module and a stream.
 
 mod bitonic;
+mod staging;
 
 use crate::error::{CudaContext, Error, Result};
 use crate::keys::{Order, SortKey};
@@ -11,6 +12,8 @@ use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys as cuda;
 use kernels_gpu::tuning::MAX_KEYS;
+use staging::Staging;
+use std::sync::Mutex;
 
 /// The kernels, compiled to PTX by `build.rs`.
 pub const KERNELS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
@@ -24,6 +27,8 @@ pub struct GpuSorter {
     // Field order is drop order: module and stream go before the context that owns them.
     module: Module,
     stream: Stream,
+    /// Pinned chunks for host-slice sorts, allocated by the first one.
+    staging: Mutex<Option<Staging>>,
     context: Context,
     name: String,
 }
@@ -56,11 +61,15 @@ impl GpuSorter {
         let context = Context::new(device).context("creating a CUDA context")?;
         let module = Module::from_ptx(KERNELS_PTX, &[]).context("loading the kernels' PTX")?;
         bitonic::configure(&module)?;
-        let stream =
-            Stream::new(StreamFlags::NON_BLOCKING, None).context("creating a CUDA stream")?;
+        // A blocking stream: it waits for work on the legacy default stream, where cust's
+        // synchronous copies run (a pageable host-to-device copy may return before its DMA is
+        // done), so a sort never starts on keys still in flight.
+        let stream = Stream::new(StreamFlags::DEFAULT, None).context("creating a CUDA stream")?;
+        let staging = Mutex::new(None);
         Ok(GpuSorter {
             module,
             stream,
+            staging,
             context,
             name,
         })
@@ -135,7 +144,8 @@ impl GpuSorter {
     }
 
     /// Sorts `keys` (unstable: equal keys may be reordered; floats as `total_cmp`) with the
-    /// bitonic network, through a device buffer of the same length.
+    /// bitonic network, through a device buffer of the same length. The keys travel through two
+    /// reused 16 MiB pinned chunks, copied on all cores while the DMA engine moves the other chunk.
     ///
     /// # Errors
     /// [`Error::TooLong`], [`Error::OutOfDeviceMemory`], or [`Error::Cuda`]. On error `keys`
@@ -145,11 +155,27 @@ impl GpuSorter {
             return Ok(());
         }
         check_len(keys.len())?;
-        let mut device = self.upload(keys)?;
-        self.sort_unstable_device(&mut device, order)?;
-        device
-            .copy_to(keys)
-            .context("copying sorted keys to the host")
+        let mut device = self.alloc::<K>(keys.len(), "the keys")?;
+        // SAFETY: SortKey types are plain integers and floats (the trait is sealed): every byte
+        // pattern is a valid key, and the byte view covers exactly the slice.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(keys.as_mut_ptr().cast::<u8>(), size_of_val(keys))
+        };
+        // SAFETY: the byte view covers exactly the device buffer, which outlives it.
+        let mut device_bytes = unsafe {
+            DeviceSlice::from_raw_parts_mut(device.as_device_ptr().cast::<u8>(), bytes.len())
+        };
+        let mut staging = self
+            .staging
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if staging.is_none() {
+            *staging = Some(Staging::new()?);
+        }
+        let staging = staging.as_mut().expect("just created");
+        staging.upload(bytes, &mut device_bytes, &self.stream)?;
+        self.enqueue_sort_unstable(&mut device, order)?;
+        staging.download(&device_bytes, bytes, &self.stream)
     }
 
     /// Sorts keys already on the device, in place (no temporary device memory), and waits.
