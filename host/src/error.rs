@@ -1,17 +1,57 @@
-//! The library's error type.
+//! The library's error type, [`Error`], and its [`Result`] alias.
+//!
+//! Every fallible GPU call returns [`Result<T>`](Result). The variants say what a caller can act
+//! on: [`Error::NoDriver`] and [`Error::NoDevice`] mean "no GPU here" (sort on the CPU instead),
+//! [`Error::OutOfDeviceMemory`] and [`Error::TooLong`] mean "too many keys for this device",
+//! and the rest are CUDA failures with what was being done. Key files have their own error,
+//! [`crate::files::FileError`].
 
 use cust::error::CudaError;
 
-/// Everything that can go wrong while sorting.
+/// Everything that can go wrong while sorting on the GPU.
+///
+/// Messages (its `Display`) are full sentences for a person; match on the variants to act.
+///
+/// # Examples
+///
+/// Falling back to the CPU when there is no GPU, and reporting anything else:
+///
+/// ```no_run
+/// use gpusort::{Error, GpuSorter, Order, cpu::CpuAlgo};
+///
+/// let mut keys = vec![3i32, -7, 0];
+/// match GpuSorter::new() {
+///     Ok(gpu) => gpu.sort_unstable(&mut keys, Order::Ascending)?,
+///     Err(e @ (Error::NoDriver(_) | Error::NoDevice)) => {
+///         eprintln!("{e}; sorting on the CPU");
+///         CpuAlgo::Std.sort(&mut keys, Order::Ascending);
+///     }
+///     Err(e) => return Err(e),
+/// }
+/// assert_eq!(keys, [-7, 0, 3]);
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// The messages, which need no GPU to build:
+///
+/// ```
+/// use gpusort::Error;
+///
+/// let e = Error::TooLong { len: 1 << 40, max: 1 << 39 };
+/// assert_eq!(e.to_string(), "1099511627776 keys is more than the GPU kernels support (549755813888 keys)");
+/// assert_eq!(Error::NoDevice.to_string(), "no CUDA-capable device is present");
+/// ```
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The CUDA driver library is missing, a stub, or too old for this program.
+    /// The CUDA driver library is missing, a stub, or too old for this program: there is no
+    /// usable GPU here. From [`GpuSorter::new`](crate::GpuSorter::new); the string says which.
     #[error("no usable CUDA driver: {0}")]
     NoDriver(String),
-    /// The driver works but sees no GPU.
+    /// The driver works but sees no GPU. From [`GpuSorter::new`](crate::GpuSorter::new).
     #[error("no CUDA-capable device is present")]
     NoDevice,
-    /// A device ordinal past the last device.
+    /// A device ordinal past the last device. From
+    /// [`GpuSorter::with_device`](crate::GpuSorter::with_device).
     #[error("CUDA device {ordinal} does not exist ({count} present)")]
     InvalidDevice {
         /// The ordinal asked for.
@@ -19,7 +59,9 @@ pub enum Error {
         /// Devices present.
         count: u32,
     },
-    /// Not enough free device memory for the buffers a sort needs.
+    /// Not enough free device memory for a buffer: checked before allocating, and also
+    /// returned when the allocation itself runs out. From
+    /// [`GpuSorter::alloc`](crate::GpuSorter::alloc) and everything that allocates through it.
     #[error(
         "out of device memory: {what} needs {requested} bytes, {free} bytes are free of {total}"
     )]
@@ -33,7 +75,7 @@ pub enum Error {
         /// Bytes on the device.
         total: u64,
     },
-    /// More keys than the kernels can index.
+    /// More keys than the kernels can index ([`kernels_gpu::tuning::MAX_KEYS`], 2^39).
     #[error("{len} keys is more than the GPU kernels support ({max} keys)")]
     TooLong {
         /// Keys asked for.
@@ -41,7 +83,8 @@ pub enum Error {
         /// The most the kernels accept.
         max: u64,
     },
-    /// A raw driver call, made without a `cust` wrapper, failed.
+    /// A raw driver call, made without a `cust` wrapper, failed (e.g. setting a kernel's
+    /// shared-memory size while creating a sorter).
     #[error("CUDA error while {context}: {call} returned {status}")]
     DriverCall {
         /// What was being done.
@@ -51,7 +94,8 @@ pub enum Error {
         /// The status it returned.
         status: String,
     },
-    /// A CUDA call failed.
+    /// A CUDA call made through `cust` failed: creating the context, module or stream, a
+    /// copy, a launch, or the execution of queued work (reported when it is waited for).
     #[error("CUDA error while {context}: {source}")]
     Cuda {
         /// What was being done.
@@ -61,7 +105,21 @@ pub enum Error {
     },
 }
 
-/// Result with the library's [`Error`].
+/// `std::result::Result` with the library's [`Error`] as the default error type.
+///
+/// # Examples
+///
+/// ```
+/// fn keys_fit(len: u64) -> gpusort::Result<()> {
+///     let max = kernels_gpu::tuning::MAX_KEYS;
+///     if len > max {
+///         return Err(gpusort::Error::TooLong { len, max });
+///     }
+///     Ok(())
+/// }
+/// assert!(keys_fit(1 << 30).is_ok());
+/// assert!(matches!(keys_fit(1 << 40), Err(gpusort::Error::TooLong { .. })));
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Adds what was being done to a CUDA error.

@@ -1,14 +1,104 @@
 //! Sort arrays on NVIDIA GPUs with kernels written in Rust (compiled to PTX by rustc's nvptx64
-//! backend, launched with `cust`), with CPU baselines, a CPU fallback and verification.
+//! backend, launched with [`cust`]), with CPU baselines, a CPU fallback and verification.
+//!
+//! The entry point is [`GpuSorter`]: create one per device and process, then sort host slices
+//! ([`GpuSorter::sort_unstable`]) or keys already on the device
+//! ([`GpuSorter::sort_unstable_device`]). Everything else in the crate works without a GPU.
 //!
 //! ```no_run
 //! use gpusort::{GpuSorter, Order};
-//! let sorter = GpuSorter::new()?;
+//!
+//! let sorter = GpuSorter::new()?; // driver, context, kernels (JIT), stream: once
 //! let mut keys = vec![3.5f32, -1.0, f32::NAN, 0.0, -0.0];
 //! sorter.sort_unstable(&mut keys, Order::Ascending)?;
-//! assert_eq!(keys[..2], [-1.0, -0.0]);
+//! assert_eq!(keys[..4], [-1.0, -0.0, 0.0, 3.5]);
+//! assert!(keys[4].is_nan());
 //! # Ok::<(), gpusort::Error>(())
 //! ```
+//!
+//! # From the CPU to the GPU
+//!
+//! The API follows `std`'s slice sorts; where the data lives on the GPU it takes `cust`'s
+//! device memory types, which `cust` names after std's:
+//!
+//! | on the CPU (`std`) | on the GPU (`gpusort`, `cust`) |
+//! |---|---|
+//! | `Vec<T>` (owned keys) | [`DeviceBuffer<T>`](cust::memory::DeviceBuffer), from [`GpuSorter::upload`] or [`GpuSorter::alloc`] |
+//! | `&mut [T]` (borrowed keys) | [`&mut DeviceSlice<T>`](cust::memory::DeviceSlice) (a `DeviceBuffer` derefs to one) |
+//! | `<[T]>::sort_unstable` | [`GpuSorter::sort_unstable`] (host slice: one upload, the sort, one download) and [`GpuSorter::sort_unstable_device`] (in place on the device): a bitonic network |
+//! | spawning work and joining it | [`GpuSorter::enqueue_sort_unstable`] queues the sort on [`GpuSorter::stream`]; [`GpuSorter::synchronize`] waits for it |
+//! | `<[T]>::sort` (stable) | not yet: comes with the GPU merge sort |
+//! | sorting (key, value) pairs | not yet: `sort_pairs` comes with the GPU merge sort |
+//! | argsort (the sorting permutation) | [`argsort::argsort_cpu`] on the CPU for now; the GPU `argsort` comes with the merge sort |
+//!
+//! The stable sorts are planned, not scheduled: until they land, [`argsort::argsort_cpu`] and
+//! [`argsort::gather`] give the stable order on the CPU.
+//!
+//! # Key types and order
+//!
+//! The sorts take the six [`SortKey`] types, `u32`, `i32`, `f32`, `u64`, `i64` and `f64`
+//! ([`DType`] names them at run time; [`with_key_type!`] turns a name back into a type), in
+//! either [`Order`]. Floats are ordered like [`f32::total_cmp`] and [`f64::total_cmp`]:
+//!
+//! −NaN < −∞ < … < −1.0 < … < −0.0 < +0.0 < … < 1.0 < … < +∞ < +NaN
+//!
+//! and [`Order::Descending`] is exactly the reverse. Keys that are equal in this order have
+//! identical bits, so an unstable sort of keys alone gives, bit for bit, what std's stable
+//! `sort_by(f32::total_cmp)` gives: stability only matters once values travel with the keys.
+//!
+//! # Complexity and memory
+//!
+//! The GPU sort is a bitonic network: O(n log² n) compare-exchanges in ⌈log₂ n⌉ stages, the
+//! same for every input of length n (it never looks at the data to decide what to compare).
+//! Any n works, without padding.
+//!
+//! - [`GpuSorter::sort_unstable_device`] sorts in place and allocates no temporary device
+//!   memory.
+//! - [`GpuSorter::sort_unstable`] allocates one device buffer of n keys (n ×
+//!   `size_of::<K>()` bytes), checked against free device memory first, and frees it before it
+//!   returns; no host memory beyond the slice.
+//! - [`argsort::argsort_cpu`] needs 16 bytes per key beside the keys.
+//!
+//! # Errors
+//!
+//! GPU calls return [`Result<T, Error>`](Result). [`Error`] tells apart a missing driver
+//! ([`Error::NoDriver`]) or device ([`Error::NoDevice`]), which a program may answer by sorting
+//! on the CPU ([`cpu::CpuAlgo`]); a bad device ordinal ([`Error::InvalidDevice`]); too little
+//! device memory ([`Error::OutOfDeviceMemory`], with the bytes asked for and free); more keys
+//! than the kernels index ([`Error::TooLong`]); and failing CUDA calls ([`Error::Cuda`],
+//! [`Error::DriverCall`]) with what was being done. Files have their own error,
+//! [`files::FileError`], which names the file.
+//!
+//! ```no_run
+//! use gpusort::{Error, GpuSorter, Order, cpu::CpuAlgo};
+//!
+//! let mut keys = vec![5u64, 1, 4, 1];
+//! match GpuSorter::new() {
+//!     Ok(gpu) => gpu.sort_unstable(&mut keys, Order::Ascending)?,
+//!     Err(Error::NoDriver(_) | Error::NoDevice) => CpuAlgo::Rayon.sort(&mut keys, Order::Ascending),
+//!     Err(e) => return Err(e),
+//! }
+//! assert_eq!(keys, [1, 1, 4, 5]);
+//! # Ok::<(), gpusort::Error>(())
+//! ```
+//!
+//! # Modules
+//!
+//! - [`gpu`]: [`GpuSorter`] and the embedded kernels.
+//! - [`keys`]: [`SortKey`], [`Order`], [`DType`].
+//! - [`cpu`]: CPU sorts (std, rayon, the bitonic network on one and on all cores), as
+//!   baselines and fallback.
+//! - [`argsort`]: the stable sorting permutation and gathering through it (CPU).
+//! - [`verify`]: checking an output against std's sort.
+//! - [`inputs`]: seeded test and benchmark keys.
+//! - [`timing`]: timing sorts with CUDA events and the wall clock.
+//! - [`files`]: `.npy` and raw key files, read in chunks, written atomically.
+//! - [`bench`](mod@bench): the benchmark sweep behind `gpusort bench`.
+//! - [`cli`]: the `gpusort` command line.
+//!
+//! The programs in `host/examples/` show each use end to end: `sort_vec`, `sort_device`,
+//! `argsort` and `sort_file` (`cargo run --release -p host --example sort_vec`); without a GPU
+//! they say so and sort on the CPU.
 #![warn(missing_docs)]
 
 pub mod argsort;

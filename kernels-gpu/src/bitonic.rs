@@ -14,7 +14,13 @@
 
 use crate::keys::KeyBits;
 
-/// Inserts `count` zero bits into `x` at bit position `at`.
+/// Inserts `count` zero bits into `x` at bit position `at`: how a comparator or unit index
+/// becomes a key index.
+///
+/// ```
+/// use kernels_gpu::bitonic::insert_zero_bits;
+/// assert_eq!(insert_zero_bits(0b1011, 2, 1), 0b10011);
+/// ```
 #[inline(always)]
 pub const fn insert_zero_bits(x: u64, at: u32, count: u32) -> u64 {
     ((x >> at) << (at + count)) | (x & ((1 << at) - 1))
@@ -22,6 +28,13 @@ pub const fn insert_zero_bits(x: u64, at: u32, count: u32) -> u64 {
 
 /// How many `x` satisfy `insert_zero_bits(x, at, count) < n` (the map is increasing, so they
 /// are exactly `0..units_below(..)`).
+///
+/// ```
+/// use kernels_gpu::bitonic::{insert_zero_bits, units_below};
+///
+/// let below = (0..100).filter(|&x| insert_zero_bits(x, 2, 1) < 10).count() as u64;
+/// assert_eq!(units_below(10, 2, 1), below);
+/// ```
 pub const fn units_below(n: u64, at: u32, count: u32) -> u64 {
     let period = at + count;
     let rest = n & ((1 << period) - 1);
@@ -30,6 +43,12 @@ pub const fn units_below(n: u64, at: u32, count: u32) -> u64 {
 }
 
 /// Lower index of comparator `c` of a step whose partners lie 2^s apart (bit `s` of it is 0).
+///
+/// ```
+/// use kernels_gpu::bitonic::comparator_lo;
+/// // Distance 2: comparators 0, 1, 2, 3 start at keys 0, 1, 4, 5.
+/// assert_eq!([0, 1, 2, 3].map(|c| comparator_lo(c, 1)), [0, 1, 4, 5]);
+/// ```
 #[inline(always)]
 pub const fn comparator_lo(c: u64, s: u32) -> u64 {
     insert_zero_bits(c, s, 1)
@@ -37,6 +56,12 @@ pub const fn comparator_lo(c: u64, s: u32) -> u64 {
 
 /// Upper partner of `lo` in a step of distance 2^s: its mirror image within the block of
 /// 2^(s+1) keys in the first step of a stage, `lo + 2^s` in the later ones.
+///
+/// ```
+/// use kernels_gpu::bitonic::partner;
+/// assert_eq!(partner(1, 2, true), 6); // mirrored in the block 0..8
+/// assert_eq!(partner(1, 2, false), 5);
+/// ```
 #[inline(always)]
 pub const fn partner(lo: u64, s: u32, mirror: bool) -> u64 {
     if mirror {
@@ -47,6 +72,11 @@ pub const fn partner(lo: u64, s: u32, mirror: bool) -> u64 {
 }
 
 /// Smallest `l` with `2^l ≥ n` (0 for n ≤ 1): the number of stages that sort n keys.
+///
+/// ```
+/// use kernels_gpu::bitonic::ceil_log2;
+/// assert_eq!([0, 1, 2, 3, 4, 5].map(ceil_log2), [0, 0, 1, 2, 2, 3]);
+/// ```
 pub const fn ceil_log2(n: u64) -> u32 {
     if n <= 1 {
         0
@@ -56,6 +86,18 @@ pub const fn ceil_log2(n: u64) -> u32 {
 }
 
 /// Puts the smaller of `r[i]`, `r[j]` at `i` (with `i < j`).
+///
+/// # Panics
+/// If `i` or `j` is out of bounds.
+///
+/// # Examples
+///
+/// ```
+/// use kernels_gpu::bitonic::compare_exchange;
+/// let mut r = [9u32, 4];
+/// compare_exchange(&mut r, 0, 1);
+/// assert_eq!(r, [4, 9]);
+/// ```
 #[inline(always)]
 pub fn compare_exchange<K: KeyBits>(r: &mut [K], i: usize, j: usize) {
     let (a, b) = (r[i], r[j]);
@@ -73,6 +115,20 @@ pub fn compare_exchange<K: KeyBits>(r: &mut [K], i: usize, j: usize) {
 /// those steps compare only among themselves; in a mirrored pass it also owns the mirror-image
 /// group, since the mirrored step pairs the two. A unit loads its keys into registers once,
 /// runs the steps there, and writes them once.
+///
+/// # Examples
+///
+/// ```
+/// use kernels_gpu::bitonic::FusedPass;
+///
+/// // Stage 6 (blocks of 64 keys), its steps of distance 32 and 16, the first mirrored:
+/// let pass = FusedPass { top: 5, steps: 2, mirror: true };
+/// assert_eq!(pass.spacing_log2(), 4);
+/// // Unit 0 owns the group 0, 16, 32, 48 and its mirror image 15, 31, 47, 63 (63 − key):
+/// assert_eq!((pass.group_base(0), pass.mirror_base(0)), (0, 15));
+/// // 8 units of 8 keys cover 64 keys.
+/// assert_eq!(pass.units(64), 8);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FusedPass {
     /// log2 of the first step's distance (a mirrored step pairs keys up to 2^(top+1) − 1 apart).
@@ -85,6 +141,11 @@ pub struct FusedPass {
 
 impl FusedPass {
     /// log2 of the distance between a group's keys (its last step's distance).
+    ///
+    /// ```
+    /// use kernels_gpu::bitonic::FusedPass;
+    /// assert_eq!(FusedPass { top: 20, steps: 4, mirror: false }.spacing_log2(), 17);
+    /// ```
     #[inline(always)]
     pub const fn spacing_log2(&self) -> u32 {
         self.top + 1 - self.steps
@@ -97,18 +158,40 @@ impl FusedPass {
     }
 
     /// Index of the first key of unit `u`'s group (its lowest key index).
+    ///
+    /// ```
+    /// use kernels_gpu::bitonic::FusedPass;
+    /// let pass = FusedPass { top: 3, steps: 2, mirror: false };
+    /// // Groups of 4 keys 4 apart in blocks of 16: units start at 0, 1, 2, 3, 16, …
+    /// assert_eq!([0, 1, 2, 3, 4].map(|u| pass.group_base(u)), [0, 1, 2, 3, 16]);
+    /// ```
     #[inline(always)]
     pub const fn group_base(&self, u: u64) -> u64 {
         insert_zero_bits(u, self.split(), self.top + 1 - self.split())
     }
 
     /// First key of the mirror-image group paired with the group at `base` (mirrored passes).
+    ///
+    /// ```
+    /// use kernels_gpu::bitonic::FusedPass;
+    /// let pass = FusedPass { top: 3, steps: 2, mirror: true };
+    /// // The group 0, 4, 8, 12 pairs with 3, 7, 11, 15.
+    /// assert_eq!(pass.mirror_base(0), 3);
+    /// ```
     #[inline(always)]
     pub const fn mirror_base(&self, base: u64) -> u64 {
         base ^ ((1 << self.spacing_log2()) - 1)
     }
 
-    /// Units whose group starts below `n`; units past them would touch no key below `n`.
+    /// Units whose group starts below `n`; units past them would touch no key below `n`. The
+    /// global kernels launch this many threads.
+    ///
+    /// ```
+    /// use kernels_gpu::bitonic::FusedPass;
+    /// let pass = FusedPass { top: 3, steps: 2, mirror: false };
+    /// assert_eq!(pass.units(16), 4); // 16 keys, 4 per unit
+    /// assert_eq!(pass.units(3), 3); // unit 3's group 3, 7, 11, 15 is all past the end
+    /// ```
     pub const fn units(&self, n: u64) -> u64 {
         units_below(n, self.split(), self.top + 1 - self.split())
     }
@@ -124,6 +207,25 @@ impl FusedPass {
 /// `keys` must be valid for reads and writes of `n` keys; no other thread may touch this unit's
 /// keys meanwhile; `G == 1 << pass.steps`; the pass must fit in `n`'s network
 /// (`pass.top < ceil_log2(n)`).
+///
+/// # Examples
+///
+/// Stage 3 of 8 keys whose halves are sorted: its mirrored step (distance 4) and the step of
+/// distance 2 in one pass of one unit, then the last step:
+///
+/// ```
+/// use kernels_gpu::bitonic::{FusedPass, fused_pass_unit, half_cleaners};
+///
+/// let mut keys = [1u32, 3, 5, 7, 0, 2, 4, 6];
+/// let pass = FusedPass { top: 2, steps: 2, mirror: true };
+/// for unit in 0..pass.units(8) {
+///     // SAFETY: `keys` holds 8 keys, units run one at a time, G = 2^steps and top < 3.
+///     unsafe { fused_pass_unit::<u32, 4>(keys.as_mut_ptr(), 8, pass, unit) };
+/// }
+/// assert_eq!(keys, [1, 0, 2, 3, 4, 5, 7, 6]);
+/// half_cleaners(&mut keys, 2);
+/// assert_eq!(keys, [0, 1, 2, 3, 4, 5, 6, 7]);
+/// ```
 #[inline(always)]
 pub unsafe fn fused_pass_unit<K: KeyBits, const G: usize>(
     keys: *mut K,
@@ -180,7 +282,16 @@ pub unsafe fn fused_pass_unit<K: KeyBits, const G: usize>(
     }
 }
 
-/// Steps of distance `width/2, width/4, …, 1` on `r` (a bitonic merge of blocks of `width`).
+/// Steps of distance `width/2, width/4, …, 1` on `r` (a bitonic merge of blocks of `width`):
+/// the steps of a stage after its mirrored one. `r.len()` must be a multiple of `width`, a
+/// power of two.
+///
+/// ```
+/// use kernels_gpu::bitonic::half_cleaners;
+/// let mut r = [3u32, 4, 1, 2];
+/// half_cleaners(&mut r, 4);
+/// assert_eq!(r, [1, 2, 3, 4]);
+/// ```
 #[inline(always)]
 pub fn half_cleaners<K: KeyBits>(r: &mut [K], width: usize) {
     let mut j = width / 2;
@@ -194,7 +305,15 @@ pub fn half_cleaners<K: KeyBits>(r: &mut [K], width: usize) {
     }
 }
 
-/// A full bitonic sort of `r` (length a power of two), in registers.
+/// A full bitonic sort of `r` (length a power of two), in registers: what each tile-kernel
+/// thread does to its run of [`TILE_RUN`](crate::tuning::TILE_RUN) keys first.
+///
+/// ```
+/// use kernels_gpu::bitonic::sort_network;
+/// let mut r = [5u32, 1, 4, 2, 8, 7, 3, 6];
+/// sort_network(&mut r);
+/// assert_eq!(r, [1, 2, 3, 4, 5, 6, 7, 8]);
+/// ```
 #[inline(always)]
 pub fn sort_network<K: KeyBits>(r: &mut [K]) {
     let mut block = 2;
@@ -211,7 +330,7 @@ pub fn sort_network<K: KeyBits>(r: &mut [K]) {
     }
 }
 
-/// One launch of the bitonic sort.
+/// One launch of the bitonic sort, as [`schedule`] lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pass {
     /// Sort every tile in shared memory (stages 1 ..= tile_log2). Always the first pass.
@@ -229,6 +348,21 @@ pub enum Pass {
 /// The passes that sort `n` keys, in launch order, for tiles of `2^tile_log2` keys: each stage's
 /// global steps go to a first, mirrored pass of at most `max_mirror_steps` steps and then passes
 /// of at most `max_steps`. Empty for n ≤ 1.
+///
+/// For n keys: one [`Pass::SortTiles`], then for each stage above the tile its [`Pass::Global`]
+/// passes and one [`Pass::MergeTiles`].
+///
+/// ```
+/// use kernels_gpu::bitonic::{FusedPass, Pass, schedule};
+///
+/// let passes: Vec<Pass> = schedule(17, 4, 2, 2).collect(); // tiles of 16 keys
+/// assert_eq!(passes, [
+///     Pass::SortTiles,
+///     Pass::Global(FusedPass { top: 4, steps: 1, mirror: true }),
+///     Pass::MergeTiles { stage: 5 },
+/// ]);
+/// assert_eq!(schedule(1, 4, 2, 2).count(), 0);
+/// ```
 pub fn schedule(
     n: u64,
     tile_log2: u32,

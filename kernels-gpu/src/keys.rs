@@ -5,6 +5,18 @@
 //!
 //! A map is a `u32`: the low bits name the key type, [`DESCENDING`] flips the order.
 //! [`IDENTITY`] (`u32`, ascending) is the map of passes that neither encode nor decode.
+//!
+//! ```
+//! use kernels_gpu::keys::{KIND_FLOAT, KeyBits, key_map};
+//!
+//! let map = key_map(KIND_FLOAT, false);
+//! let mut keys = [1.5f32, -0.0, f32::NEG_INFINITY, 0.0, -2.0];
+//! let mut encoded = keys.map(|k| k.to_bits().encode(map));
+//! encoded.sort_unstable(); // what the kernels do: an unsigned sort
+//! let sorted = encoded.map(|b| f32::from_bits(b.decode(map)));
+//! keys.sort_by(f32::total_cmp);
+//! assert_eq!(sorted.map(f32::to_bits), keys.map(f32::to_bits));
+//! ```
 
 /// Keys are `u32` (or `u64`): the bits already sort in unsigned order.
 pub const KIND_UNSIGNED: u32 = 0;
@@ -20,12 +32,34 @@ pub const DESCENDING: u32 = 1 << 2;
 /// The map that changes nothing.
 pub const IDENTITY: u32 = KIND_UNSIGNED;
 
-/// Builds a key map from a key kind and an order.
+/// Builds a key map from a key kind ([`KIND_UNSIGNED`], [`KIND_SIGNED`], [`KIND_FLOAT`]) and an
+/// order.
+///
+/// ```
+/// use kernels_gpu::keys::{DESCENDING, IDENTITY, KIND_SIGNED, KIND_UNSIGNED, key_map};
+///
+/// assert_eq!(key_map(KIND_UNSIGNED, false), IDENTITY);
+/// assert_eq!(key_map(KIND_SIGNED, true), KIND_SIGNED | DESCENDING);
+/// ```
 pub const fn key_map(kind: u32, descending: bool) -> u32 {
     (kind & KIND_MASK) | if descending { DESCENDING } else { 0 }
 }
 
 /// Bit patterns the kernels can sort: `u32` and `u64`.
+///
+/// The maps are branchless: two xor masks per launch, chosen by the map, applied to every key.
+///
+/// # Examples
+///
+/// ```
+/// use kernels_gpu::keys::{KIND_SIGNED, KeyBits, key_map};
+///
+/// let descending = key_map(KIND_SIGNED, true);
+/// let (a, b) = ((-5i64) as u64, 3i64 as u64);
+/// assert!(b.encode(descending) < a.encode(descending)); // 3 sorts before -5
+/// assert_eq!(a.encode(descending).decode(descending), a);
+/// assert_eq!(<u32 as KeyBits>::INFINITY, u32::MAX);
+/// ```
 pub trait KeyBits: Copy + PartialOrd {
     /// Sorts after every other key; stands for the missing keys past the end.
     const INFINITY: Self;

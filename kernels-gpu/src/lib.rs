@@ -3,12 +3,31 @@
 //!
 //! Layers, lowest first:
 //! - [`tuning`]: tile sizes and launch shapes, read by the kernels and by the host's grid math.
-//! - [`keys`]: order-preserving maps from `i32`/`f32` (and descending order) to unsigned keys.
+//! - [`keys`]: order-preserving maps from signed and float keys (and descending order) to
+//!   unsigned keys.
 //! - [`bitonic`]: pure index math of the bitonic network (also compiled and tested on the host).
 //! - `gpu` (nvptx only): thread/block indices, barriers and shared memory, so kernels read
 //!   like CUDA kernels.
 //! - `block` (nvptx only): what one block does to a shared-memory tile.
 //! - `kernels` (nvptx only): thin `extern "gpu-kernel"` entry points.
+//!
+//! On the host this crate is an `rlib` of pure functions and constants ([`tuning`], [`keys`],
+//! [`bitonic`]), used by the `gpusort` host for its grid math and by the tests, which run the
+//! kernels' index math on the CPU. Built for `nvptx64-nvidia-cuda` it is also a `cdylib`: the
+//! PTX module that `gpusort` embeds and loads.
+//!
+//! ```
+//! use kernels_gpu::bitonic::{Pass, schedule};
+//! use kernels_gpu::tuning::{GLOBAL_MAX_FUSED_STEPS, GLOBAL_MAX_MIRROR_STEPS, TILE_LOG2};
+//!
+//! // The launches that sort 2^20 keys: one tile sort, then per larger stage its global
+//! // passes and one tile merge.
+//! let passes: Vec<Pass> =
+//!     schedule(1 << 20, TILE_LOG2, GLOBAL_MAX_MIRROR_STEPS, GLOBAL_MAX_FUSED_STEPS).collect();
+//! assert_eq!(passes[0], Pass::SortTiles);
+//! assert_eq!(passes.iter().filter(|p| matches!(p, Pass::MergeTiles { .. })).count(), 20 - 13);
+//! ```
+#![warn(missing_docs)]
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 // `core_intrinsics` is needed for `core::intrinsics::gpu` (dynamic shared memory).
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]

@@ -1,5 +1,14 @@
 //! Tuning constants: the one place for tile sizes and launch shapes. The kernels compile them
 //! in; the host reads the same values for its grid math, so the two cannot disagree.
+//!
+//! ```
+//! use kernels_gpu::tuning::*;
+//!
+//! assert_eq!(TILE_KEYS, 8192); // 512 threads × 16 keys
+//! assert_eq!(TILE_LOG2, 13);
+//! // A tile of 8-byte keys fits in an H100's or H200's 227 KB of shared memory per block:
+//! assert_eq!(tile_shared_bytes(8), 67584);
+//! ```
 
 /// Threads per block of the shared-memory tile kernels (tile sort and tile merge).
 pub const TILE_THREADS: u32 = 512;
@@ -15,11 +24,21 @@ pub const TILE_LOG2: u32 = TILE_KEYS.trailing_zeros();
 
 /// Shared-memory words per tile: one padding word after every 32 keys, so that a warp reading
 /// 32 runs of [`TILE_RUN`] keys hits 32 different banks.
+///
+/// ```
+/// assert_eq!(kernels_gpu::tuning::tile_shared_words(64), 66);
+/// ```
 pub const fn tile_shared_words(keys: u32) -> u32 {
     keys + keys / 32
 }
 
-/// Dynamic shared memory of one tile-kernel block, in bytes, for keys of `key_bytes` bytes.
+/// Dynamic shared memory of one tile-kernel block, in bytes, for keys of `key_bytes` bytes:
+/// what the host passes at launch and sets as the kernels' maximum.
+///
+/// ```
+/// use kernels_gpu::tuning::{TILE_KEYS, tile_shared_bytes};
+/// assert_eq!(tile_shared_bytes(4), (TILE_KEYS + TILE_KEYS / 32) * 4);
+/// ```
 pub const fn tile_shared_bytes(key_bytes: u32) -> u32 {
     tile_shared_words(TILE_KEYS) * key_bytes
 }

@@ -5,6 +5,28 @@
 //! - [`report`]: the CSV and the markdown table.
 //! - [`plot`]: the SVG plot of keys per second against n.
 //! - [`peers`]: the peer benchmark's CSV (CUB, thrust, torch) and the ratios to it.
+//!
+//! A sweep of the CPU sorts, with its reports, runs without a GPU:
+//!
+//! ```
+//! use gpusort::bench::{Algo, plan::Plan, report, sweep};
+//! use gpusort::{DType, Order, inputs::Dist};
+//!
+//! let plan = Plan {
+//!     min_log2: 10,
+//!     max_log2: 12,
+//!     algos: vec![Algo::CpuStd, Algo::CpuRayon],
+//!     named: false,
+//!     cpu_max_log2: 24,
+//!     dtypes: vec![DType::U32],
+//!     orders: vec![Order::Ascending],
+//! };
+//! let settings = sweep::Settings { reps: 10, cpu_reps: 2, dist: Dist::Uniform, seed: 42 };
+//! let outcome = sweep::run(&plan, &settings, None, &mut |_| {});
+//! assert_eq!(outcome.measurements.len(), 6);
+//! assert!(outcome.measurements.iter().all(|m| m.verified));
+//! print!("{}", report::csv(&outcome.measurements));
+//! ```
 
 pub mod peers;
 pub mod plan;
@@ -21,6 +43,17 @@ use std::fmt;
 ///
 /// A new GPU sort is one variant here (with its name in [`Algo::name`]) and one arm in the
 /// sweep's GPU timing.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::bench::Algo;
+/// use gpusort::cpu::CpuAlgo;
+///
+/// assert_eq!(Algo::CpuRayon.cpu(), Some(CpuAlgo::Rayon));
+/// assert!(Algo::Bitonic.is_gpu());
+/// assert_eq!(Algo::Bitonic.to_string(), "bitonic");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Algo {
     /// The GPU bitonic sort on device-resident keys.
@@ -42,6 +75,11 @@ pub enum Algo {
 
 impl Algo {
     /// Every sort, GPU ones first.
+    ///
+    /// ```
+    /// use gpusort::bench::Algo;
+    /// assert!(Algo::ALL[0].is_gpu());
+    /// ```
     pub const ALL: [Algo; 5] = [
         Algo::Bitonic,
         Algo::CpuStd,
@@ -50,7 +88,12 @@ impl Algo {
         Algo::CpuBitonicN,
     ];
 
-    /// The name in `--algos`, the CSV and the plot.
+    /// The name in `--algos`, the CSV and the plot; also its `Display`.
+    ///
+    /// ```
+    /// use gpusort::bench::Algo;
+    /// assert_eq!(Algo::CpuBitonicN.name(), "cpu_bitonicN");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Algo::Bitonic => "bitonic",
@@ -62,6 +105,12 @@ impl Algo {
     }
 
     /// The CPU sort this is, or `None` for a GPU sort.
+    ///
+    /// ```
+    /// use gpusort::{bench::Algo, cpu::CpuAlgo};
+    /// assert_eq!(Algo::CpuStd.cpu(), Some(CpuAlgo::Std));
+    /// assert_eq!(Algo::Bitonic.cpu(), None);
+    /// ```
     pub fn cpu(self) -> Option<CpuAlgo> {
         match self {
             Algo::Bitonic => None,
@@ -73,6 +122,11 @@ impl Algo {
     }
 
     /// Whether it runs on the GPU.
+    ///
+    /// ```
+    /// use gpusort::bench::Algo;
+    /// assert!(!Algo::CpuRayon.is_gpu());
+    /// ```
     pub fn is_gpu(self) -> bool {
         self.cpu().is_none()
     }
@@ -85,6 +139,23 @@ impl fmt::Display for Algo {
 }
 
 /// One timed sort of one (sort, key type, order, size).
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::bench::{Algo, Measurement};
+/// use gpusort::{DType, Order, timing::Timing};
+///
+/// let m = Measurement {
+///     algo: Algo::Bitonic,
+///     dtype: DType::U32,
+///     order: Order::Ascending,
+///     n: 1 << 20,
+///     ms: Timing { median: 0.5, min: 0.4, max: 0.7 },
+///     verified: true,
+/// };
+/// assert_eq!(m.keys_per_s(), (1 << 20) as f64 * 2000.0);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Measurement {
     /// The sort.
@@ -102,18 +173,27 @@ pub struct Measurement {
 }
 
 impl Measurement {
-    /// Keys sorted per second at the median time.
+    /// Keys sorted per second at the median time ([`keys_per_s`]).
     pub fn keys_per_s(&self) -> f64 {
         keys_per_s(self.n, self.ms.median)
     }
 }
 
 /// Keys per second of sorting `n` keys in `ms` milliseconds.
+///
+/// ```
+/// assert_eq!(gpusort::bench::keys_per_s(1000, 2.0), 500_000.0);
+/// ```
 pub fn keys_per_s(n: usize, ms: f64) -> f64 {
     n as f64 / (ms / 1e3)
 }
 
 /// `asc` or `desc`, as on the command line.
+///
+/// ```
+/// use gpusort::{Order, bench::order_name};
+/// assert_eq!(order_name(Order::Descending), "desc");
+/// ```
 pub fn order_name(order: Order) -> &'static str {
     match order {
         Order::Ascending => "asc",
@@ -122,6 +202,12 @@ pub fn order_name(order: Order) -> &'static str {
 }
 
 /// `n` as `2^k` when it is a power of two, else in decimal.
+///
+/// ```
+/// use gpusort::bench::size_name;
+/// assert_eq!(size_name(1 << 20), "2^20");
+/// assert_eq!(size_name(1000), "1000");
+/// ```
 pub fn size_name(n: usize) -> String {
     if n.is_power_of_two() {
         format!("2^{}", n.trailing_zeros())
@@ -131,6 +217,11 @@ pub fn size_name(n: usize) -> String {
 }
 
 /// `items` without repeats, in first-seen order (for comma lists such as `--algos a,b,a`).
+/// O(n²): for short lists.
+///
+/// ```
+/// assert_eq!(gpusort::bench::unique(&[3, 1, 3, 2, 1]), [3, 1, 2]);
+/// ```
 pub fn unique<T: PartialEq + Copy>(items: &[T]) -> Vec<T> {
     let mut seen = Vec::with_capacity(items.len());
     for &item in items {

@@ -9,12 +9,22 @@ use std::fmt::Write as _;
 /// The peer CSV's columns this reads; others (`mkeys_per_ms`) are ignored.
 const COLUMNS: [&str; 5] = ["peer", "dtype", "n", "ms_median", "correct"];
 
-/// CUB's `DeviceMergeSort::SortKeys`, as the peer CSV names it.
+/// CUB's `DeviceMergeSort::SortKeys`, as the peer CSV names it. [`compare`] reports ratios to
+/// it.
 pub const CUB_MERGE: &str = "cub_merge";
 /// CUB's `DeviceRadixSort::SortKeys`, as the peer CSV names it.
 pub const CUB_RADIX: &str = "cub_radix";
 
-/// One row of a peer CSV: an ascending sort of `n` keys.
+/// One row of a peer CSV: an ascending sort of `n` keys. Made by [`parse`].
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::{DType, bench::peers::PeerRow};
+///
+/// let row = PeerRow { peer: "torch_sort".into(), dtype: DType::I32, n: 1000, ms_median: 0.1, correct: true };
+/// assert_eq!(row.keys_per_s(), 1e7);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct PeerRow {
     /// The peer sort, e.g. `cub_merge`.
@@ -36,7 +46,7 @@ impl PeerRow {
     }
 }
 
-/// Why a peer CSV cannot be read.
+/// Why a peer CSV cannot be read. Returned by [`parse`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PeerCsvError {
     /// The header lacks a column this reads.
@@ -58,7 +68,22 @@ pub enum PeerCsvError {
 /// gpusort does not sort (e.g. `f16`) are left out; blank lines are ignored.
 ///
 /// # Errors
-/// A missing column, or a row with too few fields or a field that does not parse.
+/// [`PeerCsvError::MissingColumn`] for a missing column, or [`PeerCsvError::BadRow`] for a row
+/// with too few fields or a field that does not parse.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::{DType, bench::peers::{PeerCsvError, parse}};
+///
+/// let rows = parse("peer,dtype,n,ms_median,mkeys_per_ms,correct\n\
+///                   cub_merge,u32,65536,0.04,1.64,1\n\
+///                   torch_sort,bf16,65536,0.07,0.9,1\n")?;
+/// assert_eq!(rows.len(), 1); // bf16 is not a gpusort key type
+/// assert_eq!((rows[0].peer.as_str(), rows[0].dtype, rows[0].n), ("cub_merge", DType::U32, 65536));
+/// assert_eq!(parse("peer,n\n"), Err(PeerCsvError::MissingColumn("dtype")));
+/// # Ok::<(), PeerCsvError>(())
+/// ```
 pub fn parse(text: &str) -> Result<Vec<PeerRow>, PeerCsvError> {
     let mut lines = text
         .lines()
@@ -117,6 +142,19 @@ pub fn parse(text: &str) -> Result<Vec<PeerRow>, PeerCsvError> {
 
 /// The rows of `peers` with a key type in `dtypes` and a size in `min_n..=max_n`: the ones that
 /// belong beside a sweep's results.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::{DType, bench::peers::{parse, relevant}};
+///
+/// let peers = parse("peer,dtype,n,ms_median,mkeys_per_ms,correct\n\
+///                    cub_merge,u32,1024,0.01,0.1,1\n\
+///                    cub_radix,f32,1024,0.02,0.05,1\n")?;
+/// assert_eq!(relevant(&peers, &[DType::F32], 1024, 1 << 20).len(), 1);
+/// assert!(relevant(&peers, &[DType::U32], 2048, 1 << 20).is_empty());
+/// # Ok::<(), gpusort::bench::peers::PeerCsvError>(())
+/// ```
 pub fn relevant(peers: &[PeerRow], dtypes: &[DType], min_n: usize, max_n: usize) -> Vec<PeerRow> {
     peers
         .iter()
@@ -125,7 +163,8 @@ pub fn relevant(peers: &[PeerRow], dtypes: &[DType], min_n: usize, max_n: usize)
         .collect()
 }
 
-/// One of our GPU measurements beside CUB's sorts of the same key type and size.
+/// One of our GPU measurements beside CUB's sorts of the same key type and size. Made by
+/// [`compare`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Comparison<'a> {
     /// Our measurement.
@@ -138,6 +177,30 @@ pub struct Comparison<'a> {
 
 /// Our GPU measurements with a `cub_merge` or `cub_radix` row of the same key type and size
 /// (the first such row where the peers have several), as time ratios: below 1 is ours faster.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::bench::{Algo, Measurement, peers::{compare, comparison_table}};
+/// use gpusort::bench::peers::parse;
+/// use gpusort::{DType, Order, timing::Timing};
+///
+/// let peers = parse("peer,dtype,n,ms_median,mkeys_per_ms,correct\n\
+///                    cub_merge,u32,1024,0.01,0.1,1\n\
+///                    cub_radix,f32,1024,0.02,0.05,1\n")?;
+/// let ours = [Measurement {
+///     algo: Algo::Bitonic,
+///     dtype: DType::U32,
+///     order: Order::Ascending,
+///     n: 1024,
+///     ms: Timing::of(vec![0.02]),
+///     verified: true,
+/// }];
+/// let c = compare(&ours, &peers);
+/// assert_eq!((c[0].vs_cub_merge, c[0].vs_cub_radix), (Some(2.0), None));
+/// print!("{}", comparison_table(&c));
+/// # Ok::<(), gpusort::bench::peers::PeerCsvError>(())
+/// ```
 pub fn compare<'a>(ours: &'a [Measurement], peers: &[PeerRow]) -> Vec<Comparison<'a>> {
     let ms_of = |peer: &str, m: &Measurement| {
         peers
@@ -156,7 +219,13 @@ pub fn compare<'a>(ours: &'a [Measurement], peers: &[PeerRow]) -> Vec<Comparison
         .collect()
 }
 
-/// The comparisons as a compact text table.
+/// The comparisons as a compact text table, one line per comparison after a header; a
+/// one-line note when there is none.
+///
+/// ```
+/// use gpusort::bench::peers::comparison_table;
+/// assert!(comparison_table(&[]).starts_with("no GPU measurement"));
+/// ```
 pub fn comparison_table(comparisons: &[Comparison<'_>]) -> String {
     if comparisons.is_empty() {
         return "no GPU measurement has a cub_merge or cub_radix row of the same key type and size\n"

@@ -3,8 +3,8 @@
 use super::Algo;
 use crate::keys::{DType, Order};
 
-/// Largest `--max-log2`: 2^32 keys of 8 bytes are 32 GiB per host copy, and a sweep holds three
-/// (the input, std's sort of it and a sorted output).
+/// Largest `--max-log2` (and `--min-log2`, `--cpu-max-log2`): 2^32 keys of 8 bytes are 32 GiB
+/// per host copy, and a sweep holds three (the input, std's sort of it and a sorted output).
 pub const MAX_LOG2: u32 = 32;
 
 /// Largest log2 n at which `cpu_bitonic1` runs unless `--algos` names it: its O(n log² n)
@@ -13,6 +13,26 @@ pub const BITONIC1_DEFAULT_MAX_LOG2: u32 = 22;
 
 /// The sweep: every size from 2^`min_log2` to 2^`max_log2` × `dtypes` × `orders`, each with
 /// the sorts of `algos` that run at that size.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::bench::{Algo, plan::Plan};
+/// use gpusort::{DType, Order};
+///
+/// let plan = Plan {
+///     min_log2: 20,
+///     max_log2: 26,
+///     algos: Algo::ALL.to_vec(),
+///     named: false,
+///     cpu_max_log2: 24,
+///     dtypes: vec![DType::U32, DType::F32],
+///     orders: vec![Order::Ascending],
+/// };
+/// assert_eq!(plan.log2_sizes().count(), 7);
+/// assert_eq!(plan.algos_at(26), [Algo::Bitonic]); // CPU sorts stop at 2^24
+/// assert_eq!(plan.cap(Algo::CpuBitonic1), 22);     // and the one-core bitonic at 2^22
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     /// Smallest size, as log2 n.
@@ -34,11 +54,44 @@ pub struct Plan {
 
 impl Plan {
     /// The sizes, as log2 n, smallest first.
+    ///
+    /// ```
+    /// # use gpusort::bench::{Algo, plan::Plan};
+    /// # use gpusort::{DType, Order};
+    /// let plan = Plan {
+    ///     min_log2: 20,
+    ///     max_log2: 26,
+    ///     algos: Algo::ALL.to_vec(),
+    ///     named: false,
+    ///     cpu_max_log2: 24,
+    ///     dtypes: vec![DType::U32, DType::F32],
+    ///     orders: vec![Order::Ascending],
+    /// };
+    /// assert_eq!(plan.log2_sizes(), 20..=26);
+    /// ```
     pub fn log2_sizes(&self) -> std::ops::RangeInclusive<u32> {
         self.min_log2..=self.max_log2
     }
 
-    /// Largest log2 n at which `algo` runs.
+    /// Largest log2 n at which `algo` runs: `max_log2` for GPU sorts, `cpu_max_log2` for CPU
+    /// sorts, at most [`BITONIC1_DEFAULT_MAX_LOG2`] for `cpu_bitonic1` unless `named`.
+    ///
+    /// ```
+    /// # use gpusort::bench::{Algo, plan::Plan};
+    /// # use gpusort::{DType, Order};
+    /// let plan = Plan {
+    ///     min_log2: 20,
+    ///     max_log2: 26,
+    ///     algos: Algo::ALL.to_vec(),
+    ///     named: false,
+    ///     cpu_max_log2: 24,
+    ///     dtypes: vec![DType::U32, DType::F32],
+    ///     orders: vec![Order::Ascending],
+    /// };
+    /// assert_eq!(plan.cap(Algo::Bitonic), 26);
+    /// assert_eq!(plan.cap(Algo::CpuStd), 24);
+    /// assert_eq!(Plan { named: true, ..plan }.cap(Algo::CpuBitonic1), 24);
+    /// ```
     pub fn cap(&self, algo: Algo) -> u32 {
         match algo {
             _ if algo.is_gpu() => self.max_log2,
@@ -48,6 +101,21 @@ impl Plan {
     }
 
     /// The sorts that run at 2^`log2` keys, in `algos` order.
+    ///
+    /// ```
+    /// # use gpusort::bench::{Algo, plan::Plan};
+    /// # use gpusort::{DType, Order};
+    /// let plan = Plan {
+    ///     min_log2: 20,
+    ///     max_log2: 26,
+    ///     algos: Algo::ALL.to_vec(),
+    ///     named: false,
+    ///     cpu_max_log2: 24,
+    ///     dtypes: vec![DType::U32, DType::F32],
+    ///     orders: vec![Order::Ascending],
+    /// };
+    /// assert_eq!(plan.algos_at(23), [Algo::Bitonic, Algo::CpuStd, Algo::CpuRayon, Algo::CpuBitonicN]);
+    /// ```
     pub fn algos_at(&self, log2: u32) -> Vec<Algo> {
         self.algos
             .iter()
@@ -56,13 +124,45 @@ impl Plan {
             .collect()
     }
 
-    /// Number of measurements the sweep makes.
+    /// Number of measurements the sweep makes (with a GPU for its GPU sorts).
+    ///
+    /// ```
+    /// # use gpusort::bench::{Algo, plan::Plan};
+    /// # use gpusort::{DType, Order};
+    /// let plan = Plan {
+    ///     min_log2: 20,
+    ///     max_log2: 26,
+    ///     algos: Algo::ALL.to_vec(),
+    ///     named: false,
+    ///     cpu_max_log2: 24,
+    ///     dtypes: vec![DType::U32, DType::F32],
+    ///     orders: vec![Order::Ascending],
+    /// };
+    /// // Per key type: bitonic at 7 sizes, std, rayon and bitonicN at 5, bitonic1 at 3.
+    /// assert_eq!(plan.measurements(), (7 + 3 * 5 + 3) * 2);
+    /// ```
     pub fn measurements(&self) -> usize {
         let per_key_and_order: usize = self.log2_sizes().map(|l| self.algos_at(l).len()).sum();
         per_key_and_order * self.dtypes.len() * self.orders.len()
     }
 
     /// Sorts that stop before `max_log2`, with the largest log2 n they run at.
+    ///
+    /// ```
+    /// # use gpusort::bench::{Algo, plan::Plan};
+    /// # use gpusort::{DType, Order};
+    /// let plan = Plan {
+    ///     min_log2: 20,
+    ///     max_log2: 26,
+    ///     algos: Algo::ALL.to_vec(),
+    ///     named: false,
+    ///     cpu_max_log2: 24,
+    ///     dtypes: vec![DType::U32, DType::F32],
+    ///     orders: vec![Order::Ascending],
+    /// };
+    /// assert_eq!(plan.capped()[2], (Algo::CpuBitonic1, 22));
+    /// assert_eq!(plan.capped().len(), 4);
+    /// ```
     pub fn capped(&self) -> Vec<(Algo, u32)> {
         self.algos
             .iter()

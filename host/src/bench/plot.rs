@@ -10,7 +10,7 @@ use plotters::element::{Drawable, PointCollection};
 use plotters::prelude::*;
 use plotters_backend::DrawingErrorKind;
 
-/// One line of the plot.
+/// One line of the plot. Made by [`series`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Series {
     /// The legend's label, e.g. `bitonic u32 asc` or `cub_merge u32`.
@@ -29,6 +29,27 @@ pub struct Series {
 /// One series per (sort, key type, order) of ours and per (peer, key type) of the peers', in
 /// first-seen order. Labels name the key type only when there are several, and the order only
 /// when our measurements have several.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::bench::{Algo, Measurement, peers::PeerRow, plot::series};
+/// use gpusort::{DType, Order, timing::Timing};
+///
+/// let ours = |n: usize| Measurement {
+///     algo: Algo::Bitonic,
+///     dtype: DType::U32,
+///     order: Order::Ascending,
+///     n,
+///     ms: Timing::of(vec![1.0]),
+///     verified: true,
+/// };
+/// let cub = PeerRow { peer: "cub_merge".into(), dtype: DType::U32, n: 1024, ms_median: 0.5, correct: true };
+/// let lines = series(&[ours(2048), ours(1024)], &[cub]);
+/// assert_eq!(lines.len(), 2);
+/// assert_eq!((lines[0].label.as_str(), lines[1].label.as_str()), ("bitonic", "cub_merge"));
+/// assert_eq!(lines[0].points, [(1024, 1_024_000.0), (2048, 2_048_000.0)]);
+/// ```
 pub fn series(measurements: &[Measurement], peers: &[PeerRow]) -> Vec<Series> {
     let ours = measurements
         .iter()
@@ -68,6 +89,18 @@ pub fn series(measurements: &[Measurement], peers: &[PeerRow]) -> Vec<Series> {
 
 /// The plot's title: the device, and the key type and order when there is only one of each
 /// (the labels leave them out then).
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::{DType, Order, bench::plot::title};
+///
+/// assert_eq!(
+///     title("NVIDIA H200", &[DType::U32], &[Order::Ascending]),
+///     "Sort throughput on NVIDIA H200 (u32, asc)"
+/// );
+/// assert_eq!(title("CPU only", &[DType::U32, DType::F32], &[]), "Sort throughput on CPU only");
+/// ```
 pub fn title(device: &str, dtypes: &[DType], orders: &[Order]) -> String {
     let mut title = format!("Sort throughput on {device}");
     match (dtypes, orders) {
@@ -79,7 +112,7 @@ pub fn title(device: &str, dtypes: &[DType], orders: &[Order]) -> String {
     title
 }
 
-/// Why the plot could not be drawn.
+/// Why the plot could not be drawn: plotters' error, as text. Returned by [`svg`].
 #[derive(Debug, thiserror::Error)]
 #[error("drawing the plot: {0}")]
 pub struct PlotError(String);
@@ -122,6 +155,23 @@ const COLOURS: [RGBColor; 20] = [
 ///
 /// # Errors
 /// [`PlotError`] if plotters fails (it does not for finite inputs).
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::{DType, bench::plot::{Series, svg}};
+///
+/// let line = Series {
+///     label: "cub_merge".into(),
+///     name: "cub_merge".into(),
+///     dtype: DType::U32,
+///     order: None,
+///     points: vec![(1 << 16, 1.6e9), (1 << 20, 1.1e10)],
+/// };
+/// let doc = svg(&[line], "Sort throughput")?;
+/// assert!(doc.starts_with("<svg") && doc.contains("cub_merge"));
+/// # Ok::<(), gpusort::bench::plot::PlotError>(())
+/// ```
 pub fn svg(series: &[Series], title: &str) -> Result<String, PlotError> {
     let mut out = String::new();
     draw(&mut out, series, title).map_err(|e| PlotError(e.to_string()))?;

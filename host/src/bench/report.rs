@@ -6,10 +6,34 @@ use crate::keys::{DType, Order};
 use std::fmt::Write as _;
 
 /// The CSV's header line.
+///
+/// ```
+/// assert!(gpusort::bench::report::CSV_HEADER.starts_with("algo,dtype,order,n,"));
+/// ```
 pub const CSV_HEADER: &str = "algo,dtype,order,n,ms_median,ms_min,ms_max,keys_per_s,verified";
 
 /// The measurements as CSV: [`CSV_HEADER`], then one line per measurement. Times in ms to the
 /// nanosecond, keys per second at the median time, rounded to a whole key.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::bench::{Algo, Measurement, report::csv};
+/// use gpusort::{DType, Order, timing::Timing};
+///
+/// let m = Measurement {
+///     algo: Algo::CpuStd,
+///     dtype: DType::F32,
+///     order: Order::Descending,
+///     n: 1024,
+///     ms: Timing::of(vec![0.5]),
+///     verified: true,
+/// };
+/// assert_eq!(
+///     csv(&[m]).lines().nth(1),
+///     Some("cpu_std,f32,desc,1024,0.500000,0.500000,0.500000,2048000,true")
+/// );
+/// ```
 pub fn csv(measurements: &[Measurement]) -> String {
     let mut out = format!("{CSV_HEADER}\n");
     for m in measurements {
@@ -30,7 +54,7 @@ pub fn csv(measurements: &[Measurement]) -> String {
     out
 }
 
-/// What the markdown report says above its table.
+/// What the markdown report says above its table. See [`markdown`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct About {
     /// The GPU's name, or "CPU only".
@@ -56,6 +80,21 @@ struct Row<'a> {
 /// The markdown report: `about`, then one table row per measurement and per peer row, by key
 /// type, order and size (ours before the peers' at the same size). Peers sort ascending and
 /// report no min/max.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::bench::report::{About, markdown};
+///
+/// let about = About {
+///     device: "CPU only".into(),
+///     date: "2026-11-21 06:00 UTC".into(),
+///     notes: vec!["Keys: uniform distribution, seed 42.".into()],
+/// };
+/// let md = markdown(&about, &[], &[]);
+/// assert!(md.starts_with("# gpusort bench\n\n**Device:** CPU only"));
+/// assert!(md.contains("| algo | dtype | order | n |"));
+/// ```
 pub fn markdown(about: &About, measurements: &[Measurement], peers: &[PeerRow]) -> String {
     let ours = measurements.iter().map(|m| Row {
         name: m.algo.name(),

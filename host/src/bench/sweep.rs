@@ -12,6 +12,15 @@ use crate::verify::{Mismatch, check_against, reference};
 use crate::with_key_type;
 
 /// How each sort is timed, and the keys.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::{bench::sweep::Settings, inputs::Dist};
+///
+/// let settings = Settings { reps: 10, cpu_reps: 3, dist: Dist::Uniform, seed: 42 };
+/// assert_eq!(settings.seed, 42);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Settings {
     /// Timed repetitions of a GPU sort, after one warm-up.
@@ -24,7 +33,24 @@ pub struct Settings {
     pub seed: u64,
 }
 
-/// What the sweep is doing, for a progress display.
+/// What the sweep is doing, for a progress display: [`run`] passes one to its `observe`
+/// callback before generating each size's keys, before each sort, and after each measurement.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::bench::sweep::Step;
+///
+/// fn show(step: Step<'_>) {
+///     match step {
+///         Step::Oracle { dtype, n, .. } => eprintln!("{dtype} n={n}: generating"),
+///         Step::Start { algo, .. } => eprintln!("timing {algo}"),
+///         Step::Done { measurement, mismatch } => {
+///             eprintln!("{} ms {}", measurement.ms.median, if mismatch.is_some() { "WRONG" } else { "ok" })
+///         }
+///     }
+/// }
+/// ```
 #[derive(Debug)]
 pub enum Step<'a> {
     /// About to generate `n` keys and sort them with std as the oracle (at 2^28 keys this takes
@@ -57,7 +83,7 @@ pub enum Step<'a> {
     },
 }
 
-/// What a sweep measured, and the GPU error that stopped it early, if one did.
+/// What a sweep measured, and the GPU error that stopped it early, if one did. See [`run`].
 #[derive(Debug)]
 pub struct Outcome {
     /// Every measurement made, in the order made.
@@ -69,6 +95,38 @@ pub struct Outcome {
 /// Runs `plan`. GPU sorts need `gpu`; without one they are skipped (leave them out of the plan
 /// so that [`Plan::measurements`] counts right). A wrong output is recorded as not verified and
 /// the sweep goes on; a GPU error stops it, keeping what was measured.
+///
+/// For each size it holds the input, std's sort of it and one output at a time: three copies
+/// of the keys on the host, and two on the device for GPU sorts ([`timing::gpu_kernel`]).
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::bench::{Algo, plan::Plan, sweep::{self, Settings, Step}};
+/// use gpusort::{DType, GpuSorter, Order, inputs::Dist};
+///
+/// let gpu = GpuSorter::new().ok(); // GPU sorts are skipped without one
+/// let algos = if gpu.is_some() { vec![Algo::Bitonic, Algo::CpuStd] } else { vec![Algo::CpuStd] };
+/// let plan = Plan {
+///     min_log2: 8,
+///     max_log2: 10,
+///     algos,
+///     named: true,
+///     cpu_max_log2: 24,
+///     dtypes: vec![DType::F32, DType::I64],
+///     orders: vec![Order::Ascending, Order::Descending],
+/// };
+/// let settings = Settings { reps: 3, cpu_reps: 1, dist: Dist::Few, seed: 1 };
+/// let mut done = 0;
+/// let outcome = sweep::run(&plan, &settings, gpu.as_ref(), &mut |step| {
+///     if let Step::Done { .. } = step {
+///         done += 1;
+///     }
+/// });
+/// assert!(outcome.error.is_none());
+/// assert_eq!(outcome.measurements.len(), plan.measurements());
+/// assert_eq!(done, plan.measurements());
+/// ```
 pub fn run(
     plan: &Plan,
     settings: &Settings,

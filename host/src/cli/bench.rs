@@ -18,7 +18,18 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// Settings of the bench mode.
+/// Settings of the bench mode, `gpusort bench` (the fields are its flags).
+///
+/// # Examples
+///
+/// ```
+/// use clap::Parser;
+/// use gpusort::cli::{Cli, Command};
+///
+/// let cli = Cli::parse_from(["gpusort", "bench", "--max-log2", "20", "--dtypes", "u32,f64"]);
+/// let Some(Command::Bench(args)) = cli.command else { unreachable!() };
+/// assert_eq!((args.min_log2, args.max_log2, args.dtypes.len()), (10, 20, 2));
+/// ```
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Smallest size, as log2 of the number of keys.
@@ -78,6 +89,23 @@ fn log2_parser() -> clap::builder::RangedI64ValueParser<u32> {
 /// # Errors
 /// Bad settings, an unreadable peer CSV, a GPU that `--backend gpu` asked for and is not there,
 /// a GPU error mid-sweep (after writing what was measured), or files that cannot be written.
+///
+/// # Examples
+///
+/// ```
+/// use clap::Parser;
+/// use gpusort::cli::{Cli, Command, bench};
+///
+/// let dir = tempfile::tempdir()?;
+/// let out = dir.path().to_str().unwrap();
+/// let cli = Cli::parse_from([
+///     "gpusort", "bench", "--backend", "cpu", "--max-log2", "12", "--cpu-reps", "1", "--out", out,
+/// ]);
+/// let Some(Command::Bench(args)) = cli.command else { unreachable!() };
+/// assert_eq!(bench::run(&args)?, std::process::ExitCode::SUCCESS);
+/// assert!(dir.path().join("bench.svg").exists());
+/// # Ok::<(), anyhow::Error>(())
+/// ```
 pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     if args.min_log2 > args.max_log2 {
         bail!(

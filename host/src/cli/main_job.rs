@@ -16,7 +16,16 @@ use std::process::ExitCode;
 /// Largest n for which the single-thread CPU bitonic sort runs unless asked for by name.
 const BITONIC1_DEFAULT_MAX: usize = 1 << 24;
 
-/// Where to sort.
+/// Where to sort (`--backend auto|gpu|cpu`).
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::cli::{Backend, main_job::open_gpu};
+///
+/// assert!(open_gpu(Backend::Cpu)?.is_none()); // never touches the driver
+/// # Ok::<(), anyhow::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
     /// The GPU if there is one, else the CPU (said on stderr).
@@ -27,7 +36,18 @@ pub enum Backend {
     Cpu,
 }
 
-/// Generate keys, sort them, verify against std's sort and print a timing table.
+/// Generate keys, sort them, verify against std's sort and print a timing table: the settings
+/// of `gpusort` without a subcommand (the fields are its flags).
+///
+/// # Examples
+///
+/// ```
+/// use clap::Parser;
+/// use gpusort::cli::Cli;
+///
+/// let job = Cli::parse_from(["gpusort", "--n", "1000", "--dtype", "i64"]).job;
+/// assert_eq!((job.n, job.dtype, job.seed), (1000, gpusort::DType::I64, 42));
+/// ```
 #[derive(Debug, Args)]
 pub struct MainJob {
     /// Number of keys.
@@ -88,7 +108,18 @@ impl MainJob {
 /// Runs the main job; the exit code is 1 when a verification failed.
 ///
 /// # Errors
-/// A GPU error when the GPU was required or failed mid-way.
+/// A GPU error when the GPU was required or failed mid-way (an [`Error`] in the chain).
+///
+/// # Examples
+///
+/// ```
+/// use clap::Parser;
+/// use gpusort::cli::{Cli, main_job};
+///
+/// let job = Cli::parse_from(["gpusort", "--n", "5000", "--backend", "cpu", "--baselines", "std"]).job;
+/// assert_eq!(main_job::run(&job)?, std::process::ExitCode::SUCCESS);
+/// # Ok::<(), anyhow::Error>(())
+/// ```
 pub fn run(job: &MainJob) -> Result<ExitCode> {
     with_key_type!(job.dtype, K => main_job::<K>(job))
 }
@@ -104,7 +135,20 @@ struct Row {
 /// on stderr).
 ///
 /// # Errors
-/// A GPU that `--backend gpu` asked for and is not there, or one that fails to start.
+/// A GPU that `--backend gpu` asked for and is not there, or one that fails to start (an
+/// [`Error`] in the chain).
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::cli::{Backend, main_job::open_gpu};
+///
+/// match open_gpu(Backend::Auto)? {
+///     Some(gpu) => println!("sorting on {}", gpu.device_name()),
+///     None => println!("sorting on the CPU"),
+/// }
+/// # Ok::<(), anyhow::Error>(())
+/// ```
 pub fn open_gpu(backend: Backend) -> Result<Option<GpuSorter>> {
     open_gpu_or(backend, "sorting on the CPU instead")
 }
@@ -114,6 +158,16 @@ pub fn open_gpu(backend: Backend) -> Result<Option<GpuSorter>> {
 ///
 /// # Errors
 /// As [`open_gpu`].
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::cli::{Backend, main_job::open_gpu_or};
+///
+/// let gpu = open_gpu_or(Backend::Auto, "timing the CPU sorts only")?;
+/// println!("GPU: {}", gpu.is_some());
+/// # Ok::<(), anyhow::Error>(())
+/// ```
 pub fn open_gpu_or(backend: Backend, fallback: &str) -> Result<Option<GpuSorter>> {
     if backend == Backend::Cpu {
         return Ok(None);

@@ -17,7 +17,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-/// Sort algorithms of the file sort.
+/// Sort algorithms of the file sort (`--algo`).
+///
+/// ```
+/// use clap::ValueEnum;
+/// use gpusort::cli::sort_file::SortAlgo;
+/// assert_eq!(SortAlgo::from_str("bitonic", false), Ok(SortAlgo::Bitonic));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SortAlgo {
     /// The best one available: bitonic, for now.
@@ -26,7 +32,19 @@ pub enum SortAlgo {
     Bitonic,
 }
 
-/// Settings of the file sort.
+/// Settings of the file sort, `gpusort sort INPUT OUTPUT` (the fields are its arguments).
+///
+/// # Examples
+///
+/// ```
+/// use clap::Parser;
+/// use gpusort::cli::{Cli, Command};
+///
+/// let cli = Cli::parse_from(["gpusort", "sort", "keys.bin", "sorted.npy", "--dtype", "u64"]);
+/// let Some(Command::Sort(args)) = cli.command else { unreachable!() };
+/// assert_eq!(args.dtype, Some(gpusort::DType::U64));
+/// assert!(!args.in_place);
+/// ```
 #[derive(Debug, Args)]
 pub struct SortArgs {
     /// The file to sort: a 1-D .npy array of u32, i32, f32, u64, i64 or f64 (little-endian,
@@ -64,7 +82,30 @@ pub struct SortArgs {
 ///
 /// # Errors
 /// A bad input file, output path or setting, an I/O error, or a GPU error, each naming the
-/// file or the problem. After an error no output file has been created or changed.
+/// file or the problem (a [`FileError`](crate::files::FileError) or
+/// [`Error`](crate::Error) in the chain where there is one). After an error no output file has
+/// been created or changed.
+///
+/// # Examples
+///
+/// ```
+/// use clap::Parser;
+/// use gpusort::cli::{Cli, Command, sort_file};
+/// use gpusort::files::{FileFormat, KeyFile};
+///
+/// let dir = tempfile::tempdir()?;
+/// let (input, output) = (dir.path().join("keys.bin"), dir.path().join("sorted.npy"));
+/// std::fs::write(&input, [3i32, -1, 2].map(i32::to_le_bytes).concat())?;
+/// let cli = Cli::parse_from([
+///     "gpusort", "sort", input.to_str().unwrap(), output.to_str().unwrap(),
+///     "--dtype", "i32", "--backend", "cpu",
+/// ]);
+/// let Some(Command::Sort(args)) = cli.command else { unreachable!() };
+/// sort_file::run(&args)?;
+/// let sorted: Vec<i32> = KeyFile::open(&output, FileFormat::Npy, None)?.read_keys(&mut |_| {})?;
+/// assert_eq!(sorted, [-1, 2, 3]);
+/// # Ok::<(), anyhow::Error>(())
+/// ```
 pub fn run(args: &SortArgs) -> Result<ExitCode> {
     let format_of = |path| args.format.unwrap_or_else(|| FileFormat::from_path(path));
     let mut input = KeyFile::open(&args.input, format_of(&args.input), args.dtype)?;

@@ -8,12 +8,40 @@ use rayon::prelude::*;
 /// Below this many comparators a step's block is not split further across threads.
 const MIN_PARALLEL_PAIRS: usize = 1 << 14;
 
-/// Sorts with the bitonic network on the calling thread.
+/// Sorts `keys` in `order` with the bitonic network on the calling thread: comparator for
+/// comparator what the GPU kernels do, for any length (partners past the end are skipped).
+///
+/// Unstable; O(n log² n) compare-exchanges (⌈log₂ n⌉ stages of up to ⌈log₂ n⌉ steps), the same
+/// for every input of length n; in place.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::{Order, cpu::bitonic_sort};
+///
+/// let mut keys = [5u32, 3, 9, 1, 7];
+/// bitonic_sort(&mut keys, Order::Ascending);
+/// assert_eq!(keys, [1, 3, 5, 7, 9]);
+/// ```
 pub fn bitonic_sort<K: SortKey>(keys: &mut [K], order: Order) {
     network(keys, order, false);
 }
 
-/// Sorts with the bitonic network, each step spread over rayon's threads.
+/// Sorts `keys` in `order` with the bitonic network, each step spread over rayon's threads.
+///
+/// The same comparators as [`bitonic_sort`], so the same output; steps with fewer than 16384
+/// comparators per block are split by blocks only.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::{Order, cpu::par_bitonic_sort, inputs::{Dist, generate}, verify};
+///
+/// let input: Vec<f64> = generate(100_000, Dist::Uniform, 3);
+/// let mut keys = input.clone();
+/// par_bitonic_sort(&mut keys, Order::Descending);
+/// assert!(verify::check(&keys, &input, Order::Descending).is_ok());
+/// ```
 pub fn par_bitonic_sort<K: SortKey>(keys: &mut [K], order: Order) {
     network(keys, order, true);
 }

@@ -5,6 +5,23 @@ use std::io;
 use std::path::PathBuf;
 
 /// A problem with a key file, its name in the message.
+///
+/// Messages are written for the `gpusort sort` command line: some suggest its flags
+/// (`--dtype`, `--format raw`) or numpy calls that fix the file.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::files::{FileError, FileFormat, KeyFile};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("keys.bin");
+/// std::fs::write(&path, [0u8; 6])?;
+/// let err = KeyFile::open(&path, FileFormat::Raw, None).unwrap_err();
+/// assert!(matches!(err, FileError::RawNeedsDtype { .. }));
+/// assert!(err.to_string().contains("keys.bin"));
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
     /// The input file is not there.

@@ -11,6 +11,29 @@ use std::path::{Path, PathBuf};
 
 /// A key file opened read-only and checked: its format, key type and length are known, and
 /// its size matches them. Nothing is read past the header until [`KeyFile::read_keys`].
+///
+/// The file is never written to. It stays open until the `KeyFile` is dropped.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::files::{FileFormat, KeyFile};
+/// use gpusort::{DType, with_key_type};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("keys.bin"); // raw little-endian i64 keys
+/// std::fs::write(&path, [5i64, -2, 9].map(i64::to_le_bytes).concat())?;
+///
+/// let mut file = KeyFile::open(&path, FileFormat::Raw, Some(DType::I64))?;
+/// assert_eq!((file.len(), file.data_bytes()), (3, 24));
+/// // Generic code over the key type, picked at run time:
+/// let shown = with_key_type!(file.dtype(), K => {
+///     let keys: Vec<K> = file.read_keys(&mut |_| {})?;
+///     format!("{keys:?}")
+/// });
+/// assert_eq!(shown, "[5, -2, 9]");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct KeyFile {
     path: PathBuf,
@@ -30,6 +53,34 @@ impl KeyFile {
     /// header, an unsupported dtype, not 1-D, Fortran order, truncated, trailing bytes, a raw
     /// size that is not a whole number of keys, no `dtype` for a raw file, or a `dtype` that
     /// is not the file's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gpusort::files::{FileError, FileFormat, KeyFile};
+    /// use gpusort::DType;
+    /// use std::path::Path;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let raw = dir.path().join("keys.bin");
+    /// std::fs::write(&raw, [0u8; 12])?;
+    /// let file = KeyFile::open(&raw, FileFormat::Raw, Some(DType::U32))?;
+    /// assert_eq!(file.len(), 3);
+    ///
+    /// assert!(matches!(
+    ///     KeyFile::open(&raw, FileFormat::Raw, Some(DType::F64)),
+    ///     Err(FileError::RawSize { size: 12, key_bytes: 8, .. })
+    /// ));
+    /// assert!(matches!(
+    ///     KeyFile::open(&raw, FileFormat::Npy, None),
+    ///     Err(FileError::NotNpy { .. })
+    /// ));
+    /// assert!(matches!(
+    ///     KeyFile::open(Path::new("no/such.npy"), FileFormat::Npy, None),
+    ///     Err(FileError::Missing { .. })
+    /// ));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn open(path: &Path, format: FileFormat, dtype: Option<DType>) -> Result<Self, FileError> {
         let read_err = |source| FileError::Read {
             path: path.to_owned(),
@@ -100,42 +151,171 @@ impl KeyFile {
         })
     }
 
-    /// The file's path.
+    /// The file's path, as given to [`KeyFile::open`].
+    ///
+    /// ```
+    /// # use gpusort::files::{FileFormat, KeyFile};
+    /// # fn demo() -> Result<(tempfile::TempDir, std::path::PathBuf), Box<dyn std::error::Error>> {
+    /// #     let dir = tempfile::tempdir()?;
+    /// #     let path = dir.path().join("keys.npy");
+    /// #     let mut out = gpusort::files::AtomicOutput::create(&path)?;
+    /// #     out.begin(gpusort::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
+    /// #     out.write_keys(&[3u32, 1, 2], &mut |_| {})?;
+    /// #     out.commit()?;
+    /// #     Ok((dir, path))
+    /// # }
+    /// let (_dir, path) = demo()?;
+    /// let file = KeyFile::open(&path, FileFormat::Npy, None)?;
+    /// assert_eq!(file.path(), path);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// `.npy` or raw.
+    /// `.npy` or raw, as given to [`KeyFile::open`].
+    ///
+    /// ```
+    /// # use gpusort::files::{FileFormat, KeyFile};
+    /// # fn demo() -> Result<(tempfile::TempDir, std::path::PathBuf), Box<dyn std::error::Error>> {
+    /// #     let dir = tempfile::tempdir()?;
+    /// #     let path = dir.path().join("keys.npy");
+    /// #     let mut out = gpusort::files::AtomicOutput::create(&path)?;
+    /// #     out.begin(gpusort::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
+    /// #     out.write_keys(&[3u32, 1, 2], &mut |_| {})?;
+    /// #     out.commit()?;
+    /// #     Ok((dir, path))
+    /// # }
+    /// let (_dir, path) = demo()?;
+    /// let file = KeyFile::open(&path, FileFormat::Npy, None)?;
+    /// assert_eq!(file.format(), FileFormat::Npy);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn format(&self) -> FileFormat {
         self.format
     }
 
-    /// The key type.
+    /// The key type: from the header of a `.npy`, as given for a raw file.
+    ///
+    /// ```
+    /// # use gpusort::files::{FileFormat, KeyFile};
+    /// # fn demo() -> Result<(tempfile::TempDir, std::path::PathBuf), Box<dyn std::error::Error>> {
+    /// #     let dir = tempfile::tempdir()?;
+    /// #     let path = dir.path().join("keys.npy");
+    /// #     let mut out = gpusort::files::AtomicOutput::create(&path)?;
+    /// #     out.begin(gpusort::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
+    /// #     out.write_keys(&[3u32, 1, 2], &mut |_| {})?;
+    /// #     out.commit()?;
+    /// #     Ok((dir, path))
+    /// # }
+    /// let (_dir, path) = demo()?;
+    /// let file = KeyFile::open(&path, FileFormat::Npy, None)?;
+    /// assert_eq!(file.dtype(), gpusort::DType::U32);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn dtype(&self) -> DType {
         self.dtype
     }
 
     /// Number of keys.
+    ///
+    /// ```
+    /// # use gpusort::files::{FileFormat, KeyFile};
+    /// # fn demo() -> Result<(tempfile::TempDir, std::path::PathBuf), Box<dyn std::error::Error>> {
+    /// #     let dir = tempfile::tempdir()?;
+    /// #     let path = dir.path().join("keys.npy");
+    /// #     let mut out = gpusort::files::AtomicOutput::create(&path)?;
+    /// #     out.begin(gpusort::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
+    /// #     out.write_keys(&[3u32, 1, 2], &mut |_| {})?;
+    /// #     out.commit()?;
+    /// #     Ok((dir, path))
+    /// # }
+    /// let (_dir, path) = demo()?;
+    /// let file = KeyFile::open(&path, FileFormat::Npy, None)?;
+    /// assert_eq!(file.len(), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn len(&self) -> u64 {
         self.len
     }
 
     /// Whether the file holds no key.
+    ///
+    /// ```
+    /// # use gpusort::files::{FileFormat, KeyFile};
+    /// # fn demo() -> Result<(tempfile::TempDir, std::path::PathBuf), Box<dyn std::error::Error>> {
+    /// #     let dir = tempfile::tempdir()?;
+    /// #     let path = dir.path().join("keys.npy");
+    /// #     let mut out = gpusort::files::AtomicOutput::create(&path)?;
+    /// #     out.begin(gpusort::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
+    /// #     out.write_keys(&[3u32, 1, 2], &mut |_| {})?;
+    /// #     out.commit()?;
+    /// #     Ok((dir, path))
+    /// # }
+    /// let (_dir, path) = demo()?;
+    /// let file = KeyFile::open(&path, FileFormat::Npy, None)?;
+    /// assert!(!file.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
-    /// Bytes of key data.
+    /// Bytes of key data: [`KeyFile::len`] × the key size, without the `.npy` header.
+    ///
+    /// ```
+    /// # use gpusort::files::{FileFormat, KeyFile};
+    /// # fn demo() -> Result<(tempfile::TempDir, std::path::PathBuf), Box<dyn std::error::Error>> {
+    /// #     let dir = tempfile::tempdir()?;
+    /// #     let path = dir.path().join("keys.npy");
+    /// #     let mut out = gpusort::files::AtomicOutput::create(&path)?;
+    /// #     out.begin(gpusort::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
+    /// #     out.write_keys(&[3u32, 1, 2], &mut |_| {})?;
+    /// #     out.commit()?;
+    /// #     Ok((dir, path))
+    /// # }
+    /// let (_dir, path) = demo()?;
+    /// let file = KeyFile::open(&path, FileFormat::Npy, None)?;
+    /// assert_eq!(file.data_bytes(), 12);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn data_bytes(&self) -> u64 {
         self.len * key_bytes(self.dtype) as u64
     }
 
-    /// Reads every key, in chunks of 64 MiB; `progress` is told the bytes of each chunk.
+    /// Reads every key, in chunks of [`CHUNK_BYTES`]; `progress` is told the bytes of each
+    /// chunk. `K` must be the file's key type ([`with_key_type!`] picks it from
+    /// [`KeyFile::dtype`]).
+    ///
+    /// Memory: the keys, allocated once with `try_reserve_exact` (so a file too big for memory
+    /// is an error, not an abort), and one chunk buffer.
     ///
     /// # Errors
     /// [`FileError::DtypeMismatch`] if `K` is not the file's key type,
     /// [`FileError::OutOfMemory`], [`FileError::Truncated`] if the file shrank since it was
     /// opened, or [`FileError::Read`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use gpusort::files::{FileError, FileFormat, KeyFile};
+    /// # fn demo() -> Result<(tempfile::TempDir, std::path::PathBuf), Box<dyn std::error::Error>> {
+    /// #     let dir = tempfile::tempdir()?;
+    /// #     let path = dir.path().join("keys.npy");
+    /// #     let mut out = gpusort::files::AtomicOutput::create(&path)?;
+    /// #     out.begin(gpusort::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
+    /// #     out.write_keys(&[3u32, 1, 2], &mut |_| {})?;
+    /// #     out.commit()?;
+    /// #     Ok((dir, path))
+    /// # }
+    /// let (_dir, path) = demo()?;
+    /// let mut file = KeyFile::open(&path, FileFormat::Npy, None)?;
+    /// let mut bytes = 0;
+    /// let keys: Vec<u32> = file.read_keys(&mut |n| bytes += n)?;
+    /// assert_eq!((keys, bytes), (vec![3, 1, 2], 12));
+    /// assert!(matches!(file.read_keys::<i32>(&mut |_| {}), Err(FileError::DtypeMismatch { .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn read_keys<K: LeKey>(
         &mut self,
         progress: &mut dyn FnMut(u64),
@@ -184,7 +364,13 @@ impl KeyFile {
     }
 }
 
-/// Bytes per key of `dtype`.
+/// Bytes per key of `dtype`: 4 or 8.
+///
+/// ```
+/// use gpusort::{DType, files::key_bytes};
+/// assert_eq!(key_bytes(DType::F32), 4);
+/// assert_eq!(key_bytes(DType::U64), 8);
+/// ```
 pub fn key_bytes(dtype: DType) -> usize {
     with_key_type!(dtype, K => size_of::<K>())
 }

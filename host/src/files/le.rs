@@ -2,13 +2,33 @@
 
 use crate::keys::SortKey;
 
-/// A key type with a little-endian byte form: the six [`SortKey`] types.
+/// A key type with a little-endian byte form: the six [`SortKey`] types. The bound of
+/// [`KeyFile::read_keys`](super::KeyFile::read_keys) and
+/// [`AtomicOutput::write_keys`](super::AtomicOutput::write_keys).
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::files::LeKey;
+///
+/// let mut bytes = [0u8; 4];
+/// (-2.0f32).write_le(&mut bytes);
+/// assert_eq!(bytes, (-2.0f32).to_le_bytes());
+/// assert_eq!(f32::from_le(&bytes), -2.0);
+/// assert_eq!(<u64 as LeKey>::SIZE, 8);
+/// ```
 pub trait LeKey: SortKey {
     /// Bytes per key.
     const SIZE: usize;
     /// The key whose little-endian bytes are `bytes` (exactly [`LeKey::SIZE`] of them).
+    ///
+    /// # Panics
+    /// If `bytes` is not [`LeKey::SIZE`] bytes long.
     fn from_le(bytes: &[u8]) -> Self;
     /// Writes the key's little-endian bytes to `out` (exactly [`LeKey::SIZE`] of them).
+    ///
+    /// # Panics
+    /// If `out` is not [`LeKey::SIZE`] bytes long.
     fn write_le(self, out: &mut [u8]);
 }
 

@@ -12,6 +12,33 @@ use tempfile::NamedTempFile;
 
 /// An output file being written. Nothing appears at its path until [`AtomicOutput::commit`];
 /// dropped before that, it removes its temporary file.
+///
+/// Use: [`AtomicOutput::create`], then [`AtomicOutput::begin`] once with the format, key type
+/// and number of keys, [`AtomicOutput::write_keys`] as often as needed, and
+/// [`AtomicOutput::commit`], which checks that as many keys were written as announced.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::files::{AtomicOutput, FileFormat};
+/// use gpusort::DType;
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("sorted.npy");
+/// let mut out = AtomicOutput::create(&path)?;
+/// out.begin(FileFormat::Npy, DType::U64, 4)?;
+/// out.write_keys(&[1u64, 2], &mut |_| {})?;
+/// out.write_keys(&[3u64, 4], &mut |_| {})?;
+/// assert!(!path.exists()); // not before the commit
+/// out.commit()?;
+/// assert!(path.exists());
+///
+/// let mut dropped = AtomicOutput::create(&dir.path().join("never.npy"))?;
+/// dropped.begin(FileFormat::Raw, DType::U64, 1)?;
+/// drop(dropped); // no file, no temporary file left behind
+/// assert_eq!(std::fs::read_dir(dir.path())?.count(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct AtomicOutput {
     path: PathBuf,
@@ -31,6 +58,22 @@ impl AtomicOutput {
     /// # Errors
     /// [`FileError::NoOutputDir`], [`FileError::OutputDirNotDir`], [`FileError::OutputIsDir`],
     /// or [`FileError::Write`] (e.g. a read-only directory).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gpusort::files::{AtomicOutput, FileError};
+    /// use std::path::Path;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// assert!(AtomicOutput::create(&dir.path().join("out.bin")).is_ok());
+    /// assert!(matches!(
+    ///     AtomicOutput::create(&dir.path().join("missing/out.bin")),
+    ///     Err(FileError::NoOutputDir { .. })
+    /// ));
+    /// assert!(matches!(AtomicOutput::create(dir.path()), Err(FileError::OutputIsDir { .. })));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn create(path: &Path) -> Result<Self, FileError> {
         let dir = match path.parent() {
             Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
@@ -89,15 +132,39 @@ impl AtomicOutput {
         })
     }
 
-    /// The final path.
+    /// The final path, as given to [`AtomicOutput::create`].
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("out.npy");
+    /// let out = gpusort::files::AtomicOutput::create(&path)?;
+    /// assert_eq!(out.path(), path);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// Starts a `format` file of `len` keys of type `dtype`: the `.npy` header, nothing for raw.
+    /// Call it once, before [`AtomicOutput::write_keys`].
     ///
     /// # Errors
     /// [`FileError::Write`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gpusort::files::{AtomicOutput, FileFormat, KeyFile};
+    /// use gpusort::DType;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("empty.npy");
+    /// let mut out = AtomicOutput::create(&path)?;
+    /// out.begin(FileFormat::Npy, DType::I32, 0)?;
+    /// out.commit()?;
+    /// assert!(KeyFile::open(&path, FileFormat::Npy, Some(DType::I32))?.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn begin(&mut self, format: FileFormat, dtype: DType, len: u64) -> Result<(), FileError> {
         self.expected = len;
         if format == FileFormat::Npy {
@@ -110,10 +177,30 @@ impl AtomicOutput {
         Ok(())
     }
 
-    /// Appends `keys`, in chunks of 64 MiB; `progress` is told the bytes of each chunk.
+    /// Appends `keys`, little-endian, in chunks of [`CHUNK_BYTES`]; `progress` is told the bytes
+    /// of each chunk. `K` should be the key type given to [`AtomicOutput::begin`]; only the
+    /// number of keys is checked (by [`AtomicOutput::commit`]).
     ///
     /// # Errors
     /// [`FileError::Write`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gpusort::files::{AtomicOutput, FileFormat};
+    /// use gpusort::DType;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("keys.bin");
+    /// let mut out = AtomicOutput::create(&path)?;
+    /// out.begin(FileFormat::Raw, DType::U32, 1)?;
+    /// let mut written = 0;
+    /// out.write_keys(&[0x0102_0304u32], &mut |n| written += n)?;
+    /// out.commit()?;
+    /// assert_eq!(written, 4);
+    /// assert_eq!(std::fs::read(&path)?, [4, 3, 2, 1]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn write_keys<K: LeKey>(
         &mut self,
         keys: &[K],
@@ -135,6 +222,25 @@ impl AtomicOutput {
     /// # Errors
     /// [`FileError::WrongCount`] if the keys written are not the number [`AtomicOutput::begin`]
     /// announced, [`FileError::Write`] or [`FileError::Persist`]; the temporary file is removed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gpusort::files::{AtomicOutput, FileError, FileFormat};
+    /// use gpusort::DType;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("short.npy");
+    /// let mut out = AtomicOutput::create(&path)?;
+    /// out.begin(FileFormat::Npy, DType::F64, 3)?;
+    /// out.write_keys(&[1.0f64, 2.0], &mut |_| {})?;
+    /// assert!(matches!(
+    ///     out.commit(),
+    ///     Err(FileError::WrongCount { expected: 3, written: 2, .. })
+    /// ));
+    /// assert!(!path.exists());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn commit(self) -> Result<(), FileError> {
         if self.written != self.expected {
             return Err(FileError::WrongCount {

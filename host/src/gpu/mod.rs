@@ -1,4 +1,12 @@
 //! The GPU side: a [`GpuSorter`] owns a CUDA context, the kernels' module and a stream.
+//!
+//! | CUDA concept | here |
+//! |---|---|
+//! | `cuInit`, device, primary context | [`GpuSorter::new`], [`GpuSorter::with_device`], [`GpuSorter::bind`] |
+//! | module (the PTX, JIT-compiled for the device) | [`KERNELS_PTX`], loaded by [`GpuSorter::new`] |
+//! | stream | [`GpuSorter::stream`], [`GpuSorter::synchronize`] |
+//! | `cuMemAlloc`, `cuMemcpyHtoD`, `cuMemGetInfo` | [`GpuSorter::alloc`], [`GpuSorter::upload`], [`GpuSorter::memory_info`] |
+//! | kernel launches | [`GpuSorter::sort_unstable_device`], [`GpuSorter::enqueue_sort_unstable`] |
 
 mod bitonic;
 mod staging;
@@ -15,14 +23,51 @@ use kernels_gpu::tuning::MAX_KEYS;
 use staging::Staging;
 use std::sync::Mutex;
 
-/// The kernels, compiled to PTX by `build.rs`.
+/// The kernels of `kernels-gpu`, compiled to PTX by `host/build.rs` (rustc's
+/// `nvptx64-nvidia-cuda` target) and embedded in the library. [`GpuSorter::new`] loads it; the
+/// driver compiles it for the device then.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::gpu::KERNELS_PTX;
+///
+/// assert!(KERNELS_PTX.contains(".entry bitonic_sort_tiles_u32"));
+/// assert!(KERNELS_PTX.contains(".entry bitonic_global_4_u64"));
+/// ```
 pub const KERNELS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
 
 /// Sorts on one CUDA device.
 ///
 /// Creating one initialises the driver, binds the device's primary context and JIT-compiles
 /// the kernels (about 0.2 s and 0.07 s on an H100): create it once and reuse it. Every method
-/// makes the context current on the calling thread first, so a sorter may move between threads.
+/// that touches the device makes the context current on the calling thread first, so a sorter
+/// may move between threads (it is `Send` and `Sync`). Work is queued on one stream of its own,
+/// created blocking: it is ordered with CUDA's legacy default stream, where `cust`'s
+/// synchronous copies run, so keys copied with them are in place before a sort starts.
+///
+/// Dropping it releases the module, the stream and its hold on the primary context; device
+/// buffers made by [`GpuSorter::alloc`] and [`GpuSorter::upload`] are freed by their own drop.
+///
+/// # Examples
+///
+/// ```no_run
+/// use gpusort::{GpuSorter, Order};
+///
+/// let sorter = GpuSorter::new()?;
+/// println!("sorting on {}", sorter.device_name());
+/// let mut keys = vec![0.5f64, -2.0, f64::INFINITY, -0.0];
+/// sorter.sort_unstable(&mut keys, Order::Descending)?;
+/// assert_eq!(keys, [f64::INFINITY, 0.5, -0.0, -2.0]);
+/// # Ok::<(), gpusort::Error>(())
+/// ```
+///
+/// One sorter can serve several threads:
+///
+/// ```
+/// fn shareable<T: Send + Sync>() {}
+/// shareable::<gpusort::GpuSorter>();
+/// ```
 pub struct GpuSorter {
     // Field order is drop order: module and stream go before the context that owns them.
     module: Module,
@@ -34,11 +79,25 @@ pub struct GpuSorter {
 }
 
 impl GpuSorter {
-    /// A sorter on the first CUDA device.
+    /// A sorter on the first CUDA device (ordinal 0, the first in `CUDA_VISIBLE_DEVICES`).
     ///
     /// # Errors
-    /// [`Error::NoDriver`], [`Error::NoDevice`], or [`Error::Cuda`] if the context or module
-    /// cannot be created.
+    /// [`Error::NoDriver`] without a usable driver, [`Error::NoDevice`] without a GPU, or
+    /// [`Error::Cuda`] / [`Error::DriverCall`] if the context, module or stream cannot be
+    /// created.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::{Error, GpuSorter};
+    ///
+    /// match GpuSorter::new() {
+    ///     Ok(gpu) => println!("GPU: {}", gpu.device_name()),
+    ///     Err(Error::NoDriver(_) | Error::NoDevice) => println!("no GPU: sort on the CPU"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok::<(), Error>(())
+    /// ```
     pub fn new() -> Result<Self> {
         Self::with_device(0)
     }
@@ -47,6 +106,17 @@ impl GpuSorter {
     ///
     /// # Errors
     /// As [`GpuSorter::new`], and [`Error::InvalidDevice`] for an ordinal past the last device.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::{Error, GpuSorter};
+    ///
+    /// let second = GpuSorter::with_device(1);
+    /// if let Err(Error::InvalidDevice { count, .. }) = &second {
+    ///     println!("only {count} device(s)");
+    /// }
+    /// ```
     pub fn with_device(ordinal: u32) -> Result<Self> {
         init_driver()?;
         let count = Device::num_devices().context("counting CUDA devices")?;
@@ -76,19 +146,66 @@ impl GpuSorter {
     }
 
     /// The device's name, e.g. "NVIDIA H200".
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let gpu = gpusort::GpuSorter::new()?;
+    /// assert!(!gpu.device_name().is_empty());
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
     pub fn device_name(&self) -> &str {
         &self.name
     }
 
-    /// The stream all work of this sorter is queued on.
+    /// The stream all work of this sorter is queued on (blocking), for queueing more work
+    /// in order with a sort: copies, events, other kernels.
+    ///
+    /// # Examples
+    ///
+    /// Timing a sort with CUDA events:
+    ///
+    /// ```no_run
+    /// use cust::event::{Event, EventFlags};
+    /// use gpusort::{GpuSorter, Order};
+    ///
+    /// let gpu = GpuSorter::new()?;
+    /// let mut keys = gpu.upload(&vec![7u32; 1 << 20])?;
+    /// let start = Event::new(EventFlags::DEFAULT).unwrap();
+    /// let stop = Event::new(EventFlags::DEFAULT).unwrap();
+    /// start.record(gpu.stream()).unwrap();
+    /// gpu.enqueue_sort_unstable(&mut keys, Order::Ascending)?;
+    /// stop.record(gpu.stream()).unwrap();
+    /// gpu.synchronize("sorting")?;
+    /// println!("{} ms", stop.elapsed_time_f32(&start).unwrap());
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
     pub fn stream(&self) -> &Stream {
         &self.stream
     }
 
-    /// Makes this sorter's context current on the calling thread.
+    /// Makes this sorter's context current on the calling thread, for `cust` calls of your own
+    /// on this device (the sorter's methods do it themselves).
     ///
     /// # Errors
     /// [`Error::Cuda`] if the driver refuses.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use cust::memory::DeviceBuffer;
+    ///
+    /// let gpu = gpusort::GpuSorter::new()?;
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| -> gpusort::Result<()> {
+    ///         gpu.bind()?; // cust's own calls below need the context on this thread
+    ///         let zeros = DeviceBuffer::<u32>::zeroed(1024).expect("allocating");
+    ///         assert_eq!(zeros.len(), 1024);
+    ///         Ok(())
+    ///     });
+    /// });
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
     pub fn bind(&self) -> Result<()> {
         CurrentContext::set_current(&self.context).context("making the CUDA context current")
     }
@@ -97,6 +214,15 @@ impl GpuSorter {
     ///
     /// # Errors
     /// [`Error::Cuda`] if the driver cannot tell.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let gpu = gpusort::GpuSorter::new()?;
+    /// let (free, total) = gpu.memory_info()?;
+    /// println!("{} of {} MiB free: room for {} u64 keys", free >> 20, total >> 20, free / 8);
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
     pub fn memory_info(&self) -> Result<(u64, u64)> {
         self.bind()?;
         let (free, total) = cust::memory::mem_get_info().context("reading free device memory")?;
@@ -104,10 +230,31 @@ impl GpuSorter {
     }
 
     /// A device buffer of `len` values, checked against free memory first; its contents are
-    /// unspecified.
+    /// unspecified. `what` names the buffer in an [`Error::OutOfDeviceMemory`].
+    ///
+    /// The device counterpart of `Vec::with_capacity(len)` followed by filling it: write to it
+    /// (with `cust`'s copies or a sort's output) before reading it.
     ///
     /// # Errors
     /// [`Error::OutOfDeviceMemory`] naming the bytes needed and free, or [`Error::Cuda`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use cust::memory::CopyDestination;
+    /// use gpusort::{Error, GpuSorter, Order};
+    ///
+    /// let gpu = GpuSorter::new()?;
+    /// let mut keys = gpu.alloc::<f32>(3, "my keys")?;
+    /// keys.copy_from(&[2.0f32, -1.0, 0.5][..]).expect("copy to the device");
+    /// gpu.sort_unstable_device(&mut keys, Order::Ascending)?;
+    ///
+    /// match gpu.alloc::<u64>(1 << 45, "a huge buffer") {
+    ///     Err(Error::OutOfDeviceMemory { requested, free, .. }) => assert!(requested > free),
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// # Ok::<(), Error>(())
+    /// ```
     pub fn alloc<T: DeviceCopy>(&self, len: usize, what: &'static str) -> Result<DeviceBuffer<T>> {
         let requested = (len as u64).saturating_mul(size_of::<T>() as u64);
         let (free, total) = self.memory_info()?;
@@ -131,10 +278,23 @@ impl GpuSorter {
         }
     }
 
-    /// A device copy of `keys`.
+    /// A device copy of `keys`: the device counterpart of `keys.to_vec()`.
     ///
     /// # Errors
-    /// As [`GpuSorter::alloc`].
+    /// As [`GpuSorter::alloc`], and [`Error::Cuda`] if the copy fails.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use cust::memory::CopyDestination;
+    ///
+    /// let gpu = gpusort::GpuSorter::new()?;
+    /// let on_device = gpu.upload(&[5u64, 1, 4])?;
+    /// let mut back = [0u64; 3];
+    /// on_device.copy_to(&mut back[..]).expect("copy to the host");
+    /// assert_eq!(back, [5, 1, 4]);
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
     pub fn upload<T: DeviceCopy>(&self, keys: &[T]) -> Result<DeviceBuffer<T>> {
         let mut buffer = self.alloc(keys.len(), "the keys")?;
         buffer
@@ -143,13 +303,47 @@ impl GpuSorter {
         Ok(buffer)
     }
 
-    /// Sorts `keys` (unstable: equal keys may be reordered; floats as `total_cmp`) with the
-    /// bitonic network, through a device buffer of the same length. The keys travel through two
-    /// reused 16 MiB pinned chunks, copied on all cores while the DMA engine moves the other chunk.
+    /// Sorts the host slice `keys` in `order` on the GPU: the counterpart of
+    /// [`slice::sort_unstable`].
+    ///
+    /// This sort is unstable (equal keys may be reordered), but keys equal in its order have the
+    /// same bits, so the result is bit for bit std's sort of the same keys. Floats are ordered
+    /// like [`f32::total_cmp`]: NaNs with the sign bit set first, then −∞, …, −0.0, +0.0, …, +∞,
+    /// the other NaNs; descending is the exact reverse.
+    ///
+    /// # Current implementation
+    ///
+    /// Copies the keys into a new device buffer of the same length, sorts it in place with
+    /// [`GpuSorter::sort_unstable_device`] (a bitonic network: O(n log² n) compare-exchanges,
+    /// the same for every input of length n), copies it back and frees it. The copies go through
+    /// two reused 16 MiB pinned chunks, filled and emptied on all cores while the DMA engine
+    /// moves the other chunk. Device memory: n keys; host memory: the two chunks, allocated by
+    /// the first host-slice sort. For 0 or 1 keys it returns at once, without
+    /// touching the device. With keys already on the device, call
+    /// [`GpuSorter::sort_unstable_device`] and save both copies.
     ///
     /// # Errors
-    /// [`Error::TooLong`], [`Error::OutOfDeviceMemory`], or [`Error::Cuda`]. On error `keys`
-    /// is unchanged unless the final copy back failed.
+    /// [`Error::TooLong`] beyond [`MAX_KEYS`] keys, [`Error::OutOfDeviceMemory`] if the
+    /// buffer does not fit, or [`Error::Cuda`] if a copy, launch or the sort fails. On error
+    /// `keys` is unchanged unless the final copy back failed.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::{GpuSorter, Order};
+    ///
+    /// let gpu = GpuSorter::new()?;
+    /// let mut v = vec![-5i32, 4, 1, -3, 2];
+    /// gpu.sort_unstable(&mut v, Order::Ascending)?;
+    /// assert_eq!(v, [-5, -3, 1, 2, 4]);
+    ///
+    /// let mut f = vec![0.0f32, f32::NAN, -0.0, f32::NEG_INFINITY];
+    /// gpu.sort_unstable(&mut f, Order::Descending)?;
+    /// assert!(f[0].is_nan());
+    /// assert_eq!(f[1..].iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+    ///            [0.0f32.to_bits(), (-0.0f32).to_bits(), f32::NEG_INFINITY.to_bits()]);
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
     pub fn sort_unstable<K: SortKey>(&self, keys: &mut [K], order: Order) -> Result<()> {
         if keys.len() <= 1 {
             return Ok(());
@@ -178,10 +372,41 @@ impl GpuSorter {
         staging.download(&device_bytes, bytes, &self.stream)
     }
 
-    /// Sorts keys already on the device, in place (no temporary device memory), and waits.
+    /// Sorts keys already on the device, in place, and waits for the sort to finish: the
+    /// device counterpart of [`slice::sort_unstable`] on a `&mut [K]`.
+    ///
+    /// Guarantees as [`GpuSorter::sort_unstable`]. When it returns `Ok`, the keys are sorted
+    /// and may be read through any stream.
+    ///
+    /// # Current implementation
+    ///
+    /// The bitonic network, in place: zero temporary device memory. A sort of n keys is
+    /// one tile-sort launch, then for each of the ⌈log₂ n⌉ − 13 stages above the 8192-key tile a
+    /// few global passes and one tile merge ([`kernels_gpu::bitonic::schedule`]). Keys are
+    /// mapped to order-preserving unsigned bits as they are first loaded and mapped back as
+    /// they are last stored, so signed, float and descending sorts cost no extra pass.
     ///
     /// # Errors
-    /// [`Error::TooLong`] or [`Error::Cuda`] (launch or execution failure).
+    /// [`Error::TooLong`] beyond [`MAX_KEYS`] keys, or [`Error::Cuda`] (launch or execution
+    /// failure, including earlier work on the sorter's stream that failed).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use cust::memory::CopyDestination;
+    /// use gpusort::{GpuSorter, Order};
+    ///
+    /// let gpu = GpuSorter::new()?;
+    /// let mut on_device = gpu.upload(&[5u64, 1, 4, 1])?;
+    /// gpu.sort_unstable_device(&mut on_device, Order::Descending)?;
+    /// let mut back = [0u64; 4];
+    /// on_device.copy_to(&mut back[..]).expect("copy to the host");
+    /// assert_eq!(back, [5, 4, 1, 1]);
+    ///
+    /// // A part of a buffer is a `DeviceSlice` too:
+    /// gpu.sort_unstable_device(&mut on_device.index(1..), Order::Ascending)?;
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
     pub fn sort_unstable_device<K: SortKey>(
         &self,
         keys: &mut DeviceSlice<K>,
@@ -191,11 +416,39 @@ impl GpuSorter {
         self.synchronize("running the bitonic sort")
     }
 
-    /// Queues the in-place sort of device keys on [`GpuSorter::stream`] without waiting.
+    /// Queues the in-place sort of device keys on [`GpuSorter::stream`] and returns without
+    /// waiting; [`GpuSorter::synchronize`] waits for it.
+    ///
+    /// The keys are sorted once the stream reaches the end of the queued work. Until then,
+    /// read or write them only through work queued on the same stream or on the legacy default
+    /// stream (where `cust`'s synchronous copies run; the sorter's stream is blocking, so they are
+    /// ordered after the sort). The borrow of `keys` ends when this returns: keep the buffer
+    /// alive until the stream is synchronised.
+    ///
+    /// # Current implementation
+    ///
+    /// As [`GpuSorter::sort_unstable_device`], which is this followed by
+    /// [`GpuSorter::synchronize`].
     ///
     /// # Errors
-    /// [`Error::TooLong`] or [`Error::Cuda`] if a launch is refused; execution errors show at
-    /// the next synchronisation.
+    /// [`Error::TooLong`] beyond [`MAX_KEYS`] keys, or [`Error::Cuda`] if a launch is refused;
+    /// execution errors show at the next synchronisation.
+    ///
+    /// # Examples
+    ///
+    /// Sorting two buffers back to back and waiting once:
+    ///
+    /// ```no_run
+    /// use gpusort::{GpuSorter, Order};
+    ///
+    /// let gpu = GpuSorter::new()?;
+    /// let mut a = gpu.upload(&[3u32, 1, 2])?;
+    /// let mut b = gpu.upload(&[-1.5f32, 9.0, 0.0])?;
+    /// gpu.enqueue_sort_unstable(&mut a, Order::Ascending)?;
+    /// gpu.enqueue_sort_unstable(&mut b, Order::Descending)?;
+    /// gpu.synchronize("sorting a and b")?; // now a and b may be read
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
     pub fn enqueue_sort_unstable<K: SortKey>(
         &self,
         keys: &mut DeviceSlice<K>,
@@ -207,10 +460,23 @@ impl GpuSorter {
         bitonic::enqueue(self, ptr, len, size_of::<K>(), K::key_map(order))
     }
 
-    /// Waits for the stream; `what` names the work in an error.
+    /// Waits until all work queued on [`GpuSorter::stream`] is done; `what` names the work in
+    /// an error.
     ///
     /// # Errors
-    /// [`Error::Cuda`] with the first error of the queued work.
+    /// [`Error::Cuda`] with the first error of the queued work, its context `what`.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::{GpuSorter, Order};
+    ///
+    /// let gpu = GpuSorter::new()?;
+    /// let mut keys = gpu.upload(&[2u64, 1])?;
+    /// gpu.enqueue_sort_unstable(&mut keys, Order::Ascending)?;
+    /// gpu.synchronize("sorting my keys")?;
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
     pub fn synchronize(&self, what: &str) -> Result<()> {
         self.stream.synchronize().context(what)
     }

@@ -1,0 +1,48 @@
+//! Sort a `Vec<f32>` on the GPU, or on the CPU when there is no GPU.
+//!
+//!     cargo run --release -p host --example sort_vec
+
+use gpusort::cpu::CpuAlgo;
+use gpusort::inputs::{Dist, generate};
+use gpusort::{Error, GpuSorter, Order, verify};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // A million random floats and the values whose order `total_cmp` fixes.
+    let mut keys: Vec<f32> = generate(1 << 20, Dist::Uniform, 42);
+    keys.extend([
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+    ]);
+    let input = keys.clone();
+
+    let sorted_on = match GpuSorter::new() {
+        Ok(gpu) => {
+            // One device buffer of n keys: upload, sort in place, download.
+            gpu.sort_unstable(&mut keys, Order::Ascending)?;
+            gpu.device_name().to_string()
+        }
+        Err(e @ (Error::NoDriver(_) | Error::NoDevice)) => {
+            println!("no GPU ({e}): sorting on the CPU");
+            CpuAlgo::Rayon.sort(&mut keys, Order::Ascending);
+            "the CPU (rayon)".to_string()
+        }
+        Err(e) => return Err(e.into()),
+    };
+
+    // Bit for bit what std's sort gives, -NaN first and NaN last.
+    verify::check(&keys, &input, Order::Ascending)?;
+    let n = keys.len();
+    println!(
+        "sorted {n} f32 keys on {sorted_on}: {:?} {:?} {:?} … {:?} {:?}",
+        keys[0],
+        keys[1],
+        keys[2],
+        keys[n - 2],
+        keys[n - 1]
+    );
+    Ok(())
+}
