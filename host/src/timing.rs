@@ -2,7 +2,7 @@
 
 use crate::cpu::CpuAlgo;
 use crate::error::{CudaContext, Result};
-use crate::gpu::GpuSorter;
+use crate::gpu::{GpuAlgo, GpuSorter};
 use crate::keys::{Order, SortKey};
 use cust::event::{Event, EventFlags};
 use cust::memory::{AsyncCopyDestination, CopyDestination};
@@ -31,16 +31,22 @@ impl Timing {
     }
 }
 
-/// Times the sort of device-resident keys with CUDA events: one warm-up, then `reps` timed runs,
-/// each on a fresh copy of the input made by a device-to-device copy outside the timed region.
+/// Times the sort of device-resident keys by `algo` with CUDA events: one warm-up, then `reps`
+/// timed runs, each on a fresh copy of the input made by a device-to-device copy outside the
+/// timed region. The merge sort's scratch is allocated once, outside the timed region.
 pub fn gpu_kernel<K: SortKey>(
     gpu: &GpuSorter,
+    algo: GpuAlgo,
     input: &[K],
     order: Order,
     reps: u32,
 ) -> Result<(Timing, Vec<K>)> {
     let pristine = gpu.upload(input)?;
     let mut work = gpu.alloc::<K>(input.len(), "the working copy")?;
+    let mut scratch = match algo {
+        GpuAlgo::Bitonic => None,
+        GpuAlgo::Merge => Some(gpu.sort_scratch::<K>(input.len(), 0)?),
+    };
     let stream = gpu.stream();
     let event = || Event::new(EventFlags::DEFAULT).context("creating a CUDA event");
     let (start, stop) = (event()?, event()?);
@@ -49,9 +55,12 @@ pub fn gpu_kernel<K: SortKey>(
         // SAFETY: both buffers live until the stream is synchronised below.
         unsafe { work.async_copy_from(&pristine, stream) }.context("restoring the input")?;
         start.record(stream).context("recording an event")?;
-        gpu.enqueue_sort_unstable(&mut work, order)?;
+        match &mut scratch {
+            None => gpu.enqueue_sort_unstable(&mut work, order)?,
+            Some(scratch) => gpu.enqueue_sort(&mut work, order, scratch)?,
+        }
         stop.record(stream).context("recording an event")?;
-        gpu.synchronize("running the bitonic sort")?;
+        gpu.synchronize(&format!("running the {} sort", algo.name()))?;
         if rep > 0 {
             let ms = stop.elapsed_time_f32(&start).context("reading an event")?;
             samples.push(f64::from(ms));
@@ -66,6 +75,7 @@ pub fn gpu_kernel<K: SortKey>(
 /// Times host slice → sorted host slice (allocation, both copies and the sort) by wall clock.
 pub fn gpu_end_to_end<K: SortKey>(
     gpu: &GpuSorter,
+    algo: GpuAlgo,
     input: &[K],
     order: Order,
     reps: u32,
@@ -75,7 +85,7 @@ pub fn gpu_end_to_end<K: SortKey>(
     for _ in 0..reps {
         keys.copy_from_slice(input);
         let t = Instant::now();
-        gpu.sort_unstable(&mut keys, order)?;
+        gpu.sort_with(algo, &mut keys, order)?;
         samples.push(t.elapsed().as_secs_f64() * 1e3);
     }
     Ok((Timing::of(samples), keys))

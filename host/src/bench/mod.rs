@@ -26,6 +26,9 @@ pub enum Algo {
     /// The GPU bitonic sort on device-resident keys.
     #[value(name = "bitonic")]
     Bitonic,
+    /// The GPU stable merge sort on device-resident keys (scratch allocated outside the timing).
+    #[value(name = "merge")]
+    Merge,
     /// std's `sort_unstable` on one core.
     #[value(name = "cpu_std")]
     CpuStd,
@@ -42,8 +45,9 @@ pub enum Algo {
 
 impl Algo {
     /// Every sort, GPU ones first.
-    pub const ALL: [Algo; 5] = [
+    pub const ALL: [Algo; 6] = [
         Algo::Bitonic,
+        Algo::Merge,
         Algo::CpuStd,
         Algo::CpuRayon,
         Algo::CpuBitonic1,
@@ -54,6 +58,7 @@ impl Algo {
     pub fn name(self) -> &'static str {
         match self {
             Algo::Bitonic => "bitonic",
+            Algo::Merge => "merge",
             Algo::CpuStd => "cpu_std",
             Algo::CpuRayon => "cpu_rayon",
             Algo::CpuBitonic1 => "cpu_bitonic1",
@@ -64,7 +69,7 @@ impl Algo {
     /// The CPU sort this is, or `None` for a GPU sort.
     pub fn cpu(self) -> Option<CpuAlgo> {
         match self {
-            Algo::Bitonic => None,
+            Algo::Bitonic | Algo::Merge => None,
             Algo::CpuStd => Some(CpuAlgo::Std),
             Algo::CpuRayon => Some(CpuAlgo::Rayon),
             Algo::CpuBitonic1 => Some(CpuAlgo::Bitonic1),
@@ -160,9 +165,9 @@ mod tests {
     }
 
     #[test]
-    fn only_bitonic_is_on_the_gpu() {
+    fn only_bitonic_and_merge_are_on_the_gpu() {
         let gpu: Vec<_> = Algo::ALL.into_iter().filter(|a| a.is_gpu()).collect();
-        assert_eq!(gpu, [Algo::Bitonic]);
+        assert_eq!(gpu, [Algo::Bitonic, Algo::Merge]);
     }
 
     #[test]

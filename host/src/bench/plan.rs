@@ -95,10 +95,16 @@ mod tests {
         assert_eq!(p.log2_sizes().count(), 19);
         assert_eq!(p.algos_at(10), Algo::ALL);
         assert_eq!(p.algos_at(22), Algo::ALL);
-        assert_eq!(p.algos_at(23), [Bitonic, CpuStd, CpuRayon, CpuBitonicN]);
-        assert_eq!(p.algos_at(24), [Bitonic, CpuStd, CpuRayon, CpuBitonicN]);
-        assert_eq!(p.algos_at(25), [Bitonic]);
-        assert_eq!(p.algos_at(28), [Bitonic]);
+        assert_eq!(
+            p.algos_at(23),
+            [Bitonic, Merge, CpuStd, CpuRayon, CpuBitonicN]
+        );
+        assert_eq!(
+            p.algos_at(24),
+            [Bitonic, Merge, CpuStd, CpuRayon, CpuBitonicN]
+        );
+        assert_eq!(p.algos_at(25), [Bitonic, Merge]);
+        assert_eq!(p.algos_at(28), [Bitonic, Merge]);
         assert_eq!(
             p.capped(),
             [
