@@ -1,5 +1,5 @@
-//! Criterion benchmarks: the GPU bitonic sort on device-resident keys (2^16, 2^20, 2^25; u32 and
-//! f32) and the CPU baselines. The GPU groups say they were skipped when no GPU is present.
+//! Criterion benchmarks: the GPU bitonic and merge sorts on device-resident keys (2^16, 2^20,
+//! 2^25; u32 and f32; the merge sort's scratch allocated once, outside) and the CPU baselines. The GPU groups say they were skipped when no GPU is present.
 //!
 //! GPU timings include restoring the unsorted input by a device-to-device copy before each sort
 //! (a 2^25-key copy is ~2% of the sort); `gpusort bench` times the sort alone with CUDA events.
@@ -7,24 +7,30 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use cust::memory::AsyncCopyDestination;
 use gpusort::cpu::CpuAlgo;
+use gpusort::gpu::GpuAlgo;
 use gpusort::inputs::{Dist, generate};
 use gpusort::{GpuSorter, Order, SortKey};
 use gpusort_suite::gpu_or_skip;
 
-fn gpu_group<K: SortKey>(c: &mut Criterion, gpu: &GpuSorter) {
-    let mut group = c.benchmark_group(format!("gpu_bitonic_{}", K::DTYPE));
+fn gpu_group<K: SortKey>(c: &mut Criterion, gpu: &GpuSorter, algo: GpuAlgo) {
+    let mut group = c.benchmark_group(format!("gpu_{}_{}", algo.name(), K::DTYPE));
     for log2 in [16, 20, 25] {
         let n = 1usize << log2;
         let input: Vec<K> = generate(n, Dist::Uniform, 1);
         let pristine = gpu.upload(&input).expect("upload");
         let mut work = gpu.alloc::<K>(n, "bench keys").expect("alloc");
+        let mut scratch = gpu.sort_scratch::<K>(n, 0).expect("scratch");
         group.throughput(Throughput::Elements(n as u64));
         group.bench_function(BenchmarkId::from_parameter(format!("2^{log2}")), |b| {
             b.iter(|| {
                 // SAFETY: both buffers outlive the synchronisation below.
                 unsafe { work.async_copy_from(&pristine, gpu.stream()) }.expect("copy");
-                gpu.sort_unstable_device(&mut work, Order::Ascending)
-                    .expect("sort");
+                match algo {
+                    GpuAlgo::Bitonic => gpu.enqueue_sort_unstable(&mut work, Order::Ascending),
+                    GpuAlgo::Merge => gpu.enqueue_sort(&mut work, Order::Ascending, &mut scratch),
+                }
+                .expect("sort");
+                gpu.synchronize("sorting").expect("sort");
             })
         });
     }
@@ -53,8 +59,10 @@ fn cpu_group<K: SortKey>(c: &mut Criterion) {
 
 fn benches(c: &mut Criterion) {
     if let Some(gpu) = gpu_or_skip("the GPU benchmark groups") {
-        gpu_group::<u32>(c, &gpu);
-        gpu_group::<f32>(c, &gpu);
+        for algo in [GpuAlgo::Bitonic, GpuAlgo::Merge] {
+            gpu_group::<u32>(c, &gpu, algo);
+            gpu_group::<f32>(c, &gpu, algo);
+        }
     }
     cpu_group::<u32>(c);
     cpu_group::<f32>(c);

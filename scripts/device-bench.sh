@@ -8,5 +8,5 @@ mkdir -p "$out"
 nvcc -O3 -std=c++17 -arch=sm_90 "$peers/peers.cu" -o /tmp/peers
 /tmp/peers "$((lo > 16 ? lo : 16))" "$hi" > "$out/peers.csv"
 python3 "$peers/torch_peers.py" "$((lo > 16 ? lo : 16))" "$hi" > "$out/torch.csv" || echo "torch peers failed" >&2
-"$bundle/bin/gpusort" bench --min-log2 "$lo" --max-log2 "$hi" --algos bitonic,cpu_std,cpu_rayon,cpu_bitonicN \
+"$bundle/bin/gpusort" bench --min-log2 "$lo" --max-log2 "$hi" --algos bitonic,merge,cpu_std,cpu_rayon,cpu_bitonicN \
   --dtypes u32,f32 --out "$out" --peers "$out/peers.csv" --peers "$out/torch.csv" --compare

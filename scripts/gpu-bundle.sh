@@ -47,9 +47,12 @@ case "$mode" in
     fail=0 runs=0
     check() { runs=$((runs + 1)); echo "=== compute-sanitizer $*"; compute-sanitizer --error-exitcode 99 --print-limit 20 "$@" || fail=$((fail + 1)); }
     check --tool memcheck tests/test-gpu_bitonic --skip large_arrays --test-threads 1
+    check --tool memcheck tests/test-gpu_merge --skip large_arrays --test-threads 1
     for tool in memcheck racecheck synccheck initcheck; do
       for args in "--n 5000 --dtype f32" "--n 300001 --dtype u32" "--n 300001 --dtype i64 --order desc"; do
-        check --tool "$tool" bin/gpusort $args --reps 1 --no-baselines
+        for algo in bitonic merge; do
+          check --tool "$tool" bin/gpusort $args --algo "$algo" --reps 1 --no-baselines
+        done
       done
     done
     echo "$((runs - fail)) passed, $fail failed"
@@ -60,8 +63,10 @@ case "$mode" in
       echo "=== $t"
       if "$t"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $t"; fi
     done
-    echo "=== main job: gpusort --n 33554432"
-    if bin/gpusort --n 33554432; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+    for algo in bitonic merge; do
+      echo "=== main job: gpusort --n 33554432 --algo $algo"
+      if bin/gpusort --n 33554432 --algo "$algo"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+    done
     echo "$passed passed, $failed failed"
     exit $((failed > 0)) ;;
   *) echo "usage: run.sh [test|sanitize|bench [criterion args]]" >&2; exit 2 ;;

@@ -83,6 +83,14 @@ pub enum Error {
         /// The most the kernels accept.
         max: u64,
     },
+    /// Keys and values of a pair sort differ in length.
+    #[error("{keys} keys but {values} values: a pair sort needs one value per key")]
+    LengthMismatch {
+        /// Keys given.
+        keys: u64,
+        /// Values given.
+        values: u64,
+    },
     /// A raw driver call, made without a `cust` wrapper, failed (e.g. setting a kernel's
     /// shared-memory size while creating a sorter).
     #[error("CUDA error while {context}: {call} returned {status}")]

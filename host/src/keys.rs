@@ -250,6 +250,34 @@ pub trait SortKey:
     }
 }
 
+/// A value type [`crate::GpuSorter::sort_pairs`] carries along with the keys: `u32` or `u64`.
+pub trait SortValue:
+    DeviceCopy + Copy + Default + Send + Sync + PartialEq + fmt::Debug + 'static + sealed::Sealed
+{
+    /// Converts an index (`< 2^32` for `u32`) to a value, for argsort.
+    fn from_index(i: u64) -> Self;
+    /// The value as an index.
+    fn to_index(self) -> u64;
+}
+
+impl SortValue for u32 {
+    fn from_index(i: u64) -> Self {
+        i as u32
+    }
+    fn to_index(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+impl SortValue for u64 {
+    fn from_index(i: u64) -> Self {
+        i
+    }
+    fn to_index(self) -> u64 {
+        self
+    }
+}
+
 impl sealed::Sealed for u32 {}
 impl SortKey for u32 {
     const DTYPE: DType = DType::U32;

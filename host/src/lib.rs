@@ -115,4 +115,4 @@ pub mod verify;
 
 pub use error::{Error, Result};
 pub use gpu::GpuSorter;
-pub use keys::{DType, Order, SortKey};
+pub use keys::{DType, Order, SortKey, SortValue};

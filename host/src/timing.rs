@@ -14,7 +14,7 @@
 
 use crate::cpu::CpuAlgo;
 use crate::error::{CudaContext, Result};
-use crate::gpu::GpuSorter;
+use crate::gpu::{GpuAlgo, GpuSorter};
 use crate::keys::{Order, SortKey};
 use cust::event::{Event, EventFlags};
 use cust::memory::{AsyncCopyDestination, CopyDestination};
@@ -64,11 +64,11 @@ impl Timing {
     }
 }
 
-/// Times the sort of device-resident keys with CUDA events: one warm-up, then `reps` timed runs,
-/// each on a fresh copy of the input made by a device-to-device copy outside the timed region.
-///
+/// Times the sort of device-resident keys by `algo` with CUDA events: one warm-up, then `reps`
+/// timed runs, each on a fresh copy of the input made by a device-to-device copy outside the
+/// timed region. The merge sort's scratch is allocated once, outside the timed region.
 /// Returns the timing and the last run's output, copied back. Device memory: two buffers of n
-/// keys (the pristine input and the working copy).
+/// keys (the pristine input and the working copy), plus the merge sort's scratch.
 ///
 /// # Errors
 /// [`Error::TooLong`](crate::Error::TooLong), [`Error::OutOfDeviceMemory`](crate::Error::OutOfDeviceMemory)
@@ -80,23 +80,29 @@ impl Timing {
 /// # Examples
 ///
 /// ```no_run
+/// use gpusort::gpu::GpuAlgo;
 /// use gpusort::{GpuSorter, Order, inputs::{Dist, generate}, timing, verify};
 ///
 /// let gpu = GpuSorter::new()?;
 /// let input: Vec<u32> = generate(1 << 24, Dist::Uniform, 42);
-/// let (ms, sorted) = timing::gpu_kernel(&gpu, &input, Order::Ascending, 10)?;
+/// let (ms, sorted) = timing::gpu_kernel(&gpu, GpuAlgo::Bitonic, &input, Order::Ascending, 10)?;
 /// println!("{:.3} ms, {:.0} Mkeys/s", ms.median, input.len() as f64 / ms.median / 1e3);
 /// assert!(verify::check(&sorted, &input, Order::Ascending).is_ok());
 /// # Ok::<(), gpusort::Error>(())
 /// ```
 pub fn gpu_kernel<K: SortKey>(
     gpu: &GpuSorter,
+    algo: GpuAlgo,
     input: &[K],
     order: Order,
     reps: u32,
 ) -> Result<(Timing, Vec<K>)> {
     let pristine = gpu.upload(input)?;
     let mut work = gpu.alloc::<K>(input.len(), "the working copy")?;
+    let mut scratch = match algo {
+        GpuAlgo::Bitonic => None,
+        GpuAlgo::Merge => Some(gpu.sort_scratch::<K>(input.len(), 0)?),
+    };
     let stream = gpu.stream();
     let event = || Event::new(EventFlags::DEFAULT).context("creating a CUDA event");
     let (start, stop) = (event()?, event()?);
@@ -105,9 +111,12 @@ pub fn gpu_kernel<K: SortKey>(
         // SAFETY: both buffers live until the stream is synchronised below.
         unsafe { work.async_copy_from(&pristine, stream) }.context("restoring the input")?;
         start.record(stream).context("recording an event")?;
-        gpu.enqueue_sort_unstable(&mut work, order)?;
+        match &mut scratch {
+            None => gpu.enqueue_sort_unstable(&mut work, order)?,
+            Some(scratch) => gpu.enqueue_sort(&mut work, order, scratch)?,
+        }
         stop.record(stream).context("recording an event")?;
-        gpu.synchronize("running the bitonic sort")?;
+        gpu.synchronize(&format!("running the {} sort", algo.name()))?;
         if rep > 0 {
             let ms = stop.elapsed_time_f32(&start).context("reading an event")?;
             samples.push(f64::from(ms));
@@ -120,7 +129,7 @@ pub fn gpu_kernel<K: SortKey>(
 }
 
 /// Times host slice → sorted host slice (allocation, both copies and the sort) by wall clock:
-/// `reps` runs of [`GpuSorter::sort_unstable`], no warm-up.
+/// `reps` runs of [`GpuSorter::sort_with`] `algo`, no warm-up.
 ///
 /// # Errors
 /// As [`GpuSorter::sort_unstable`].
@@ -131,16 +140,18 @@ pub fn gpu_kernel<K: SortKey>(
 /// # Examples
 ///
 /// ```no_run
+/// use gpusort::gpu::GpuAlgo;
 /// use gpusort::{GpuSorter, Order, inputs::{Dist, generate}, timing};
 ///
 /// let gpu = GpuSorter::new()?;
 /// let input: Vec<f32> = generate(1 << 24, Dist::Uniform, 42);
-/// let (ms, _sorted) = timing::gpu_end_to_end(&gpu, &input, Order::Ascending, 5)?;
+/// let (ms, _sorted) = timing::gpu_end_to_end(&gpu, GpuAlgo::Bitonic, &input, Order::Ascending, 5)?;
 /// println!("host to host: {:.3} ms", ms.median);
 /// # Ok::<(), gpusort::Error>(())
 /// ```
 pub fn gpu_end_to_end<K: SortKey>(
     gpu: &GpuSorter,
+    algo: GpuAlgo,
     input: &[K],
     order: Order,
     reps: u32,
@@ -150,7 +161,7 @@ pub fn gpu_end_to_end<K: SortKey>(
     for _ in 0..reps {
         keys.copy_from_slice(input);
         let t = Instant::now();
-        gpu.sort_unstable(&mut keys, order)?;
+        gpu.sort_with(algo, &mut keys, order)?;
         samples.push(t.elapsed().as_secs_f64() * 1e3);
     }
     Ok((Timing::of(samples), keys))

@@ -262,7 +262,7 @@ fn gpu_sweep_times_and_verifies_bitonic_beside_the_cpu() {
         "--max-log2",
         "13",
         "--algos",
-        "bitonic,cpu_std",
+        "bitonic,merge,cpu_std",
         "--dtypes",
         "u32,f64",
         "--orders",
@@ -279,10 +279,12 @@ fn gpu_sweep_times_and_verifies_bitonic_beside_the_cpu() {
     );
     let csv = read(&dir.path().join("bench.csv"));
     let rows: Vec<&str> = csv.lines().skip(1).collect();
-    assert_eq!(rows.len(), 2 * 2 * 2 * 4, "{csv}");
+    assert_eq!(rows.len(), 3 * 2 * 2 * 4, "{csv}");
     assert!(rows.iter().all(|r| r.ends_with(",true")), "{csv}");
-    let bitonic = rows.iter().filter(|r| r.starts_with("bitonic,")).count();
-    assert_eq!(bitonic, 2 * 2 * 4, "{csv}");
+    for gpu_sort in ["bitonic,", "merge,"] {
+        let count = rows.iter().filter(|r| r.starts_with(gpu_sort)).count();
+        assert_eq!(count, 2 * 2 * 4, "{csv}");
+    }
     let md = read(&dir.path().join("bench.md"));
     assert!(!md.contains("CPU only"), "the device is named: {md}");
     assert!(md.contains("CUDA events"), "{md}");
@@ -309,7 +311,9 @@ fn auto_backend_without_gpu_skips_the_gpu_sorts_once_and_runs_the_cpu_ones() {
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{stderr}");
     assert_eq!(
-        stderr.matches("skipping the GPU sorts (bitonic)").count(),
+        stderr
+            .matches("skipping the GPU sorts (bitonic, merge)")
+            .count(),
         1,
         "{stderr}"
     );

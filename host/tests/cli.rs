@@ -55,6 +55,33 @@ fn auto_backend_without_gpu_says_so_and_uses_the_cpu() {
 }
 
 #[test]
+fn each_gpu_sort_by_name_sorts_and_verifies() {
+    if !gpu_present() {
+        return;
+    }
+    for algo in ["bitonic", "merge", "auto"] {
+        let out = gpusort(&[
+            "--n",
+            "100001",
+            "--algo",
+            algo,
+            "--no-baselines",
+            "--reps",
+            "2",
+        ]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{algo}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let name = if algo == "merge" { "merge" } else { "bitonic" };
+        assert!(stdout.contains(&format!("gpu {name} (kernels")), "{stdout}");
+        assert!(stdout.contains("verified: every output"), "{stdout}");
+    }
+}
+
+#[test]
 fn gpu_backend_without_gpu_fails_clearly() {
     if gpu_present() {
         return;
@@ -73,6 +100,7 @@ fn bad_flag_values_are_refused_with_a_message() {
         (vec!["--dtype", "u16"], "u16"),
         (vec!["--dist", "zipf"], "zipf"),
         (vec!["--backend", "tpu"], "tpu"),
+        (vec!["--algo", "radix"], "radix"),
         (vec!["--reps", "0"], "--reps"),
     ] {
         let out = gpusort(&args);

@@ -204,13 +204,14 @@ fn npy_bytes(descr: &str, fortran: bool, shape: &str) -> Vec<u8> {
 // ---------------------------------------------------------------------------------------------
 // Success
 
-/// Every order × format (npy, raw) × backend (cpu, auto) for one key type.
+/// Every order × format (npy, raw) × backend (cpu, auto) × GPU sort (auto, merge) for one key
+/// type.
 fn sorts_like_std<K: Key>() {
     let dir = tempfile::tempdir().unwrap();
     let input = keys::<K>(1000, 7);
     for order in ["asc", "desc"] {
         let expected = bits(&std_sorted(&input, order));
-        for backend in ["cpu", "auto"] {
+        for (backend, algo) in [("cpu", "auto"), ("auto", "auto"), ("auto", "merge")] {
             let (npy_in, npy_out) = (dir.path().join("in.npy"), dir.path().join("out.npy"));
             write_npy(&npy_in, &input);
             sort_ok(&[
@@ -220,6 +221,8 @@ fn sorts_like_std<K: Key>() {
                 order,
                 "--backend",
                 backend,
+                "--algo",
+                algo,
             ]);
             let (sorted, shape) = read_npy::<K>(&npy_out);
             assert_eq!(shape, [1000]);
@@ -228,7 +231,8 @@ fn sorts_like_std<K: Key>() {
             let (raw_in, raw_out) = (dir.path().join("in.bin"), dir.path().join("out.bin"));
             write_raw(&raw_in, &input);
             let args = [s(&raw_in), s(&raw_out), "--dtype", K::NAME];
-            sort_ok(&[&args[..], &["--order", order, "--backend", backend]].concat());
+            let flags = ["--order", order, "--backend", backend, "--algo", algo];
+            sort_ok(&[&args[..], &flags[..]].concat());
             let sorted = read_raw::<K>(&raw_out);
             assert_eq!(bits(&sorted), expected, "{} raw {order} {backend}", K::NAME);
         }
@@ -822,11 +826,29 @@ fn gpu_backend_without_gpu_writes_nothing() {
 }
 
 #[test]
+fn argsort_with_the_unstable_bitonic_sort() {
+    let (dir, input, output) = setup();
+    let index = dir.path().join("idx.npy");
+    refused(
+        dir.path(),
+        &[
+            s(&input),
+            s(&output),
+            "--argsort",
+            s(&index),
+            "--algo",
+            "bitonic",
+        ],
+        "--argsort needs a stable sort",
+    );
+}
+
+#[test]
 fn unknown_flag_values() {
     let (dir, input, output) = setup();
     for (flag, value) in [
         ("--order", "up"),
-        ("--algo", "merge"),
+        ("--algo", "radix"),
         ("--backend", "tpu"),
         ("--dtype", "u16"),
         ("--format", "csv"),

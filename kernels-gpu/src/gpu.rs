@@ -75,3 +75,21 @@ impl WarpShuffle for u64 {
         (u64::from(high) << 32) | u64::from(low)
     }
 }
+
+/// A CUDA block of `THREADS` threads (a constant, so the unit loops run once per thread).
+pub struct CudaBlock<const THREADS: u32>;
+
+impl<const THREADS: u32> crate::block::Block for CudaBlock<THREADS> {
+    #[inline(always)]
+    fn thread(&self) -> u32 {
+        thread_idx_x()
+    }
+    #[inline(always)]
+    fn threads(&self) -> u32 {
+        THREADS
+    }
+    #[inline(always)]
+    fn sync(&self) {
+        sync_threads()
+    }
+}

@@ -6,9 +6,11 @@
 //! - [`keys`]: order-preserving maps from signed and float keys (and descending order) to
 //!   unsigned keys.
 //! - [`bitonic`]: pure index math of the bitonic network (also compiled and tested on the host).
+//! - [`merge`]: pure index math of the stable merge sort: merge path, pass schedule, partitions.
 //! - `gpu` (nvptx only): thread/block indices, barriers and shared memory, so kernels read
 //!   like CUDA kernels.
-//! - `block` (nvptx only): what one block does to a shared-memory tile.
+//! - [`block`]: what one block does to a shared-memory tile. The merge sort's block code is
+//!   generic over [`block::Block`] and also builds for the host, where tests run it on the CPU.
 //! - `kernels` (nvptx only): thin `extern "gpu-kernel"` entry points.
 //!
 //! On the host this crate is an `rlib` of pure functions and constants ([`tuning`], [`keys`],
@@ -44,11 +46,11 @@
 )]
 
 pub mod bitonic;
+pub mod block;
 pub mod keys;
+pub mod merge;
 pub mod tuning;
 
-#[cfg(target_arch = "nvptx64")]
-mod block;
 #[cfg(target_arch = "nvptx64")]
 mod gpu;
 #[cfg(target_arch = "nvptx64")]

@@ -63,6 +63,24 @@ pub const MAX_REGISTERS: &[(&str, u32)] = &[("bitonic_merge_tiles_u32", 40)];
 /// and a grid has at most 2^31 − 1 blocks.
 pub const MAX_KEYS: u64 = 1 << 39;
 
+/// Threads per block of the merge sort's kernels (`nt`).
+pub const MERGE_THREADS: u32 = 256;
+/// Keys each merge-sort thread sorts in registers and merges per step (`vt`). Odd-even
+/// transposition sorts a thread's run in `vt` rounds, and the loops over it unroll fully.
+pub const MERGE_VT: u32 = 8;
+/// Keys per merge-sort tile (`nv = nt · vt`): the runs the tile sort makes, and the outputs of
+/// one block of a merge pass.
+pub const MERGE_TILE: u32 = MERGE_THREADS * MERGE_VT;
+/// Threads per block of the merge sort's partition kernel (one split per output tile).
+pub const PARTITION_THREADS: u32 = 128;
+
+/// Dynamic shared memory of a merge-sort block, in bytes: two buffers (ping-pong) of `keys`
+/// keys of `key_bytes` and two of their values of `value_bytes` (0 for keys-only sorts).
+pub const fn merge_shared_bytes(keys: u32, key_bytes: u32, value_bytes: u32) -> u32 {
+    2 * keys * (key_bytes + value_bytes)
+}
+
+const _: () = assert!(MERGE_THREADS.is_power_of_two() && MERGE_TILE >= 2048);
 const _: () = assert!(TILE_RUN >= 2 && TILE_RUN.is_power_of_two());
 const _: () = assert!(TILE_THREADS.is_power_of_two() && TILE_THREADS >= 32);
 const _: () = assert!(GLOBAL_MAX_FUSED_STEPS >= 1 && GLOBAL_MAX_FUSED_STEPS <= 5);

@@ -59,6 +59,9 @@ pub enum Algo {
     /// The GPU bitonic sort on device-resident keys.
     #[value(name = "bitonic")]
     Bitonic,
+    /// The GPU stable merge sort on device-resident keys (scratch allocated outside the timing).
+    #[value(name = "merge")]
+    Merge,
     /// std's `sort_unstable` on one core.
     #[value(name = "cpu_std")]
     CpuStd,
@@ -80,8 +83,9 @@ impl Algo {
     /// use gpusort::bench::Algo;
     /// assert!(Algo::ALL[0].is_gpu());
     /// ```
-    pub const ALL: [Algo; 5] = [
+    pub const ALL: [Algo; 6] = [
         Algo::Bitonic,
+        Algo::Merge,
         Algo::CpuStd,
         Algo::CpuRayon,
         Algo::CpuBitonic1,
@@ -97,6 +101,7 @@ impl Algo {
     pub fn name(self) -> &'static str {
         match self {
             Algo::Bitonic => "bitonic",
+            Algo::Merge => "merge",
             Algo::CpuStd => "cpu_std",
             Algo::CpuRayon => "cpu_rayon",
             Algo::CpuBitonic1 => "cpu_bitonic1",
@@ -113,7 +118,7 @@ impl Algo {
     /// ```
     pub fn cpu(self) -> Option<CpuAlgo> {
         match self {
-            Algo::Bitonic => None,
+            Algo::Bitonic | Algo::Merge => None,
             Algo::CpuStd => Some(CpuAlgo::Std),
             Algo::CpuRayon => Some(CpuAlgo::Rayon),
             Algo::CpuBitonic1 => Some(CpuAlgo::Bitonic1),
@@ -251,9 +256,9 @@ mod tests {
     }
 
     #[test]
-    fn only_bitonic_is_on_the_gpu() {
+    fn only_bitonic_and_merge_are_on_the_gpu() {
         let gpu: Vec<_> = Algo::ALL.into_iter().filter(|a| a.is_gpu()).collect();
-        assert_eq!(gpu, [Algo::Bitonic]);
+        assert_eq!(gpu, [Algo::Bitonic, Algo::Merge]);
     }
 
     #[test]

@@ -30,7 +30,7 @@ pub const BITONIC1_DEFAULT_MAX_LOG2: u32 = 22;
 ///     orders: vec![Order::Ascending],
 /// };
 /// assert_eq!(plan.log2_sizes().count(), 7);
-/// assert_eq!(plan.algos_at(26), [Algo::Bitonic]); // CPU sorts stop at 2^24
+/// assert_eq!(plan.algos_at(26), [Algo::Bitonic, Algo::Merge]); // CPU sorts stop at 2^24
 /// assert_eq!(plan.cap(Algo::CpuBitonic1), 22);     // and the one-core bitonic at 2^22
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -114,7 +114,7 @@ impl Plan {
     ///     dtypes: vec![DType::U32, DType::F32],
     ///     orders: vec![Order::Ascending],
     /// };
-    /// assert_eq!(plan.algos_at(23), [Algo::Bitonic, Algo::CpuStd, Algo::CpuRayon, Algo::CpuBitonicN]);
+    /// assert_eq!(plan.algos_at(23), [Algo::Bitonic, Algo::Merge, Algo::CpuStd, Algo::CpuRayon, Algo::CpuBitonicN]);
     /// ```
     pub fn algos_at(&self, log2: u32) -> Vec<Algo> {
         self.algos
@@ -138,8 +138,8 @@ impl Plan {
     ///     dtypes: vec![DType::U32, DType::F32],
     ///     orders: vec![Order::Ascending],
     /// };
-    /// // Per key type: bitonic at 7 sizes, std, rayon and bitonicN at 5, bitonic1 at 3.
-    /// assert_eq!(plan.measurements(), (7 + 3 * 5 + 3) * 2);
+    /// // Per key type: bitonic and merge at 7 sizes, std, rayon and bitonicN at 5, bitonic1 at 3.
+    /// assert_eq!(plan.measurements(), (2 * 7 + 3 * 5 + 3) * 2);
     /// ```
     pub fn measurements(&self) -> usize {
         let per_key_and_order: usize = self.log2_sizes().map(|l| self.algos_at(l).len()).sum();
@@ -195,10 +195,16 @@ mod tests {
         assert_eq!(p.log2_sizes().count(), 19);
         assert_eq!(p.algos_at(10), Algo::ALL);
         assert_eq!(p.algos_at(22), Algo::ALL);
-        assert_eq!(p.algos_at(23), [Bitonic, CpuStd, CpuRayon, CpuBitonicN]);
-        assert_eq!(p.algos_at(24), [Bitonic, CpuStd, CpuRayon, CpuBitonicN]);
-        assert_eq!(p.algos_at(25), [Bitonic]);
-        assert_eq!(p.algos_at(28), [Bitonic]);
+        assert_eq!(
+            p.algos_at(23),
+            [Bitonic, Merge, CpuStd, CpuRayon, CpuBitonicN]
+        );
+        assert_eq!(
+            p.algos_at(24),
+            [Bitonic, Merge, CpuStd, CpuRayon, CpuBitonicN]
+        );
+        assert_eq!(p.algos_at(25), [Bitonic, Merge]);
+        assert_eq!(p.algos_at(28), [Bitonic, Merge]);
         assert_eq!(
             p.capped(),
             [

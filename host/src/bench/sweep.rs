@@ -4,7 +4,7 @@
 use super::plan::Plan;
 use super::{Algo, Measurement};
 use crate::error::Result;
-use crate::gpu::GpuSorter;
+use crate::gpu::{GpuAlgo, GpuSorter};
 use crate::inputs::{Dist, generate};
 use crate::keys::{DType, Order, SortKey};
 use crate::timing::{self, Timing};
@@ -226,7 +226,8 @@ fn time_gpu<K: SortKey>(
     reps: u32,
 ) -> Result<(Timing, Vec<K>)> {
     match algo {
-        Algo::Bitonic => timing::gpu_kernel(gpu, input, order, reps),
+        Algo::Bitonic => timing::gpu_kernel(gpu, GpuAlgo::Bitonic, input, order, reps),
+        Algo::Merge => timing::gpu_kernel(gpu, GpuAlgo::Merge, input, order, reps),
         Algo::CpuStd | Algo::CpuRayon | Algo::CpuBitonic1 | Algo::CpuBitonicN => {
             unreachable!("{algo} is a CPU sort")
         }

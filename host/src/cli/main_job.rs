@@ -1,6 +1,7 @@
 //! The main job: generate keys, sort them on the GPU, verify against std's sort, and time the
 //! CPU baselines beside it.
 
+use super::sort_file::SortAlgo;
 use crate::cpu::CpuAlgo;
 use crate::error::Error;
 use crate::gpu::GpuSorter;
@@ -65,6 +66,9 @@ pub struct MainJob {
     /// Where to sort.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
+    /// GPU sort: bitonic (unstable), merge (stable), or auto (bitonic, for now).
+    #[arg(long, value_enum, default_value_t = SortAlgo::Auto)]
+    pub algo: SortAlgo,
     /// Timed GPU repetitions after one warm-up (the median is reported).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     pub reps: u32,
@@ -207,15 +211,16 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
         .as_ref()
         .map_or("CPU only".to_string(), |g| g.device_name().to_string());
     if let Some(gpu) = &gpu {
-        let (kernel_ms, sorted) = timing::gpu_kernel(gpu, &input, order, job.reps)?;
+        let algo = job.algo.gpu();
+        let (kernel_ms, sorted) = timing::gpu_kernel(gpu, algo, &input, order, job.reps)?;
         record(
-            "gpu bitonic (kernels, device-resident)".into(),
+            format!("gpu {} (kernels, device-resident)", algo.name()),
             kernel_ms,
             verdict(&sorted),
         );
-        let (e2e_ms, sorted) = timing::gpu_end_to_end(gpu, &input, order, job.reps.min(5))?;
+        let (e2e_ms, sorted) = timing::gpu_end_to_end(gpu, algo, &input, order, job.reps.min(5))?;
         record(
-            "gpu bitonic (end-to-end, host to host)".into(),
+            format!("gpu {} (end-to-end, host to host)", algo.name()),
             e2e_ms,
             verdict(&sorted),
         );

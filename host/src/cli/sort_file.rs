@@ -8,7 +8,7 @@ use super::progress::Progress;
 use crate::argsort::{argsort_cpu, gather};
 use crate::cpu::{CpuAlgo, threads};
 use crate::files::{AtomicOutput, CHUNK_BYTES, FileFormat, KeyFile, LeKey, same_file};
-use crate::gpu::GpuSorter;
+use crate::gpu::{GpuAlgo, GpuSorter};
 use crate::keys::{DType, Order};
 use crate::with_key_type;
 use anyhow::{Context as _, Result, bail};
@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-/// Sort algorithms of the file sort (`--algo`).
+/// GPU sort algorithms of the file sort and the main job.
 ///
 /// ```
 /// use clap::ValueEnum;
@@ -26,10 +26,23 @@ use std::time::Instant;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SortAlgo {
-    /// The best one available: bitonic, for now.
+    /// The best one available: bitonic for keys alone (faster until the merge sort is tuned);
+    /// an argsort always uses the merge sort.
     Auto,
     /// The bitonic network (unstable; on the GPU).
     Bitonic,
+    /// The merge-path merge sort (stable; on the GPU).
+    Merge,
+}
+
+impl SortAlgo {
+    /// The GPU sort it names for sorting keys alone.
+    pub fn gpu(self) -> GpuAlgo {
+        match self {
+            SortAlgo::Auto | SortAlgo::Bitonic => GpuAlgo::Bitonic,
+            SortAlgo::Merge => GpuAlgo::Merge,
+        }
+    }
 }
 
 /// Settings of the file sort, `gpusort sort INPUT OUTPUT` (the fields are its arguments).
@@ -69,7 +82,8 @@ pub struct SortArgs {
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
     /// Also write the sorting permutation to IDX.npy (int64): OUTPUT is INPUT taken at these
-    /// indices. Stable: equal keys keep their input order. Computed on the CPU for now.
+    /// indices. Stable: equal keys keep their input order. Computed on the GPU (merge sort) if
+    /// there is one, else on the CPU; `--algo bitonic` is refused with it (not stable).
     #[arg(long, value_name = "IDX.npy")]
     pub argsort: Option<PathBuf>,
     /// Allow OUTPUT to be INPUT, which is then replaced (through a temporary file, like any
@@ -110,6 +124,9 @@ pub fn run(args: &SortArgs) -> Result<ExitCode> {
     let format_of = |path| args.format.unwrap_or_else(|| FileFormat::from_path(path));
     let mut input = KeyFile::open(&args.input, format_of(&args.input), args.dtype)?;
     check_paths(args)?;
+    if args.argsort.is_some() && args.algo == SortAlgo::Bitonic {
+        bail!("--argsort needs a stable sort: use --algo merge or auto, not bitonic");
+    }
 
     // Every output's directory is checked (by creating its temporary file) before any keys are
     // read, so that a bad path fails at once, not after minutes of reading and sorting.
@@ -119,17 +136,7 @@ pub fn run(args: &SortArgs) -> Result<ExitCode> {
         .as_deref()
         .map(AtomicOutput::create)
         .transpose()?;
-    let gpu = if index_out.is_some() {
-        if args.backend != Backend::Cpu {
-            eprintln!(
-                "gpusort: --argsort sorts on the CPU (stably) for now; the GPU's stable merge \
-                 sort is to come"
-            );
-        }
-        None
-    } else {
-        open_gpu(args.backend)?
-    };
+    let gpu = open_gpu(args.backend)?;
 
     let start = Instant::now();
     let job = Job {
@@ -211,11 +218,29 @@ impl Job<'_> {
                 Ok(sorted_on)
             }
             Some(index_out) => {
-                let perm = argsort_cpu(&keys, self.order);
+                let (perm, sorted_on) = match self.gpu {
+                    Some(gpu) => {
+                        // u32 indices where they suffice: half the device memory and traffic.
+                        let perm = if keys.len() as u64 <= 1 << 32 {
+                            gpu.argsort_u32(&keys, self.order)
+                                .map(|p| p.into_iter().map(u64::from).collect())
+                        } else {
+                            gpu.argsort(&keys, self.order)
+                        }
+                        .with_context(|| {
+                            format!("argsorting {} on the GPU", input.path().display())
+                        })?;
+                        (perm, format!("{} (merge sort, stable)", gpu.device_name()))
+                    }
+                    None => (
+                        argsort_cpu(&keys, self.order),
+                        "the CPU (rayon, stable)".into(),
+                    ),
+                };
                 let index_bytes = perm.len() as u64 * size_of::<i64>() as u64;
                 progress.phase("writing", input.data_bytes() + index_bytes);
                 self.write_permuted(keys_out, index_out, keys, &perm, &progress)?;
-                Ok("the CPU (rayon, stable)".into())
+                Ok(sorted_on)
             }
         }
     }
@@ -230,10 +255,8 @@ impl Job<'_> {
                 threads()
             ));
         };
-        match self.algo {
-            SortAlgo::Auto | SortAlgo::Bitonic => gpu.sort_unstable(keys, self.order),
-        }
-        .with_context(|| format!("sorting {} on the GPU", input.path().display()))?;
+        gpu.sort_with(self.algo.gpu(), keys, self.order)
+            .with_context(|| format!("sorting {} on the GPU", input.path().display()))?;
         Ok(gpu.device_name().to_string())
     }
 

@@ -71,34 +71,41 @@ fn kernels(key_bytes: usize) -> &'static Kernels {
 /// the largest shared-memory carve-out (left to itself the driver picked 64 KB for a 34 KB tile,
 /// room for one block per multiprocessor where registers allow more: docs/perf.md).
 pub(super) fn configure(module: &Module) -> Result<()> {
-    use cuda::CUfunction_attribute as A;
     for k in [&KERNELS_32, &KERNELS_64] {
         for name in [k.sort_tiles, k.merge_tiles] {
-            let f = function(module, name)?;
-            let settings = [
-                (
-                    A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    k.shared_bytes as i32,
-                ),
-                (A::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100),
-            ];
-            for (attribute, value) in settings {
-                // SAFETY: a valid function handle and a documented attribute.
-                let status = unsafe { cuda::cuFuncSetAttribute(f.to_raw(), attribute, value) };
-                if status != cuda::CUresult::CUDA_SUCCESS {
-                    return Err(Error::DriverCall {
-                        context: format!("setting {attribute:?} of {name} to {value}"),
-                        call: "cuFuncSetAttribute",
-                        status: format!("{status:?}"),
-                    });
-                }
-            }
+            set_shared_attributes(module, name, k.shared_bytes)?;
         }
     }
     Ok(())
 }
 
-fn function<'m>(module: &'m Module, name: &str) -> Result<Function<'m>> {
+/// Lets kernel `name` use `bytes` of dynamic shared memory (above the default 48 KB if need
+/// be) and asks for the largest shared-memory carve-out.
+pub(super) fn set_shared_attributes(module: &Module, name: &str, bytes: u32) -> Result<()> {
+    use cuda::CUfunction_attribute as A;
+    let f = function(module, name)?;
+    let settings = [
+        (
+            A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            bytes as i32,
+        ),
+        (A::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100),
+    ];
+    for (attribute, value) in settings {
+        // SAFETY: a valid function handle and a documented attribute.
+        let status = unsafe { cuda::cuFuncSetAttribute(f.to_raw(), attribute, value) };
+        if status != cuda::CUresult::CUDA_SUCCESS {
+            return Err(Error::DriverCall {
+                context: format!("setting {attribute:?} of {name} to {value}"),
+                call: "cuFuncSetAttribute",
+                status: format!("{status:?}"),
+            });
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn function<'m>(module: &'m Module, name: &str) -> Result<Function<'m>> {
     module
         .get_function(name)
         .context(&format!("finding kernel {name}"))

@@ -1,0 +1,152 @@
+//! Stable merge sort kernels: keys of 32 or 64 bits, keys only or with `u32`/`u64` values.
+//! The host launches them in the order of [`crate::merge::schedule`]: one tile sort, then per
+//! merge pass one partition and one merge launch.
+
+use crate::block::merge::{Buffers, merge_tile, partition_unit, sort_tile};
+use crate::gpu::{CudaBlock, block_idx_x, dynamic_shared, global_thread_x};
+use crate::tuning::{MERGE_THREADS, MERGE_TILE, MERGE_VT};
+
+const VT: usize = MERGE_VT as usize;
+const BLOCK: CudaBlock<MERGE_THREADS> = CudaBlock;
+
+/// `p`, or a dangling (aligned, non-null) pointer for zero-sized values: keys-only launches pass
+/// null value pointers, and even a zero-sized access needs a non-null pointer.
+#[inline(always)]
+fn payload<V>(p: *mut V) -> *mut V {
+    if size_of::<V>() == 0 {
+        core::ptr::NonNull::dangling().as_ptr()
+    } else {
+        p
+    }
+}
+
+macro_rules! merge_sort_kernels {
+    ($key:ty, $value:ty, $sort_tiles:ident, $merge:ident) => {
+        /// Sorts each tile of `MERGE_TILE` keys (and their values) stably in shared memory,
+        /// from `src_*` into the same positions of `dst_*` (which may be `src_*`), keys through
+        /// the key map `encode` on load and the inverse of `decode` on store.
+        ///
+        /// Launch: `ceil(n / MERGE_TILE)` blocks of `MERGE_THREADS` threads,
+        /// `merge_shared_bytes(MERGE_TILE, size_of::<key>(), size_of::<value>())` bytes of
+        /// dynamic shared memory.
+        ///
+        /// # Safety
+        /// The pointers hold `n` keys and values on the device (value pointers are unused, and
+        /// may be null, when the value type is `()`); the launch shape is as above.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $sort_tiles(
+            src_keys: *mut $key,
+            dst_keys: *mut $key,
+            src_values: *mut $value,
+            dst_values: *mut $value,
+            n: u64,
+            encode: u32,
+            decode: u32,
+        ) {
+            let buf = Buffers {
+                src_keys,
+                dst_keys,
+                src_values: payload(src_values),
+                dst_values: payload(dst_values),
+            };
+            let tile = u64::from(block_idx_x());
+            // SAFETY: the launch contract: this block owns its tile and the shared memory.
+            unsafe {
+                sort_tile::<$key, $value, _, VT>(
+                    &BLOCK,
+                    MERGE_THREADS,
+                    dynamic_shared::<u8>(),
+                    buf,
+                    n,
+                    tile,
+                    encode,
+                    decode,
+                )
+            }
+        }
+
+        /// One merge pass over runs of `width` keys: output tile `blockIdx.x` merges its slices
+        /// of two runs (from `splits`, written by the partition kernel of the same pass) from
+        /// `src_*` into `dst_*`, keys through the inverse of `decode`.
+        ///
+        /// Launch: as the tile sort.
+        ///
+        /// # Safety
+        /// As the tile sort; `src_*` and `dst_*` do not overlap; `splits` holds
+        /// `ceil(n / MERGE_TILE)` splits of this pass.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $merge(
+            src_keys: *mut $key,
+            dst_keys: *mut $key,
+            src_values: *mut $value,
+            dst_values: *mut $value,
+            splits: *const u64,
+            n: u64,
+            width: u64,
+            decode: u32,
+        ) {
+            let buf = Buffers {
+                src_keys,
+                dst_keys,
+                src_values: payload(src_values),
+                dst_values: payload(dst_values),
+            };
+            let tile = u64::from(block_idx_x());
+            // SAFETY: the launch contract.
+            unsafe {
+                merge_tile::<$key, $value, _, VT>(
+                    &BLOCK,
+                    MERGE_THREADS,
+                    dynamic_shared::<u8>(),
+                    buf,
+                    splits,
+                    n,
+                    width,
+                    tile,
+                    decode,
+                )
+            }
+        }
+    };
+}
+
+macro_rules! partition_kernel {
+    ($key:ty, $name:ident) => {
+        /// The merge-path splits of a merge pass over runs of `width` keys: `splits[k]` = the
+        /// first key of the first run that output tile `k` (of `MERGE_TILE` keys) takes.
+        ///
+        /// Launch: `ceil(n / MERGE_TILE)` threads (extra ones return) in blocks of
+        /// `PARTITION_THREADS`.
+        ///
+        /// # Safety
+        /// `keys` holds `n` device keys; `splits` has room for `ceil(n / MERGE_TILE)` splits.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            keys: *const $key,
+            splits: *mut u64,
+            n: u64,
+            width: u64,
+        ) {
+            // SAFETY: the launch contract.
+            unsafe {
+                partition_unit(
+                    keys,
+                    splits,
+                    n,
+                    width,
+                    u64::from(MERGE_TILE),
+                    global_thread_x(),
+                )
+            }
+        }
+    };
+}
+
+partition_kernel!(u32, merge_partition_u32);
+partition_kernel!(u64, merge_partition_u64);
+merge_sort_kernels!(u32, (), merge_sort_tiles_u32, merge_pass_u32);
+merge_sort_kernels!(u32, u32, merge_sort_tiles_u32_u32, merge_pass_u32_u32);
+merge_sort_kernels!(u32, u64, merge_sort_tiles_u32_u64, merge_pass_u32_u64);
+merge_sort_kernels!(u64, (), merge_sort_tiles_u64, merge_pass_u64);
+merge_sort_kernels!(u64, u32, merge_sort_tiles_u64_u32, merge_pass_u64_u32);
+merge_sort_kernels!(u64, u64, merge_sort_tiles_u64_u64, merge_pass_u64_u64);

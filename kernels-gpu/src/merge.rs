@@ -1,0 +1,331 @@
+//! Pure index math of the stable merge sort (host and GPU): the merge-path search and the
+//! partition of a merge pass into output tiles.
+//!
+//! Merge path (Odeh, Green, Mwassi, Shmueli and Birk, "Merge Path - Parallel Merging Made
+//! Simple", 2012): the first `diag` outputs of merging sorted lists A and B take some `i` keys of
+//! A and `diag − i` of B; a binary search along that cross diagonal of the A × B grid finds `i`.
+//! Ties go to A (the earlier run), which makes every merge, and so the sort, stable.
+//!
+//! A sort of `n` keys: one tile sort (tiles of `tile` keys, each sorted in a block), then merge
+//! passes with run widths `w = tile, 2·tile, 4·tile, …` while `w < n`. A pass merges runs
+//! `[2jw, 2jw + w)` and `[2jw + w, 2jw + 2w)` (clipped to `n`) and cuts the output into tiles of
+//! `tile` keys; since `2w` is a multiple of `tile`, each output tile lies in one pair of runs.
+
+/// `merge_path` for one index width, so that tiles use 32-bit math and passes 64-bit math.
+macro_rules! merge_path_fn {
+    ($(#[$doc:meta])* $name:ident, $ix:ty) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name<K: PartialOrd>(
+            diag: $ix,
+            a_len: $ix,
+            b_len: $ix,
+            a: impl Fn($ix) -> K,
+            b: impl Fn($ix) -> K,
+        ) -> $ix {
+            let mut lo = diag.saturating_sub(b_len);
+            let mut hi = if diag < a_len { diag } else { a_len };
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                // a[mid] goes before b[diag − 1 − mid] unless b's key is strictly smaller.
+                if b(diag - 1 - mid) < a(mid) {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            lo
+        }
+    };
+}
+
+merge_path_fn!(
+    /// How many of the first `diag` outputs of the stable merge of sorted `a` (the earlier run)
+    /// and `b` come from `a` (`a(i)` and `b(j)` read the lists; `diag <= a_len + b_len`).
+    ///
+    /// The result `i` satisfies `a[i−1] <= b[diag−i]` and `b[diag−i−1] < a[i]` wherever both
+    /// sides exist: on ties A's keys come first.
+    merge_path,
+    u64
+);
+
+merge_path_fn!(
+    /// [`merge_path`] with 32-bit indices, for lists inside a tile.
+    merge_path_32,
+    u32
+);
+
+/// Merge passes that follow the tile sort of `n` keys in tiles of `tile` keys:
+/// `ceil(log2(ceil(n / tile)))`.
+pub fn merge_passes(n: u64, tile: u64) -> u32 {
+    let tiles = n.div_ceil(tile).max(1);
+    tiles.next_power_of_two().trailing_zeros()
+}
+
+/// Whether the tile sort writes to the scratch buffer rather than in place: the passes
+/// alternate between the two buffers, and the last one must land in the caller's buffer, so
+/// the tile sort goes to scratch exactly when an odd number of merge passes follows it.
+pub fn tile_sort_to_scratch(n: u64, tile: u64) -> bool {
+    merge_passes(n, tile) % 2 == 1
+}
+
+/// One launch of the sort, with the buffers it reads and writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// What the launch does.
+    pub pass: Pass,
+    /// Reads the scratch buffer (else the caller's keys).
+    pub from_scratch: bool,
+    /// Writes the scratch buffer (else the caller's keys).
+    pub to_scratch: bool,
+    /// The last launch: it decodes the keys.
+    pub last: bool,
+}
+
+/// What a launch of the sort does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pass {
+    /// Sort each tile (and encode the keys).
+    SortTiles,
+    /// Merge pairs of sorted runs of `width` keys (partition, then merge).
+    Merge {
+        /// Run width, a multiple of the tile.
+        width: u64,
+    },
+}
+
+/// The launches that sort `n > 0` keys with tiles of `tile` keys: the tile sort, then merge
+/// passes that alternate between the caller's buffer and the scratch buffer, starting where
+/// [`tile_sort_to_scratch`] says so that the last pass lands in the caller's buffer (no copy).
+pub fn schedule(n: u64, tile: u64) -> impl Iterator<Item = Step> {
+    let passes = merge_passes(n, tile);
+    let first_to_scratch = tile_sort_to_scratch(n, tile);
+    (0..=passes).map(move |p| {
+        // After pass p the data is in scratch iff (first_to_scratch xor p odd).
+        let to_scratch = first_to_scratch ^ (p % 2 == 1);
+        Step {
+            pass: if p == 0 {
+                Pass::SortTiles
+            } else {
+                Pass::Merge {
+                    width: tile << (p - 1),
+                }
+            },
+            from_scratch: p > 0 && !to_scratch,
+            to_scratch,
+            last: p == passes,
+        }
+    })
+}
+
+/// The pair of runs of a merge pass that output position `pos` lies in: A = `a .. b`,
+/// B = `b .. end`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Runs {
+    /// First key of A (and first output position of the pair).
+    pub a: u64,
+    /// First key of B, one past A's last.
+    pub b: u64,
+    /// One past B's last key.
+    pub end: u64,
+}
+
+impl Runs {
+    /// The runs of width `width` whose merge covers output position `pos < n`.
+    #[inline(always)]
+    pub fn at(pos: u64, n: u64, width: u64) -> Runs {
+        let a = pos / (2 * width) * (2 * width);
+        let b = (a + width).min(n);
+        let end = (b + width).min(n);
+        Runs { a, b, end }
+    }
+}
+
+/// The merge-path split at the start of output tile `k` of a pass with runs of `width`: the
+/// global index of the first key of A that the tile takes (B's follows from it, see
+/// [`TileRanges::new`]). `a(i)` reads key `i` of the whole array.
+///
+/// `k * tile < n`; `width` is a multiple of `tile`.
+#[inline(always)]
+pub fn partition<K: PartialOrd>(
+    k: u64,
+    n: u64,
+    width: u64,
+    tile: u64,
+    key: impl Fn(u64) -> K,
+) -> u64 {
+    let pos = k * tile;
+    let runs = Runs::at(pos, n, width);
+    let split = merge_path(
+        pos - runs.a,
+        runs.b - runs.a,
+        runs.end - runs.b,
+        |i| key(runs.a + i),
+        |j| key(runs.b + j),
+    );
+    runs.a + split
+}
+
+/// The slices of A and B that output tile `k` of a merge pass merges; its output starts at
+/// `k * tile` and holds `(a_end − a_begin) + (b_end − b_begin)` keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileRanges {
+    /// First key of A the tile takes.
+    pub a_begin: u64,
+    /// One past A's last.
+    pub a_end: u64,
+    /// First key of B the tile takes.
+    pub b_begin: u64,
+    /// One past B's last.
+    pub b_end: u64,
+}
+
+impl TileRanges {
+    /// Tile `k` of the pass, from the splits [`partition`] gave for tiles `k` (`start`) and
+    /// `k + 1` (`next`; read only when tile `k` ends inside its pair of runs, i.e. when tile
+    /// `k + 1` exists and lies in the same pair).
+    #[inline(always)]
+    pub fn new(k: u64, n: u64, width: u64, tile: u64, start: u64, next: impl Fn() -> u64) -> Self {
+        let out_begin = k * tile;
+        let out_end = (out_begin + tile).min(n);
+        let runs = Runs::at(out_begin, n, width);
+        let (a_end, b_end) = if out_end == runs.end {
+            (runs.b, runs.end)
+        } else {
+            let a_end = next();
+            (a_end, runs.b + (out_end - runs.a) - (a_end - runs.a))
+        };
+        TileRanges {
+            a_begin: start,
+            a_end,
+            b_begin: runs.b + (out_begin - runs.a) - (start - runs.a),
+            b_end,
+        }
+    }
+
+    /// Keys in the tile.
+    #[inline(always)]
+    pub fn len(&self) -> u64 {
+        (self.a_end - self.a_begin) + (self.b_end - self.b_begin)
+    }
+
+    /// Whether the tile is empty (never, for a tile of a pass).
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn sorted(mut v: Vec<u8>) -> Vec<u8> {
+        v.sort();
+        v
+    }
+
+    /// Stable merge by the textbook loop, of (key, origin) pairs.
+    fn reference_merge(a: &[(u8, u32)], b: &[(u8, u32)]) -> Vec<(u8, u32)> {
+        let (mut i, mut j, mut out) = (0, 0, Vec::new());
+        while i < a.len() || j < b.len() {
+            if j == b.len() || (i < a.len() && a[i].0 <= b[j].0) {
+                out.push(a[i]);
+                i += 1;
+            } else {
+                out.push(b[j]);
+                j += 1;
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn split_is_a_valid_point_on_its_diagonal(
+            a in prop::collection::vec(0u8..6, 0..40).prop_map(sorted),
+            b in prop::collection::vec(0u8..6, 0..40).prop_map(sorted),
+            d in 0usize..81,
+        ) {
+            let diag = d.min(a.len() + b.len());
+            let i = merge_path(diag as u64, a.len() as u64, b.len() as u64,
+                |i| a[i as usize], |j| b[j as usize]) as usize;
+            let i32 = merge_path_32(diag as u32, a.len() as u32, b.len() as u32,
+                |i| a[i as usize], |j| b[j as usize]) as usize;
+            prop_assert_eq!(i, i32);
+            prop_assert!(i <= a.len() && diag - i <= b.len());
+            let j = diag - i;
+            if i > 0 && j < b.len() {
+                prop_assert!(a[i - 1] <= b[j], "A's last taken must not exceed B's next");
+            }
+            if j > 0 && i < a.len() {
+                prop_assert!(b[j - 1] < a[i], "B's last taken must be below A's next");
+            }
+        }
+
+        #[test]
+        fn tiles_cover_the_output_once_and_merge_stably(
+            keys in prop::collection::vec(0u8..5, 1..300),
+            tile_log2 in 0u32..4,
+            width_factor_log2 in 0u32..4,
+        ) {
+            let tile = 1u64 << tile_log2;
+            let width = tile << width_factor_log2;
+            let n = keys.len() as u64;
+            // Runs of `width` sorted stably, tagged with their index.
+            let mut data: Vec<(u8, u32)> =
+                keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
+            for run in data.chunks_mut(width as usize) {
+                run.sort_by_key(|p| p.0);
+            }
+            let tiles = n.div_ceil(tile);
+            let parts: Vec<u64> =
+                (0..tiles).map(|k| partition(k, n, width, tile, |i| data[i as usize].0)).collect();
+            let mut out = Vec::new();
+            let mut covered = vec![0u32; n as usize];
+            for k in 0..tiles {
+                let r = TileRanges::new(k, n, width, tile, parts[k as usize],
+                    || parts[k as usize + 1]);
+                prop_assert_eq!(r.len(), tile.min(n - k * tile));
+                for i in (r.a_begin..r.a_end).chain(r.b_begin..r.b_end) {
+                    covered[i as usize] += 1;
+                }
+                out.extend(reference_merge(
+                    &data[r.a_begin as usize..r.a_end as usize],
+                    &data[r.b_begin as usize..r.b_end as usize],
+                ));
+            }
+            prop_assert!(covered.iter().all(|&c| c == 1), "every input key read once");
+            let mut expected = Vec::new();
+            for pair in data.chunks(2 * width as usize) {
+                let (a, b) = pair.split_at(pair.len().min(width as usize));
+                expected.extend(reference_merge(a, b));
+            }
+            prop_assert_eq!(out, expected);
+        }
+    }
+
+    #[test]
+    fn pass_counts_and_first_destination() {
+        assert_eq!(merge_passes(0, 4), 0);
+        assert_eq!(merge_passes(4, 4), 0);
+        assert_eq!(merge_passes(5, 4), 1);
+        assert_eq!(merge_passes(16, 4), 2);
+        assert_eq!(merge_passes(17, 4), 3);
+        assert!(tile_sort_to_scratch(5, 4));
+        assert!(!tile_sort_to_scratch(16, 4));
+        for n in 1..100 {
+            let steps: Vec<Step> = schedule(n, 4).collect();
+            assert_eq!(steps.len() as u32, merge_passes(n, 4) + 1);
+            assert_eq!(steps[0].pass, Pass::SortTiles);
+            assert!(!steps[0].from_scratch);
+            let last = steps.last().unwrap();
+            assert!(last.last && !last.to_scratch, "n = {n}: {steps:?}");
+            for w in steps.windows(2) {
+                assert_eq!(w[1].from_scratch, w[0].to_scratch);
+                assert_ne!(w[1].from_scratch, w[1].to_scratch);
+            }
+        }
+    }
+}
