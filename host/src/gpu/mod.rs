@@ -374,6 +374,19 @@ impl GpuSorter {
             return Ok(());
         }
         check_len(keys.len())?;
+        self.round_trip(keys, |device| {
+            self.enqueue_sort_unstable(device, order)?;
+            Ok(())
+        })
+    }
+
+    /// Copies `keys` into a new device buffer, queues `work` on it, and copies the result back,
+    /// both ways through the pinned staging chunks.
+    fn round_trip<K: SortKey>(
+        &self,
+        keys: &mut [K],
+        work: impl FnOnce(&mut DeviceBuffer<K>) -> Result<()>,
+    ) -> Result<()> {
         let mut device = self.alloc::<K>(keys.len(), "the keys")?;
         // SAFETY: SortKey types are plain integers and floats (the trait is sealed): every byte
         // pattern is a valid key, and the byte view covers exactly the slice.
@@ -393,7 +406,7 @@ impl GpuSorter {
         }
         let staging = staging.as_mut().expect("just created");
         staging.upload(bytes, &mut device_bytes, &self.stream)?;
-        self.enqueue_sort_unstable(&mut device, order)?;
+        work(&mut device)?;
         staging.download(&device_bytes, bytes, &self.stream)
     }
 
@@ -498,11 +511,10 @@ impl GpuSorter {
             return Ok(());
         }
         check_len(keys.len())?;
-        let mut device = self.upload(keys)?;
-        self.sort_device(&mut device, order)?;
-        device
-            .copy_to(keys)
-            .context("copying sorted keys to the host")
+        let mut scratch = self.sort_scratch::<K>(keys.len(), 0)?;
+        self.round_trip(keys, |device| {
+            self.enqueue_sort(device, order, &mut scratch)
+        })
     }
 
     /// Sorts keys already on the device stably, in place, and waits. Allocates (and frees) a
