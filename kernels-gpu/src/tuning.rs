@@ -58,6 +58,16 @@ pub const GLOBAL_MAX_MIRROR_STEPS: u32 = 3;
 /// which lets three 512-thread blocks share a multiprocessor instead of two (docs/perf.md).
 pub const MAX_REGISTERS: &[(&str, u32)] = &[("bitonic_merge_tiles_u32", 40)];
 
+/// `--algo auto` for keys alone sorts with the bitonic network for 2^AUTO_BITONIC_MIN_LOG2 ≤ n <
+/// 2^AUTO_BITONIC_END_LOG2 and with the merge sort otherwise. Measured (H200, 2026-11-21,
+/// `docs/results/h200-2026-11-21/bench.csv`, u32 and f32 alike), bitonic time / merge time:
+/// 1.5 at 2^10–2^11 (the merge sort's 2048-key tile vs the bitonic's 8192), 1.0 at 2^12,
+/// 0.77–0.88 from 2^13 to 2^21, 0.98–1.00 at 2^22–2^23, then 1.32 at 2^24 rising to 1.69 at
+/// 2^28. 64-bit keys use the same bounds until measured.
+pub const AUTO_BITONIC_MIN_LOG2: u32 = 12;
+/// See [`AUTO_BITONIC_MIN_LOG2`].
+pub const AUTO_BITONIC_END_LOG2: u32 = 23;
+
 /// Largest number of keys the kernels accept. The global passes use 64-bit indices; the limit
 /// comes from the grid: a one-step pass launches n/2 threads in blocks of [`GLOBAL_THREADS`],
 /// and a grid has at most 2^31 − 1 blocks.

@@ -26,8 +26,8 @@ use std::time::Instant;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SortAlgo {
-    /// The best one available: bitonic for keys alone (faster until the merge sort is tuned);
-    /// an argsort always uses the merge sort.
+    /// The faster one for the size ([`GpuAlgo::fastest_for`]); an argsort always uses the
+    /// merge sort.
     Auto,
     /// The bitonic network (unstable; on the GPU).
     Bitonic,
@@ -36,10 +36,11 @@ pub enum SortAlgo {
 }
 
 impl SortAlgo {
-    /// The GPU sort it names for sorting keys alone.
-    pub fn gpu(self) -> GpuAlgo {
+    /// The GPU sort it names for sorting `n` keys alone.
+    pub fn gpu(self, n: usize) -> GpuAlgo {
         match self {
-            SortAlgo::Auto | SortAlgo::Bitonic => GpuAlgo::Bitonic,
+            SortAlgo::Auto => GpuAlgo::fastest_for(n),
+            SortAlgo::Bitonic => GpuAlgo::Bitonic,
             SortAlgo::Merge => GpuAlgo::Merge,
         }
     }
@@ -255,7 +256,7 @@ impl Job<'_> {
                 threads()
             ));
         };
-        gpu.sort_with(self.algo.gpu(), keys, self.order)
+        gpu.sort_with(self.algo.gpu(keys.len()), keys, self.order)
             .with_context(|| format!("sorting {} on the GPU", input.path().display()))?;
         Ok(gpu.device_name().to_string())
     }

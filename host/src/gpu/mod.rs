@@ -52,6 +52,24 @@ pub enum GpuAlgo {
 }
 
 impl GpuAlgo {
+    /// The faster sort of `n` keys alone, by measurement
+    /// ([`kernels_gpu::tuning::AUTO_BITONIC_MIN_LOG2`]).
+    ///
+    /// ```
+    /// use gpusort::gpu::GpuAlgo;
+    /// assert_eq!(GpuAlgo::fastest_for(1 << 16), GpuAlgo::Bitonic);
+    /// assert_eq!(GpuAlgo::fastest_for(1 << 25), GpuAlgo::Merge);
+    /// ```
+    pub fn fastest_for(n: usize) -> GpuAlgo {
+        use kernels_gpu::tuning::{AUTO_BITONIC_END_LOG2, AUTO_BITONIC_MIN_LOG2};
+        let bitonic = (1usize << AUTO_BITONIC_MIN_LOG2)..(1usize << AUTO_BITONIC_END_LOG2);
+        if bitonic.contains(&n) {
+            GpuAlgo::Bitonic
+        } else {
+            GpuAlgo::Merge
+        }
+    }
+
     /// Its name on command lines and in reports.
     pub fn name(self) -> &'static str {
         match self {
