@@ -109,3 +109,17 @@ fn bad_flag_values_are_refused_with_a_message() {
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn n_too_large_for_memory_is_refused_before_allocating() {
+    // 10^12 u64 keys: 24 TB for the job's buffers, more than any device or this host holds.
+    let out = gpusort(&["--n", "1000000000000", "--dtype", "u64", "--no-baselines"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--n 1000000000000 is too large for"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("24000000000000 bytes needed"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -186,9 +186,47 @@ pub fn open_gpu_or(backend: Backend, fallback: &str) -> Result<Option<GpuSorter>
     }
 }
 
+/// Refuses an `--n` whose buffers cannot fit, before anything is allocated: the device holds
+/// the input, a working copy and the merge sort's scratch (3 × n keys); the host holds the
+/// input, std's sorted copy and an output (3 × n keys).
+fn check_fits<K: SortKey>(n: usize, gpu: Option<&GpuSorter>) -> Result<()> {
+    let need = (n as u64)
+        .checked_mul(3 * size_of::<K>() as u64)
+        .with_context(|| format!("--n {n}: too many keys to count their bytes"))?;
+    if let Some(gpu) = gpu {
+        let (free, total) = gpu.memory_info()?;
+        if need > free {
+            anyhow::bail!(
+                "--n {n} is too large for device memory: {need} bytes needed (input, working copy \
+                 and scratch of {} keys), {free} bytes free of {total}",
+                K::DTYPE
+            );
+        }
+    }
+    if let Some(available) = host_memory_available()
+        && need > available
+    {
+        anyhow::bail!(
+            "--n {n} is too large for host memory: {need} bytes needed (input, reference and \
+             output of {} keys), {available} bytes available",
+            K::DTYPE
+        );
+    }
+    Ok(())
+}
+
+/// `MemAvailable` of /proc/meminfo, in bytes (None where there is no such file).
+fn host_memory_available() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
     let (n, order) = (job.n, job.order);
     let gpu = open_gpu(job.backend)?;
+    check_fits::<K>(n, gpu.as_ref())?;
     let input: Vec<K> = generate(n, job.dist, job.seed);
     let oracle = (!job.no_verify).then(|| reference(&input, order));
     let verdict = |out: &[K]| -> Option<Result<(), Mismatch>> {
