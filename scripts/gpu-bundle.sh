@@ -46,8 +46,7 @@ case "$mode" in
     # global passes of 1..4 fused steps + tile merges; 32- and 64-bit keys, both orders.
     fail=0 runs=0
     check() { runs=$((runs + 1)); echo "=== compute-sanitizer $*"; compute-sanitizer --error-exitcode 99 --print-limit 20 "$@" || fail=$((fail + 1)); }
-    check --tool memcheck tests/test-gpu_bitonic --skip large_arrays --test-threads 1
-    check --tool memcheck tests/test-gpu_merge --skip large_arrays --test-threads 1
+    check --tool memcheck tests/test-gpu_sorts --skip large_arrays --test-threads 1
     for tool in memcheck racecheck synccheck initcheck; do
       for args in "--n 5000 --dtype f32" "--n 300001 --dtype u32" "--n 300001 --dtype i64 --order desc"; do
         for algo in bitonic merge; do

@@ -1,16 +1,20 @@
-//! The stable merge sort on the GPU against std's stable sort: lengths, key types, orders,
-//! patterns, stability (keys tagged with their input index), pairs with `u32`/`u64` values,
-//! argsort, and writes past the end of keys and values. Runs when a CUDA device is present;
-//! skipped (said on stderr) when not; fails without one under `REQUIRE_GPU=1`.
+//! Every GPU sort (the bitonic network and the stable merge sort) against std's, through one
+//! set of test bodies: lengths around powers of two and both tile sizes, random lengths, all key
+//! types and both orders, std's named patterns, NaN/±0/±∞, 2^25 + 12345 keys, writes past the end
+//! (poisoned tails), and for the merge sort stability (keys tagged with their input index), pairs
+//! with `u32`/`u64` values and argsort. Runs when a CUDA device is present; skipped (said on
+//! stderr) when not; fails without one under `REQUIRE_GPU=1`.
 
 use cust::memory::{CopyDestination, DeviceSlice};
+use gpusort::gpu::GpuAlgo;
 use gpusort::inputs::{Dist, generate};
 use gpusort::{Error, GpuSorter, Order, SortKey, SortValue};
 use gpusort_suite::{gpu_or_skip, lengths_around_powers_of_two, sprinkle_specials, test_seed};
-use kernels_gpu::tuning::MERGE_TILE;
+use kernels_gpu::tuning::{MAX_KEYS, MERGE_TILE, TILE_KEYS};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
 const ORDERS: [Order; 2] = [Order::Ascending, Order::Descending];
+const ALGOS: [GpuAlgo; 2] = [GpuAlgo::Bitonic, GpuAlgo::Merge];
 
 /// Keys (and values) written past the end of the slices under sort; must be untouched.
 const GUARD: usize = 4096;
@@ -85,57 +89,64 @@ fn assert_pairs_sort<K: SortKey, V: SortValue>(
     );
 }
 
-/// The keys-only sort (device and host APIs, device with a poisoned tail) and the pair sort
-/// with input indices as values (which checks stability), against std's stable sort.
+/// Sorts `input` with every GPU sort: on the device inside a buffer whose tail is poisoned, and
+/// through the host-slice API; checks against std's stable sort (an unstable sort of keys alone
+/// must give the same bits) and the tail against the poison. The merge sort also sorts the keys
+/// tagged with their input indices, which checks stability.
 fn assert_sorts<K: SortKey>(gpu: &GpuSorter, input: &[K], order: Order, poison: K, what: &str) {
     let n = input.len();
     let indices: Vec<u32> = (0..n as u32).collect();
-    assert_pairs_sort(gpu, input, &indices, order, (poison, 0xDEAD_BEEF), what);
-
     let (want, _) = stable_reference(input, &indices, order);
-    let mut host = vec![poison; n + GUARD];
-    host[..n].copy_from_slice(input);
-    let device = gpu.upload(&host).expect("upload");
-    let mut keys: DeviceSlice<K> = device.index(..n);
-    gpu.sort_device(&mut keys, order)
-        .unwrap_or_else(|e| panic!("{what}: {e}"));
-    device.copy_to(&mut host[..]).expect("download");
-    let context = format!("{what} (keys only): n = {n}, {} {order:?}", K::DTYPE);
-    if let Some(d) = first_difference(&bits(&host[..n]), &want) {
-        panic!("{context}: {d}");
-    }
-    assert!(
-        host[n..].iter().all(|k| k.to_bits() == poison.to_bits()),
-        "{context}: a key past the end was overwritten"
-    );
+    for algo in ALGOS {
+        let context = format!("{what} ({}): n = {n}, {} {order:?}", algo.name(), K::DTYPE);
+        let mut host = vec![poison; n + GUARD];
+        host[..n].copy_from_slice(input);
+        let device = gpu.upload(&host).expect("upload");
+        let mut keys: DeviceSlice<K> = device.index(..n);
+        match algo {
+            GpuAlgo::Bitonic => gpu.sort_unstable_device(&mut keys, order),
+            GpuAlgo::Merge => gpu.sort_device(&mut keys, order),
+        }
+        .unwrap_or_else(|e| panic!("{context}: {e}"));
+        device.copy_to(&mut host[..]).expect("download");
+        if let Some(d) = first_difference(&bits(&host[..n]), &want) {
+            panic!("{context}: {d}");
+        }
+        assert!(
+            host[n..].iter().all(|k| k.to_bits() == poison.to_bits()),
+            "{context}: a key past the end was overwritten"
+        );
 
-    let mut via_host = input.to_vec();
-    gpu.sort(&mut via_host, order)
-        .unwrap_or_else(|e| panic!("{what}: {e}"));
-    if let Some(d) = first_difference(&bits(&via_host), &want) {
-        panic!("{context} (host slice API): {d}");
+        let mut via_host = input.to_vec();
+        gpu.sort_with(algo, &mut via_host, order)
+            .unwrap_or_else(|e| panic!("{context}: {e}"));
+        if let Some(d) = first_difference(&bits(&via_host), &want) {
+            panic!("{context} (host slice API): {d}");
+        }
     }
+    assert_pairs_sort(gpu, input, &indices, order, (poison, 0xDEAD_BEEF), what);
 }
 
 #[test]
-fn lengths_around_powers_of_two_and_the_tile() {
-    let Some(gpu) = gpu_or_skip("lengths_around_powers_of_two_and_the_tile") else {
+fn lengths_around_powers_of_two_and_the_tiles() {
+    let Some(gpu) = gpu_or_skip("lengths_around_powers_of_two_and_the_tiles") else {
         return;
     };
-    let t = MERGE_TILE as usize;
     let mut lengths = lengths_around_powers_of_two(20);
-    lengths.extend([
-        t - 1,
-        t,
-        t + 1,
-        2 * t - 1,
-        2 * t + 1,
-        3 * t + 7,
-        5 * t,
-        17 * t - 3,
-        1_000_003,
-    ]);
-    let seed = test_seed(11);
+    for t in [MERGE_TILE as usize, TILE_KEYS as usize] {
+        lengths.extend([
+            t - 1,
+            t,
+            t + 1,
+            2 * t - 1,
+            2 * t + 1,
+            3 * t + 7,
+            5 * t,
+            17 * t - 3,
+        ]);
+    }
+    lengths.push(1_000_003);
+    let seed = test_seed(1);
     for (i, &n) in lengths.iter().enumerate() {
         // Few distinct keys, so that stability shows.
         let input: Vec<u32> = generate(n, Dist::Few, seed + i as u64);
@@ -150,27 +161,22 @@ fn random_lengths_up_to_2_pow_20() {
     let Some(gpu) = gpu_or_skip("random_lengths_up_to_2_pow_20") else {
         return;
     };
-    let seed = test_seed(12);
+    let seed = test_seed(2);
     let mut rng = StdRng::seed_from_u64(seed);
     for case in 0..30 {
         let n = rng.random_range(0..=1usize << 20);
         let order = ORDERS[case % 2];
         let dist = [Dist::Uniform, Dist::Blog, Dist::Few][case % 3];
         let input: Vec<u32> = generate(n, dist, seed ^ case as u64);
-        assert_sorts(
-            &gpu,
-            &input,
-            order,
-            0x5A5A_5A5A,
-            &format!("seed {seed} case {case} {dist:?}"),
-        );
+        let what = format!("seed {seed} case {case} {dist:?}");
+        assert_sorts(&gpu, &input, order, 0x5A5A_5A5A, &what);
     }
 }
 
 fn every_pattern<K: SortKey>(gpu: &GpuSorter, poison: K) {
-    let t = MERGE_TILE as usize;
+    let (m, t) = (MERGE_TILE as usize, TILE_KEYS as usize);
     for dist in Dist::ALL {
-        for n in [1000, t + 1, 5 * t - 3, 300_007] {
+        for n in [1000, m + 1, t + 1, 5 * t - 3, 300_007] {
             let input: Vec<K> = generate(n, dist, 7 + n as u64);
             for order in ORDERS {
                 assert_sorts(gpu, &input, order, poison, &format!("{dist:?}"));
@@ -204,7 +210,12 @@ fn floats_with_nan_signed_zeros_and_infinities() {
     let Some(gpu) = gpu_or_skip("floats_with_nan_signed_zeros_and_infinities") else {
         return;
     };
-    for (n, stride) in [(10, 1), (4097, 3), (MERGE_TILE as usize * 3 + 11, 17)] {
+    for (n, stride) in [
+        (10, 1),
+        (4097, 3),
+        (TILE_KEYS as usize * 3 + 11, 17),
+        (1 << 20, 101),
+    ] {
         let mut input: Vec<f32> = generate(n, Dist::Uniform, n as u64);
         sprinkle_specials(&mut input, stride);
         for order in ORDERS {
@@ -213,6 +224,21 @@ fn floats_with_nan_signed_zeros_and_infinities() {
             assert_sorts(&gpu, &wide, order, 1.25, "specials f64");
         }
     }
+}
+
+#[test]
+fn large_arrays() {
+    let Some(gpu) = gpu_or_skip("large_arrays") else {
+        return;
+    };
+    for n in [1 << 25, (1 << 25) + 12345] {
+        let input: Vec<u32> = generate(n, Dist::Uniform, n as u64);
+        assert_sorts(&gpu, &input, Order::Ascending, 0xFFFF_0000, "large u32");
+    }
+    let input: Vec<f32> = generate((1 << 25) + 12345, Dist::Blog, 25);
+    assert_sorts(&gpu, &input, Order::Descending, 0.5, "large f32 blog");
+    let input: Vec<f64> = generate((1 << 22) + 77, Dist::Uniform, 64);
+    assert_sorts(&gpu, &input, Order::Descending, 0.5, "large f64");
 }
 
 #[test]
@@ -275,18 +301,6 @@ fn argsort_matches_the_stable_sort_of_indices() {
 }
 
 #[test]
-fn large_arrays() {
-    let Some(gpu) = gpu_or_skip("large_arrays") else {
-        return;
-    };
-    let n = (1 << 25) + 12345;
-    let input: Vec<u32> = generate(n, Dist::Blog, 25);
-    assert_sorts(&gpu, &input, Order::Ascending, 0xFFFF_0000, "large u32");
-    let input: Vec<f64> = generate((1 << 22) + 77, Dist::Uniform, 64);
-    assert_sorts(&gpu, &input, Order::Descending, 0.5, "large f64");
-}
-
-#[test]
 fn mismatched_lengths_are_a_typed_error() {
     let Some(gpu) = gpu_or_skip("mismatched_lengths_are_a_typed_error") else {
         return;
@@ -298,4 +312,49 @@ fn mismatched_lengths_are_a_typed_error() {
         other => panic!("expected LengthMismatch, got {other:?}"),
     }
     assert_eq!(keys, [3, 1, 2], "nothing sorted on error");
+}
+
+#[test]
+fn too_many_keys_is_a_typed_error() {
+    let Some(gpu) = gpu_or_skip("too_many_keys_is_a_typed_error") else {
+        return;
+    };
+    let buffer = gpu.upload(&[1u32, 2, 3]).expect("upload");
+    // SAFETY: never dereferenced: the length check fails before any launch.
+    let mut fake =
+        unsafe { DeviceSlice::from_raw_parts_mut(buffer.as_device_ptr(), MAX_KEYS as usize + 1) };
+    for result in [
+        gpu.sort_unstable_device(&mut fake, Order::Ascending),
+        gpu.sort_device(&mut fake, Order::Ascending),
+    ] {
+        match result {
+            Err(Error::TooLong { len, max }) => assert_eq!((len, max), (MAX_KEYS + 1, MAX_KEYS)),
+            other => panic!("expected TooLong, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn too_large_allocation_names_bytes_needed_and_free() {
+    let Some(gpu) = gpu_or_skip("too_large_allocation_names_bytes_needed_and_free") else {
+        return;
+    };
+    let (free, _) = gpu.memory_info().expect("memory info");
+    let too_many = (free / 4 + (1 << 20)) as usize;
+    match gpu.alloc::<u32>(too_many, "the keys") {
+        Err(
+            e @ Error::OutOfDeviceMemory {
+                requested, free: f, ..
+            },
+        ) => {
+            assert!(requested > f, "{e}");
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&requested.to_string()) && msg.contains("free"),
+                "{msg}"
+            );
+        }
+        Err(e) => panic!("expected OutOfDeviceMemory, got {e}"),
+        Ok(_) => panic!("allocating {too_many} u32 with {free} bytes free succeeded"),
+    }
 }
