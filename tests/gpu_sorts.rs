@@ -301,6 +301,39 @@ fn argsort_matches_the_stable_sort_of_indices() {
 }
 
 #[test]
+fn keys_beyond_the_memory_budget_are_sorted_in_chunks_and_merged() {
+    let Some(mut gpu) =
+        gpu_or_skip("keys_beyond_the_memory_budget_are_sorted_in_chunks_and_merged")
+    else {
+        return;
+    };
+    // 1 MiB: chunks of about 245,000 u32 keys for the bitonic sort, half that for the merge sort.
+    gpu.set_memory_budget(Some(1 << 20));
+    fn check<K: SortKey>(gpu: &GpuSorter, input: &[K]) {
+        for order in ORDERS {
+            let indices: Vec<u32> = (0..input.len() as u32).collect();
+            let (want, _) = stable_reference(input, &indices, order);
+            for algo in ALGOS {
+                let mut keys = input.to_vec();
+                gpu.sort_with(algo, &mut keys, order).expect("chunked sort");
+                if let Some(d) = first_difference(&bits(&keys), &want) {
+                    panic!(
+                        "{} chunked, n = {}, {} {order:?}: {d}",
+                        algo.name(),
+                        input.len(),
+                        K::DTYPE
+                    );
+                }
+            }
+        }
+    }
+    for n in [300_001, 1_000_003] {
+        check::<u32>(&gpu, &generate(n, Dist::Few, n as u64));
+        check::<f64>(&gpu, &generate(n, Dist::Uniform, n as u64));
+    }
+}
+
+#[test]
 fn mismatched_lengths_are_a_typed_error() {
     let Some(gpu) = gpu_or_skip("mismatched_lengths_are_a_typed_error") else {
         return;

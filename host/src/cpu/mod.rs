@@ -16,8 +16,10 @@
 //! ```
 
 mod bitonic;
+mod merge;
 
 pub use bitonic::{bitonic_sort, par_bitonic_sort};
+pub use merge::merge_sorted_runs;
 
 use crate::keys::{Order, SortKey};
 use rayon::slice::ParallelSliceMut;

@@ -116,6 +116,8 @@ pub struct GpuSorter {
     stream: Stream,
     /// Pinned chunks for host-slice sorts, allocated by the first one.
     staging: Mutex<Option<Staging>>,
+    /// Cap on the device memory host-slice sorts plan with ([`GpuSorter::set_memory_budget`]).
+    memory_budget: Option<u64>,
     context: Context,
     name: String,
 }
@@ -183,6 +185,7 @@ impl GpuSorter {
             module,
             stream,
             staging,
+            memory_budget: None,
             context,
             name,
         })
@@ -392,10 +395,59 @@ impl GpuSorter {
             return Ok(());
         }
         check_len(keys.len())?;
+        let per_key = size_of::<K>() as u64;
+        if let Some(chunk) = self.chunk_len(keys.len(), per_key)? {
+            return self.sort_in_chunks(keys, chunk, order, GpuAlgo::Bitonic);
+        }
         self.round_trip(keys, |device| {
             self.enqueue_sort_unstable(device, order)?;
             Ok(())
         })
+    }
+
+    /// Caps the device memory that host-slice sorts ([`GpuSorter::sort_unstable`],
+    /// [`GpuSorter::sort`]) plan with; `None` (the default) means the memory free when they
+    /// start. Keys whose sort needs more are sorted in chunks that fit, one after another, and
+    /// the sorted chunks are merged on the CPU (stably, on all cores), with a host buffer as
+    /// large as the keys. Mostly for testing that path without filling a GPU.
+    pub fn set_memory_budget(&mut self, bytes: Option<u64>) {
+        self.memory_budget = bytes;
+    }
+
+    /// Keys per chunk when `n` keys needing `per_key` device bytes each do not fit in the room
+    /// the budget and free memory leave (a sixteenth is kept back for the small buffers);
+    /// `None` when they fit.
+    fn chunk_len(&self, n: usize, per_key: u64) -> Result<Option<usize>> {
+        let (free, _) = self.memory_info()?;
+        let room = self.memory_budget.map_or(free, |budget| budget.min(free));
+        let room = room - room / 16;
+        let fits = (n as u64).saturating_mul(per_key) <= room;
+        Ok((!fits).then(|| ((room / per_key) as usize).max(1)))
+    }
+
+    /// Sorts `keys` chunk by chunk with `algo`, then merges the sorted chunks on the CPU.
+    fn sort_in_chunks<K: SortKey>(
+        &self,
+        keys: &mut [K],
+        chunk: usize,
+        order: Order,
+        algo: GpuAlgo,
+    ) -> Result<()> {
+        for part in keys.chunks_mut(chunk) {
+            match algo {
+                GpuAlgo::Bitonic => {
+                    self.round_trip(part, |device| self.enqueue_sort_unstable(device, order))?
+                }
+                GpuAlgo::Merge => {
+                    let mut scratch = self.sort_scratch::<K>(part.len(), 0)?;
+                    self.round_trip(part, |device| {
+                        self.enqueue_sort(device, order, &mut scratch)
+                    })?
+                }
+            }
+        }
+        crate::cpu::merge_sorted_runs(keys, chunk, |k| k.ordered_bits(order));
+        Ok(())
     }
 
     /// Copies `keys` into a new device buffer, queues `work` on it, and copies the result back,
@@ -529,6 +581,11 @@ impl GpuSorter {
             return Ok(());
         }
         check_len(keys.len())?;
+        // The keys and the scratch: about twice the keys.
+        let per_key = 2 * size_of::<K>() as u64 + 1;
+        if let Some(chunk) = self.chunk_len(keys.len(), per_key)? {
+            return self.sort_in_chunks(keys, chunk, order, GpuAlgo::Merge);
+        }
         let mut scratch = self.sort_scratch::<K>(keys.len(), 0)?;
         self.round_trip(keys, |device| {
             self.enqueue_sort(device, order, &mut scratch)
