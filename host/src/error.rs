@@ -42,6 +42,7 @@ use cust::error::CudaError;
 /// assert_eq!(Error::NoDevice.to_string(), "no CUDA-capable device is present");
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The CUDA driver library is missing, a stub, or too old for this program: there is no
     /// usable GPU here. From [`GpuSorter::new`](crate::GpuSorter::new); the string says which.

@@ -122,6 +122,15 @@ pub struct GpuSorter {
     name: String,
 }
 
+impl std::fmt::Debug for GpuSorter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuSorter")
+            .field("device", &self.name)
+            .field("memory_budget", &self.memory_budget)
+            .finish_non_exhaustive()
+    }
+}
+
 impl GpuSorter {
     /// A sorter on the first CUDA device (ordinal 0, the first in `CUDA_VISIBLE_DEVICES`).
     ///
