@@ -400,18 +400,7 @@ impl GpuSorter {
     /// # Ok::<(), gpusort::Error>(())
     /// ```
     pub fn sort_unstable<K: SortKey>(&self, keys: &mut [K], order: Order) -> Result<()> {
-        if keys.len() <= 1 {
-            return Ok(());
-        }
-        check_len(keys.len())?;
-        let per_key = size_of::<K>() as u64;
-        if let Some(chunk) = self.chunk_len(keys.len(), per_key)? {
-            return self.sort_in_chunks(keys, chunk, order, GpuAlgo::Bitonic);
-        }
-        self.round_trip(keys, |device| {
-            self.enqueue_sort_unstable(device, order)?;
-            Ok(())
-        })
+        self.sort_with(GpuAlgo::Bitonic, keys, order)
     }
 
     /// Caps the device memory that host-slice sorts ([`GpuSorter::sort_unstable`],
@@ -443,20 +432,25 @@ impl GpuSorter {
         algo: GpuAlgo,
     ) -> Result<()> {
         for part in keys.chunks_mut(chunk) {
-            match algo {
-                GpuAlgo::Bitonic => {
-                    self.round_trip(part, |device| self.enqueue_sort_unstable(device, order))?
-                }
-                GpuAlgo::Merge => {
-                    let mut scratch = self.sort_scratch::<K>(part.len(), 0)?;
-                    self.round_trip(part, |device| {
-                        self.enqueue_sort(device, order, &mut scratch)
-                    })?
-                }
-            }
+            self.sort_fitting(part, order, algo)?;
         }
         crate::cpu::merge_sorted_runs(keys, chunk, |k| k.ordered_bits(order));
         Ok(())
+    }
+
+    /// Sorts host keys that fit on the device with `algo`: one round trip.
+    fn sort_fitting<K: SortKey>(&self, keys: &mut [K], order: Order, algo: GpuAlgo) -> Result<()> {
+        match algo {
+            GpuAlgo::Bitonic => {
+                self.round_trip(keys, |device| self.enqueue_sort_unstable(device, order))
+            }
+            GpuAlgo::Merge => {
+                let mut scratch = self.sort_scratch::<K>(keys.len(), 0)?;
+                self.round_trip(keys, |device| {
+                    self.enqueue_sort(device, order, &mut scratch)
+                })
+            }
+        }
     }
 
     /// Copies `keys` into a new device buffer, queues `work` on it, and copies the result back,
@@ -586,19 +580,7 @@ impl GpuSorter {
     /// [`Error::TooLong`], [`Error::OutOfDeviceMemory`], or [`Error::Cuda`]. On error `keys`
     /// is unchanged unless the final copy back failed.
     pub fn sort<K: SortKey>(&self, keys: &mut [K], order: Order) -> Result<()> {
-        if keys.len() <= 1 {
-            return Ok(());
-        }
-        check_len(keys.len())?;
-        // The keys and the scratch: about twice the keys.
-        let per_key = 2 * size_of::<K>() as u64 + 1;
-        if let Some(chunk) = self.chunk_len(keys.len(), per_key)? {
-            return self.sort_in_chunks(keys, chunk, order, GpuAlgo::Merge);
-        }
-        let mut scratch = self.sort_scratch::<K>(keys.len(), 0)?;
-        self.round_trip(keys, |device| {
-            self.enqueue_sort(device, order, &mut scratch)
-        })
+        self.sort_with(GpuAlgo::Merge, keys, order)
     }
 
     /// Sorts keys already on the device stably, in place, and waits. Allocates (and frees) a
@@ -788,9 +770,19 @@ impl GpuSorter {
     /// # Errors
     /// As [`GpuSorter::sort_unstable`] or [`GpuSorter::sort`].
     pub fn sort_with<K: SortKey>(&self, algo: GpuAlgo, keys: &mut [K], order: Order) -> Result<()> {
-        match algo {
-            GpuAlgo::Bitonic => self.sort_unstable(keys, order),
-            GpuAlgo::Merge => self.sort(keys, order),
+        if keys.len() <= 1 {
+            return Ok(());
+        }
+        check_len(keys.len())?;
+        // Device bytes per key: the keys alone, or the keys and the merge sort's scratch.
+        let key_bytes = size_of::<K>() as u64;
+        let per_key = match algo {
+            GpuAlgo::Bitonic => key_bytes,
+            GpuAlgo::Merge => 2 * key_bytes + 1,
+        };
+        match self.chunk_len(keys.len(), per_key)? {
+            Some(chunk) => self.sort_in_chunks(keys, chunk, order, algo),
+            None => self.sort_fitting(keys, order, algo),
         }
     }
 
