@@ -24,6 +24,13 @@ pub fn block_dim_x() -> u32 {
     unsafe { nvptx::_block_dim_x() as u32 }
 }
 
+/// `gridDim.x`
+#[inline(always)]
+pub fn grid_dim_x() -> u32 {
+    // SAFETY: as above.
+    unsafe { nvptx::_grid_dim_x() as u32 }
+}
+
 /// Global index of this thread in a one-dimensional grid, as `u64`.
 #[inline(always)]
 pub fn global_thread_x() -> u64 {

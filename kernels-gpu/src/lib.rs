@@ -49,6 +49,7 @@ pub mod bitonic;
 pub mod block;
 pub mod keys;
 pub mod merge;
+pub mod multi;
 pub mod tuning;
 
 #[cfg(target_arch = "nvptx64")]

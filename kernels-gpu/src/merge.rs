@@ -118,6 +118,37 @@ pub fn schedule(n: u64, tile: u64) -> impl Iterator<Item = Step> {
     })
 }
 
+/// How a merge launch pairs sorted runs: a pass of the sort, or one merge of two runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pairing {
+    /// A pass of the sort: runs `[2jw, 2jw + w)` and `[2jw + w, 2jw + 2w)`, clipped to `n`
+    /// (`w`, the width, a multiple of the output tile).
+    Pass {
+        /// Run width.
+        width: u64,
+    },
+    /// Two runs of any lengths: A = `[0, a_len)`, B = `[a_len, n)`.
+    Two {
+        /// Length of A.
+        a_len: u64,
+    },
+}
+
+impl Pairing {
+    /// The pair of runs whose merge covers output position `pos < n`.
+    #[inline(always)]
+    pub fn runs_at(self, pos: u64, n: u64) -> Runs {
+        match self {
+            Pairing::Pass { width } => Runs::at(pos, n, width),
+            Pairing::Two { a_len } => Runs {
+                a: 0,
+                b: a_len,
+                end: n,
+            },
+        }
+    }
+}
+
 /// The pair of runs of a merge pass that output position `pos` lies in: A = `a .. b`,
 /// B = `b .. end`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,21 +172,21 @@ impl Runs {
     }
 }
 
-/// The merge-path split at the start of output tile `k` of a pass with runs of `width`: the
-/// global index of the first key of A that the tile takes (B's follows from it, see
-/// [`TileRanges::new`]). `a(i)` reads key `i` of the whole array.
+/// The merge-path split at the start of output tile `k` of a merge launch: the global index of
+/// the first key of A that the tile takes (B's follows from it, see [`TileRanges::new`]).
+/// `key(i)` reads key `i` of the whole array.
 ///
-/// `k * tile < n`; `width` is a multiple of `tile`.
+/// `k * tile < n`; a pass's width is a multiple of `tile`.
 #[inline(always)]
 pub fn partition<K: PartialOrd>(
     k: u64,
     n: u64,
-    width: u64,
+    pairing: Pairing,
     tile: u64,
     key: impl Fn(u64) -> K,
 ) -> u64 {
     let pos = k * tile;
-    let runs = Runs::at(pos, n, width);
+    let runs = pairing.runs_at(pos, n);
     let split = merge_path(
         pos - runs.a,
         runs.b - runs.a,
@@ -181,14 +212,21 @@ pub struct TileRanges {
 }
 
 impl TileRanges {
-    /// Tile `k` of the pass, from the splits [`partition`] gave for tiles `k` (`start`) and
+    /// Tile `k` of the launch, from the splits [`partition`] gave for tiles `k` (`start`) and
     /// `k + 1` (`next`; read only when tile `k` ends inside its pair of runs, i.e. when tile
     /// `k + 1` exists and lies in the same pair).
     #[inline(always)]
-    pub fn new(k: u64, n: u64, width: u64, tile: u64, start: u64, next: impl Fn() -> u64) -> Self {
+    pub fn new(
+        k: u64,
+        n: u64,
+        pairing: Pairing,
+        tile: u64,
+        start: u64,
+        next: impl Fn() -> u64,
+    ) -> Self {
         let out_begin = k * tile;
         let out_end = (out_begin + tile).min(n);
-        let runs = Runs::at(out_begin, n, width);
+        let runs = pairing.runs_at(out_begin, n);
         let (a_end, b_end) = if out_end == runs.end {
             (runs.b, runs.end)
         } else {
@@ -280,12 +318,13 @@ mod tests {
                 run.sort_by_key(|p| p.0);
             }
             let tiles = n.div_ceil(tile);
+            let pairing = Pairing::Pass { width };
             let parts: Vec<u64> =
-                (0..tiles).map(|k| partition(k, n, width, tile, |i| data[i as usize].0)).collect();
+                (0..tiles).map(|k| partition(k, n, pairing, tile, |i| data[i as usize].0)).collect();
             let mut out = Vec::new();
             let mut covered = vec![0u32; n as usize];
             for k in 0..tiles {
-                let r = TileRanges::new(k, n, width, tile, parts[k as usize],
+                let r = TileRanges::new(k, n, pairing, tile, parts[k as usize],
                     || parts[k as usize + 1]);
                 prop_assert_eq!(r.len(), tile.min(n - k * tile));
                 for i in (r.a_begin..r.a_end).chain(r.b_begin..r.b_end) {
@@ -303,6 +342,39 @@ mod tests {
                 expected.extend(reference_merge(a, b));
             }
             prop_assert_eq!(out, expected);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn two_runs_of_any_lengths_merge_stably_tile_by_tile(
+            a in prop::collection::vec(0u8..5, 0..200).prop_map(sorted),
+            b in prop::collection::vec(0u8..5, 0..200).prop_map(sorted),
+            tile_log2 in 0u32..6,
+        ) {
+            let tile = 1u64 << tile_log2;
+            let tag = |run: &[u8], base: u32| -> Vec<(u8, u32)> {
+                run.iter().enumerate().map(|(i, &k)| (k, base + i as u32)).collect()
+            };
+            let data: Vec<(u8, u32)> = tag(&a, 0).into_iter().chain(tag(&b, 1000)).collect();
+            let n = data.len() as u64;
+            let pairing = Pairing::Two { a_len: a.len() as u64 };
+            let tiles = n.div_ceil(tile);
+            let parts: Vec<u64> =
+                (0..tiles).map(|k| partition(k, n, pairing, tile, |i| data[i as usize].0)).collect();
+            let mut out = Vec::new();
+            for k in 0..tiles {
+                let r = TileRanges::new(k, n, pairing, tile, parts[k as usize],
+                    || parts[k as usize + 1]);
+                prop_assert_eq!(r.len(), tile.min(n - k * tile));
+                prop_assert!(r.a_end <= a.len() as u64 && r.b_begin >= a.len() as u64);
+                out.extend(reference_merge(
+                    &data[r.a_begin as usize..r.a_end as usize],
+                    &data[r.b_begin as usize..r.b_end as usize],
+                ));
+            }
+            let (da, db) = data.split_at(a.len());
+            prop_assert_eq!(out, reference_merge(da, db));
         }
     }
 

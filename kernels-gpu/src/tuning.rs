@@ -84,6 +84,18 @@ pub const MERGE_TILE: u32 = MERGE_THREADS * MERGE_VT;
 /// Threads per block of the merge sort's partition kernel (one split per output tile).
 pub const PARTITION_THREADS: u32 = 128;
 
+/// Threads per block of the multi-GPU helper kernels (sample, ranks, fill, check).
+pub const MULTI_THREADS: u32 = 256;
+
+/// Blocks of the multi-GPU check kernel: enough to fill an H200 several times over, few enough
+/// that the host adds the partial results in microseconds.
+pub const MULTI_CHECK_BLOCKS: u32 = 1024;
+
+/// Keys between samples when the multi-GPU sort looks for its splitters: each part sends
+/// `n / stride` samples to the host, and the host then reads a window of at most `stride` keys
+/// per part and splitter.
+pub const MULTI_SAMPLE_STRIDE: u64 = 1 << 12;
+
 /// Dynamic shared memory of a merge-sort block, in bytes: two buffers (ping-pong) of `keys`
 /// keys of `key_bytes` and two of their values of `value_bytes` (0 for keys-only sorts).
 pub const fn merge_shared_bytes(keys: u32, key_bytes: u32, value_bytes: u32) -> u32 {

@@ -14,7 +14,7 @@
 
 use super::Block;
 use crate::keys::KeyBits;
-use crate::merge::{TileRanges, merge_path_32, partition};
+use crate::merge::{Pairing, TileRanges, merge_path_32, partition};
 
 /// Values carried with the keys: `()` for keys-only sorts, `u32` or `u64`.
 pub trait Payload: Copy + Default {}
@@ -277,7 +277,7 @@ pub unsafe fn sort_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
     });
 }
 
-/// Unit `k` of the partition kernel of a merge pass with runs of `width`: writes the merge-path
+/// Unit `k` of the partition kernel of a merge launch paired by `pairing`: writes the merge-path
 /// split at the start of output tile `k` (tiles of `nv` keys) to `splits[k]`; units past the
 /// last tile do nothing.
 ///
@@ -288,19 +288,19 @@ pub unsafe fn partition_unit<K: KeyBits>(
     keys: *const K,
     splits: *mut u64,
     n: u64,
-    width: u64,
+    pairing: Pairing,
     nv: u64,
     k: u64,
 ) {
     if k < n.div_ceil(nv) {
         // SAFETY: the search reads indices < n.
-        let split = partition(k, n, width, nv, |i| unsafe { *keys.add(i as usize) });
+        let split = partition(k, n, pairing, nv, |i| unsafe { *keys.add(i as usize) });
         // SAFETY: k < ceil(n / nv).
         unsafe { *splits.add(k as usize) = split };
     }
 }
 
-/// Output tile `tile` of a merge pass with runs of `width`: merges its slices of the two runs
+/// Output tile `tile` of a merge launch paired by `pairing`: merges its slices of the two runs
 /// (from the splits of [`partition_unit`]) from `buf.src_*` into `buf.dst_*`, keys through the
 /// inverse of `decode`.
 ///
@@ -316,7 +316,7 @@ pub unsafe fn merge_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
     buf: Buffers<K, V>,
     splits: *const u64,
     n: u64,
-    width: u64,
+    pairing: Pairing,
     tile: u64,
     decode: u32,
 ) {
@@ -326,7 +326,7 @@ pub unsafe fn merge_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
     // SAFETY: the caller's contract: one split per tile; `next` is read only for a tile k + 1
     // that exists.
     let r = unsafe {
-        TileRanges::new(tile, n, width, nv, *splits.add(tile as usize), || {
+        TileRanges::new(tile, n, pairing, nv, *splits.add(tile as usize), || {
             *splits.add(tile as usize + 1)
         })
     };
@@ -405,7 +405,8 @@ mod tests {
                         Pass::Merge { width } => {
                             if tile == 0 {
                                 for k in 0..tiles {
-                                    partition_unit(sk, splits.as_mut_ptr(), n, width, nv, k);
+                                    let pairing = Pairing::Pass { width };
+                                    partition_unit(sk, splits.as_mut_ptr(), n, pairing, nv, k);
                                 }
                             }
                             merge_tile::<K, V, _, VT>(
@@ -415,7 +416,7 @@ mod tests {
                                 buf,
                                 splits.as_ptr(),
                                 n,
-                                width,
+                                Pairing::Pass { width },
                                 tile,
                                 decode,
                             )

@@ -4,6 +4,7 @@
 
 use crate::block::merge::{Buffers, merge_tile, partition_unit, sort_tile};
 use crate::gpu::{CudaBlock, block_idx_x, dynamic_shared, global_thread_x};
+use crate::merge::Pairing;
 use crate::tuning::{MERGE_THREADS, MERGE_TILE, MERGE_VT};
 
 const VT: usize = MERGE_VT as usize;
@@ -101,7 +102,7 @@ macro_rules! merge_sort_kernels {
                     buf,
                     splits,
                     n,
-                    width,
+                    Pairing::Pass { width },
                     tile,
                     decode,
                 )
@@ -133,7 +134,7 @@ macro_rules! partition_kernel {
                     keys,
                     splits,
                     n,
-                    width,
+                    Pairing::Pass { width },
                     u64::from(MERGE_TILE),
                     global_thread_x(),
                 )
@@ -150,3 +151,81 @@ merge_sort_kernels!(u32, u64, merge_sort_tiles_u32_u64, merge_pass_u32_u64);
 merge_sort_kernels!(u64, (), merge_sort_tiles_u64, merge_pass_u64);
 merge_sort_kernels!(u64, u32, merge_sort_tiles_u64_u32, merge_pass_u64_u32);
 merge_sort_kernels!(u64, u64, merge_sort_tiles_u64_u64, merge_pass_u64_u64);
+
+macro_rules! merge_two_kernels {
+    ($key:ty, $partition:ident, $merge:ident) => {
+        /// The merge-path splits of the stable merge of two sorted runs, A = `keys[..a_len]`
+        /// and B = `keys[a_len..n]`: `splits[k]` = the first key of A that output tile `k`
+        /// (of `MERGE_TILE` keys) takes.
+        ///
+        /// Launch: as the merge-pass partition.
+        ///
+        /// # Safety
+        /// `keys` holds `n >= a_len` device keys; `splits` has room for
+        /// `ceil(n / MERGE_TILE)` splits.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $partition(
+            keys: *const $key,
+            splits: *mut u64,
+            n: u64,
+            a_len: u64,
+        ) {
+            // SAFETY: the launch contract.
+            unsafe {
+                partition_unit(
+                    keys,
+                    splits,
+                    n,
+                    Pairing::Two { a_len },
+                    u64::from(MERGE_TILE),
+                    global_thread_x(),
+                )
+            }
+        }
+
+        /// The stable merge of two sorted runs of keys, A = `src[..a_len]` and
+        /// B = `src[a_len..n]`, into `dst[..n]`, keys through the inverse of `decode`.
+        ///
+        /// Launch: `ceil(n / MERGE_TILE)` blocks of `MERGE_THREADS` threads,
+        /// `merge_shared_bytes(MERGE_TILE, size_of::<key>(), 0)` bytes of dynamic shared memory.
+        ///
+        /// # Safety
+        /// `src` and `dst` hold `n` keys and do not overlap; `splits` holds the splits of the
+        /// partition kernel for the same runs.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $merge(
+            src: *mut $key,
+            dst: *mut $key,
+            splits: *const u64,
+            n: u64,
+            a_len: u64,
+            decode: u32,
+        ) {
+            let none = core::ptr::NonNull::<()>::dangling().as_ptr();
+            let buf = Buffers {
+                src_keys: src,
+                dst_keys: dst,
+                src_values: none,
+                dst_values: none,
+            };
+            let tile = u64::from(block_idx_x());
+            // SAFETY: the launch contract.
+            unsafe {
+                merge_tile::<$key, (), _, VT>(
+                    &BLOCK,
+                    MERGE_THREADS,
+                    dynamic_shared::<u8>(),
+                    buf,
+                    splits,
+                    n,
+                    Pairing::Two { a_len },
+                    tile,
+                    decode,
+                )
+            }
+        }
+    };
+}
+
+merge_two_kernels!(u32, merge_two_partition_u32, merge_two_u32);
+merge_two_kernels!(u64, merge_two_partition_u64, merge_two_u64);
