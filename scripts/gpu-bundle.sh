@@ -54,6 +54,14 @@ case "$mode" in
         done
       done
     done
+    # The multi-GPU kernels (sample, ranks, fill, check, merge of two runs), three parts on GPU 0,
+    # and with peer copies across every GPU present.
+    for tool in memcheck racecheck synccheck initcheck; do
+      check --tool "$tool" bin/gpusort --devices 0,0,0 --n 300001 --reps 1
+      check --tool "$tool" bin/gpusort --devices 0,0 --n 9000 --dtype f64 --order desc --reps 1
+    done
+    gpus=$(nvidia-smi -L | wc -l)
+    if [ "$gpus" -ge 2 ]; then check --tool memcheck bin/gpusort --gpus "$gpus" --n 1000003 --reps 1; fi
     echo "$((runs - fail)) passed, $fail failed"
     exit $((fail > 0)) ;;
   test)
@@ -66,6 +74,8 @@ case "$mode" in
       echo "=== main job: gpusort --n 33554432 --algo $algo"
       if bin/gpusort --n 33554432 --algo "$algo"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     done
+    echo "=== main job: gpusort --devices 0,0,0 --n 33554432 (the multi-GPU code, parts on GPU 0)"
+    if bin/gpusort --devices 0,0,0 --n 33554432 --reps 3; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     echo "$passed passed, $failed failed"
     exit $((failed > 0)) ;;
   *) echo "usage: run.sh [test|sanitize|bench [criterion args]]" >&2; exit 2 ;;

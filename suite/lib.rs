@@ -70,3 +70,30 @@ pub fn sprinkle_specials(keys: &mut [f32], stride: usize) {
         *k = SPECIAL_F32[(i / stride.max(1)) % SPECIAL_F32.len()];
     }
 }
+
+/// CUDA devices present (0 without a driver), after checking `REQUIRE_GPUS=N`: with fewer than
+/// `N` devices that is a failure. Says on stderr that `what` was skipped when fewer than `need`
+/// are present.
+///
+/// # Panics
+/// When `REQUIRE_GPUS` asks for more devices than there are.
+pub fn gpus_or_skip(what: &str, need: usize) -> usize {
+    let count = gpusort::MultiGpuSorter::new(None)
+        .map(|m| m.gpus().len())
+        .unwrap_or(0);
+    let required: usize = std::env::var("REQUIRE_GPUS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(
+        count >= required,
+        "REQUIRE_GPUS={required} but {what} found {count} CUDA device(s)"
+    );
+    if count < need {
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped {what}: needs {need} CUDA devices, {count} present"
+        );
+    }
+    count
+}

@@ -92,6 +92,15 @@ pub enum Error {
         /// Values given.
         values: u64,
     },
+    /// A multi-GPU sort got a different number of parts than it has GPUs. From
+    /// [`MultiGpuSorter::sort_device`](crate::MultiGpuSorter::sort_device).
+    #[error("{parts} parts for {gpus} GPUs: a multi-GPU sort takes one part per GPU")]
+    PartCount {
+        /// Parts given.
+        parts: usize,
+        /// GPUs of the sorter.
+        gpus: usize,
+    },
     /// A raw driver call, made without a `cust` wrapper, failed (e.g. setting a kernel's
     /// shared-memory size while creating a sorter).
     #[error("CUDA error while {context}: {call} returned {status}")]
@@ -130,6 +139,23 @@ pub enum Error {
 /// assert!(matches!(keys_fit(1 << 40), Err(gpusort::Error::TooLong { .. })));
 /// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `Ok` for `CUDA_SUCCESS`, else [`Error::DriverCall`] naming `call` and what was being done.
+pub(crate) fn driver(
+    status: cust::sys::CUresult,
+    call: &'static str,
+    what: impl FnOnce() -> String,
+) -> Result<()> {
+    if status == cust::sys::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::DriverCall {
+            context: what(),
+            call,
+            status: format!("{status:?}"),
+        })
+    }
+}
 
 /// Adds what was being done to a CUDA error.
 pub(crate) trait CudaContext<T> {

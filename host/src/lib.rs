@@ -110,9 +110,11 @@ pub mod files;
 pub mod gpu;
 pub mod inputs;
 pub mod keys;
+pub mod multi;
 pub mod timing;
 pub mod verify;
 
 pub use error::{Error, Result};
 pub use gpu::GpuSorter;
 pub use keys::{DType, Order, SortKey, SortValue};
+pub use multi::MultiGpuSorter;

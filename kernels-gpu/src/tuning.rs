@@ -91,10 +91,10 @@ pub const MULTI_THREADS: u32 = 256;
 /// that the host adds the partial results in microseconds.
 pub const MULTI_CHECK_BLOCKS: u32 = 1024;
 
-/// Keys between samples when the multi-GPU sort looks for its splitters: each part sends
-/// `n / stride` samples to the host, and the host then reads a window of at most `stride` keys
-/// per part and splitter.
-pub const MULTI_SAMPLE_STRIDE: u64 = 1 << 12;
+/// Samples per part (at most, plus one) when the multi-GPU sort looks for its splitters: every
+/// GPU ranks all parts' samples (G · 2^14 binary searches, microseconds), and the host then
+/// reads a window of at most `n_i / 2^14` keys per part and splitter (64 KB for 2^28 u32).
+pub const MULTI_SAMPLES: u64 = 1 << 14;
 
 /// Dynamic shared memory of a merge-sort block, in bytes: two buffers (ping-pong) of `keys`
 /// keys of `key_bytes` and two of their values of `value_bytes` (0 for keys-only sorts).

@@ -28,6 +28,7 @@
 //! print!("{}", report::csv(&outcome.measurements));
 //! ```
 
+pub mod multi;
 pub mod peers;
 pub mod plan;
 pub mod plot;

@@ -77,6 +77,11 @@ pub struct BenchArgs {
     /// Print our GPU times as ratios to cub_merge and cub_radix from --peers.
     #[arg(long, requires = "peers")]
     pub compare: bool,
+    /// GPU counts for the multi-GPU sweep, comma-separated (e.g. `1,2,4`): rows `multi_merge`
+    /// in bench-multi.csv and bench-multi.md, keys made and checked on the GPUs. Without
+    /// `--algos` only the multi-GPU sweep runs.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
+    pub gpus: Vec<u32>,
 }
 
 fn log2_parser() -> clap::builder::RangedI64ValueParser<u32> {
@@ -113,6 +118,12 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
             args.min_log2,
             args.max_log2
         );
+    }
+    if !args.gpus.is_empty() {
+        multi_sweep(args)?;
+        if args.algos.is_none() {
+            return Ok(ExitCode::SUCCESS);
+        }
     }
     let peer_rows = read_peers(&args.peers)?;
     let requested = unique(args.algos.as_deref().unwrap_or(&Algo::ALL));
@@ -339,6 +350,55 @@ fn notes(settings: &Settings, gpu: bool, peer_files: &[PathBuf], caps: &[String]
         ));
     }
     notes
+}
+
+/// The multi-GPU sweep of `--gpus`: writes bench-multi.csv and bench-multi.md; fails (after
+/// writing them) if a result did not verify.
+fn multi_sweep(args: &BenchArgs) -> Result<()> {
+    use crate::bench::multi;
+    use crate::multi::MultiGpuSorter;
+    fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    let gpu_counts = unique(&args.gpus);
+    let (dtypes, orders) = (unique(&args.dtypes), unique(&args.orders));
+    let sizes = args.min_log2..=args.max_log2;
+    let total = gpu_counts.len() * dtypes.len() * orders.len() * sizes.clone().count();
+    let bar = progress_bar(total);
+    let mut measurements = Vec::new();
+    let mut device = String::new();
+    for &g in &gpu_counts {
+        let sorter = MultiGpuSorter::new(Some(g as usize))
+            .with_context(|| format!("--gpus {g}: opening {g} GPU(s)"))?;
+        device = sorter.gpus()[0].device_name().to_string();
+        for &dtype in &dtypes {
+            for &order in &orders {
+                for log2 in sizes.clone() {
+                    bar.set_message(format!(
+                        "multi_merge {g} GPU(s) {dtype} {} {}",
+                        order_name(order),
+                        size_name(1 << log2)
+                    ));
+                    let m = multi::measure(&sorter, dtype, order, 1 << log2, args.reps, args.seed)
+                        .with_context(|| format!("{g} GPU(s), {dtype}, 2^{log2} keys"))?;
+                    bar.println(format!("{}", m.median_stats));
+                    measurements.push(m);
+                    bar.inc(1);
+                }
+            }
+        }
+    }
+    bar.finish_and_clear();
+    write_replacing(
+        &args.out.join("bench-multi.csv"),
+        &multi::csv(&measurements),
+    )?;
+    let md = multi::markdown(&device, &now_utc(), &measurements);
+    write_replacing(&args.out.join("bench-multi.md"), &md)?;
+    print!("{md}");
+    let failed = measurements.iter().filter(|m| !m.verified).count();
+    if failed > 0 {
+        bail!("{failed} multi-GPU result(s) failed verification (bench-multi.csv: verified=false)");
+    }
+    Ok(())
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).

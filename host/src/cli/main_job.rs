@@ -93,6 +93,14 @@ pub struct MainJob {
     /// Time no CPU baseline.
     #[arg(long)]
     pub no_baselines: bool,
+    /// Sort across this many GPUs instead (keys made, sorted and checked on the GPUs, so n
+    /// may exceed one GPU's memory), beside the one-GPU sort of the same keys where they fit.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub gpus: Option<u32>,
+    /// As `--gpus`, on these device ordinals, comma-separated; one may repeat (its parts then
+    /// share the device, which runs the multi-GPU code on one GPU).
+    #[arg(long, value_delimiter = ',', conflicts_with = "gpus")]
+    pub devices: Option<Vec<u32>>,
 }
 
 impl MainJob {
@@ -125,7 +133,86 @@ impl MainJob {
 /// # Ok::<(), anyhow::Error>(())
 /// ```
 pub fn run(job: &MainJob) -> Result<ExitCode> {
+    if let Some(gpus) = job.gpus {
+        return multi_job(job, &(0..gpus).collect::<Vec<_>>());
+    }
+    if let Some(devices) = &job.devices {
+        return multi_job(job, devices);
+    }
     with_key_type!(job.dtype, K => main_job::<K>(job))
+}
+
+/// The main job across `gpus` GPUs: random keys made on the GPUs, sorted there
+/// ([`MultiGpuSorter::sort_device`]) and checked there (sorted within and across GPUs, the
+/// multiset checksum unchanged), beside the one-GPU sort of the same keys when they fit.
+fn multi_job(job: &MainJob, devices: &[u32]) -> Result<ExitCode> {
+    use crate::bench::multi::{MultiMeasurement, measure};
+    use crate::multi::{Exchange, MultiGpuSorter};
+    let gpus = devices.len();
+    if job.dist != Dist::Uniform {
+        anyhow::bail!(
+            "--gpus makes uniform random keys on the GPUs; --dist {:?} is only available \
+             without --gpus",
+            job.dist
+        );
+    }
+    if gpus == 0 {
+        anyhow::bail!("--devices names no device");
+    }
+    let multi = MultiGpuSorter::with_devices(devices, Exchange::Auto)
+        .with_context(|| format!("opening GPU(s) {devices:?}"))?;
+    let n = job.n as u64;
+    let device = multi.gpus()[0].device_name().to_string();
+    let mut rows: Vec<MultiMeasurement> = Vec::new();
+    if gpus > 1 {
+        let single = MultiGpuSorter::with_devices(&devices[..1], Exchange::Auto)?;
+        match measure(&single, job.dtype, job.order, n, job.reps, job.seed) {
+            Ok(m) => rows.push(m),
+            Err(e @ Error::OutOfDeviceMemory { .. }) => {
+                println!("1 GPU: not run, the keys do not fit on one GPU ({e})");
+            }
+            Err(e) => return Err(e).context("the one-GPU sort"),
+        }
+    }
+    let m = measure(&multi, job.dtype, job.order, n, job.reps, job.seed)
+        .with_context(|| format!("sorting {n} keys on {gpus} GPU(s)"))?;
+    rows.push(m);
+    println!(
+        "gpusort: {n} {} keys (uniform random, made on the GPUs), seed {}, {:?}, on {gpus} x {device} (devices {devices:?})",
+        job.dtype, job.seed, job.order
+    );
+    println!(
+        "| {:>4} | {:>10} | {:>10} | {:>10} | {:>12} | {:>8} | {:<14} | {:>8} |",
+        "GPUs", "median ms", "min ms", "max ms", "Mkeys/s", "speed-up", "exchange", "verified"
+    );
+    println!(
+        "|-----:|-----------:|-----------:|-----------:|-------------:|---------:|:---------------|---------:|"
+    );
+    let one = rows.iter().find(|r| r.gpus == 1).map(|r| r.ms.median);
+    for r in &rows {
+        println!(
+            "| {:>4} | {:>10.3} | {:>10.3} | {:>10.3} | {:>12.1} | {:>8} | {:<14} | {:>8} |",
+            r.gpus,
+            r.ms.median,
+            r.ms.min,
+            r.ms.max,
+            n as f64 / r.ms.median / 1e3,
+            one.map_or("-".into(), |o| format!("{:.2}x", o / r.ms.median)),
+            r.median_stats.path(),
+            if r.verified { "yes" } else { "FAILED" }
+        );
+    }
+    for r in &rows {
+        println!("phases, {} GPU(s): {}", r.gpus, r.median_stats);
+    }
+    if rows.iter().any(|r| !r.verified) {
+        eprintln!("gpusort: VERIFICATION FAILED on the GPUs");
+        return Ok(ExitCode::from(1));
+    }
+    println!(
+        "verified on the GPUs: every repetition sorted within and across GPUs, multiset checksum unchanged"
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// One line of the report.

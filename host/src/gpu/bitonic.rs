@@ -105,7 +105,7 @@ pub(super) fn set_shared_attributes(module: &Module, name: &str, bytes: u32) -> 
     Ok(())
 }
 
-pub(super) fn function<'m>(module: &'m Module, name: &str) -> Result<Function<'m>> {
+pub(crate) fn function<'m>(module: &'m Module, name: &str) -> Result<Function<'m>> {
     module
         .get_function(name)
         .context(&format!("finding kernel {name}"))

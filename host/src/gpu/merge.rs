@@ -40,6 +40,9 @@ pub(super) fn configure(module: &Module) -> Result<()> {
             set_shared_attributes(module, name, shared_bytes(kb, vb))?;
         }
     }
+    for (kb, name) in [(4, "merge_two_u32"), (8, "merge_two_u64")] {
+        set_shared_attributes(module, name, shared_bytes(kb, 0))?;
+    }
     Ok(())
 }
 
@@ -90,8 +93,10 @@ pub(super) struct Launch {
     pub n: u64,
     pub key_bytes: usize,
     pub value_bytes: usize,
-    /// Key map: keys are encoded in the tile sort and decoded in the last pass.
-    pub map: u32,
+    /// Key map applied in the tile sort.
+    pub encode: u32,
+    /// Key map undone in the last pass (`IDENTITY` leaves the keys encoded).
+    pub decode: u32,
 }
 
 /// Queues the whole stable sort on the sorter's stream. The tile sort writes to the scratch
@@ -131,13 +136,13 @@ pub(super) fn enqueue(sorter: &GpuSorter, l: &Launch) -> Result<()> {
             }
         };
         let ((src_k, src_v), (dst_k, dst_v)) = (pick(step.from_scratch), pick(step.to_scratch));
-        let decode = if step.last { l.map } else { IDENTITY };
+        let decode = if step.last { l.decode } else { IDENTITY };
         // SAFETY (all launches): the buffers hold n keys and values (and the scratch its
         // layout) on this context's device; the launch shapes are those the kernels document.
         let launched = match step.pass {
             Pass::SortTiles => {
                 let f = function(module, sort_name)?;
-                let map = l.map;
+                let map = l.encode;
                 unsafe {
                     launch!(f<<<grid, MERGE_THREADS, shared, stream>>>(
                         src_k, dst_k, src_v, dst_v, n, map, decode
@@ -163,6 +168,49 @@ pub(super) fn enqueue(sorter: &GpuSorter, l: &Launch) -> Result<()> {
         launched.context(&format!("launching {:?} for {n} keys", step.pass))?;
     }
     Ok(())
+}
+
+/// Queues the stable merge of two sorted runs of keys (encoded), A = `src[..a_len]` and
+/// B = `src[a_len..n]`, into `dst[..n]`, decoding with `decode`; `splits` has room for
+/// `ceil(n / MERGE_TILE)` splits. `a_len = n` copies A.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn enqueue_merge_two(
+    sorter: &GpuSorter,
+    key_bytes: usize,
+    src: u64,
+    dst: u64,
+    splits: u64,
+    n: u64,
+    a_len: u64,
+    decode: u32,
+) -> Result<()> {
+    if n == 0 {
+        return Ok(());
+    }
+    let (partition_name, merge_name) = if key_bytes == 8 {
+        ("merge_two_partition_u64", "merge_two_u64")
+    } else {
+        ("merge_two_partition_u32", "merge_two_u32")
+    };
+    let (module, stream) = (&sorter.module, &sorter.stream);
+    let tiles = n.div_ceil(u64::from(MERGE_TILE));
+    let partition_blocks = tiles.div_ceil(u64::from(PARTITION_THREADS)) as u32;
+    let f = function(module, partition_name)?;
+    // SAFETY: the caller's buffers hold n keys and the splits on this context's device; the
+    // launch shapes are those the kernels document.
+    unsafe {
+        launch!(f<<<partition_blocks, PARTITION_THREADS, 0, stream>>>(src, splits, n, a_len))
+    }
+    .context(&format!("launching the partition of a merge of {n} keys"))?;
+    let f = function(module, merge_name)?;
+    let shared = shared_bytes(key_bytes, 0);
+    // SAFETY: as above.
+    unsafe {
+        launch!(f<<<tiles as u32, MERGE_THREADS, shared, stream>>>(
+            src, dst, splits, n, a_len, decode
+        ))
+    }
+    .context(&format!("launching a merge of {n} keys"))
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 //! as the keys and values; see [`merge::scratch_bytes`]).
 
 mod bitonic;
+pub(crate) use bitonic::function;
 pub mod merge;
 mod staging;
 
@@ -119,6 +120,7 @@ pub struct GpuSorter {
     /// Cap on the device memory host-slice sorts plan with ([`GpuSorter::set_memory_budget`]).
     memory_budget: Option<u64>,
     context: Context,
+    device: Device,
     name: String,
 }
 
@@ -196,6 +198,7 @@ impl GpuSorter {
             staging,
             memory_budget: None,
             context,
+            device,
             name,
         })
     }
@@ -760,7 +763,8 @@ impl GpuSorter {
             n: len as u64,
             key_bytes: size_of::<K>(),
             value_bytes,
-            map: K::key_map(order),
+            encode: K::key_map(order),
+            decode: K::key_map(order),
         };
         merge::enqueue(self, &launch)
     }
@@ -784,6 +788,46 @@ impl GpuSorter {
             Some(chunk) => self.sort_in_chunks(keys, chunk, order, algo),
             None => self.sort_fitting(keys, order, algo),
         }
+    }
+
+    /// The loaded kernels.
+    pub(crate) fn module(&self) -> &Module {
+        &self.module
+    }
+
+    /// The context (the device's primary context).
+    pub(crate) fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// The device.
+    pub(crate) fn device(&self) -> Device {
+        self.device
+    }
+
+    /// Queues the stable sort of `len` keys of `key_bytes` at device address `keys`, encoding
+    /// them with `encode` and decoding with `decode` at the end (`IDENTITY` leaves them
+    /// encoded), with `scratch` of at least [`merge::scratch_bytes`] bytes.
+    pub(crate) fn enqueue_merge_sort_raw(
+        &self,
+        keys: u64,
+        len: u64,
+        key_bytes: usize,
+        (encode, decode): (u32, u32),
+        scratch: u64,
+    ) -> Result<()> {
+        self.bind()?;
+        let launch = merge::Launch {
+            keys,
+            values: 0,
+            scratch,
+            n: len,
+            key_bytes,
+            value_bytes: 0,
+            encode,
+            decode,
+        };
+        merge::enqueue(self, &launch)
     }
 
     /// Waits until all work queued on [`GpuSorter::stream`] is done; `what` names the work in
@@ -842,7 +886,7 @@ fn check_len(len: usize) -> Result<()> {
 }
 
 /// `cuInit`, with the failures that mean "no driver" told apart from "no device".
-fn init_driver() -> Result<()> {
+pub(crate) fn init_driver() -> Result<()> {
     // SAFETY: cuInit may be called any number of times from any thread.
     let status = unsafe { cuda::cuInit(0) };
     use cuda::cudaError_enum as E;

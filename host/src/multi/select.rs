@@ -1,0 +1,287 @@
+//! The exact splitters of the multi-GPU sort: after every GPU has sorted its part, where each
+//! part must be cut so that GPU `j` receives exactly the keys of global ranks
+//! `[Σ_{i<j} n_i, Σ_{i≤j} n_i)` (every GPU ends with as many keys as it started with).
+//!
+//! Ties are broken by part, then by position: the order of the stable sort of the parts laid
+//! end to end, so the multi-GPU sort is as stable as the sort of each part.
+//!
+//! Two rounds of device work, whatever G and n:
+//! 1. every part sends a regular sample (every `stride`-th key and its last) to the host; each
+//!    part then ranks every sampled key (a binary search per key on its GPU), which brackets
+//!    each splitter's key between two consecutive sampled keys;
+//! 2. where the splitter's key is not itself sampled, each part sends the at most `stride − 1`
+//!    keys between those two, and the host finishes the search among them.
+
+use crate::error::Result;
+use std::ops::Range;
+
+/// Sorted parts, as the selection sees them: on GPUs, or vectors in the tests.
+pub(crate) trait SortedParts {
+    /// The key type, in an order-preserving encoding.
+    type Key: Ord + Copy;
+    /// Keys per part.
+    fn lens(&self) -> Vec<u64>;
+    /// Per part, its regular sample at `stride` ([`kernels_gpu::multi::sample_position`]);
+    /// empty for an empty part.
+    fn samples(&mut self, stride: u64) -> Result<Vec<Vec<Self::Key>>>;
+    /// Per part, for every probe, the keys of the part below it and not above it.
+    fn ranks(&mut self, probes: &[Self::Key]) -> Result<Vec<Ranks>>;
+    /// Keys `range` of part `part`.
+    fn window(&mut self, part: usize, range: Range<u64>) -> Result<Vec<Self::Key>>;
+}
+
+/// The ranks of a list of probes in one part.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Ranks {
+    /// Keys below each probe.
+    pub below: Vec<u64>,
+    /// Keys not above each probe.
+    pub not_above: Vec<u64>,
+}
+
+/// Cuts of the parts: `cuts[j][i]` is the first key of part `i` that goes to GPU `j` or later
+/// (`cuts[0][i] = 0`, `cuts[G][i] = n_i`), so GPU `j` receives `cuts[j][i]..cuts[j + 1][i]` of
+/// every part `i`, in part order.
+pub(crate) type Cuts = Vec<Vec<u64>>;
+
+/// The cuts of sorted `parts` ([`Cuts`]), sampling every `stride` keys.
+pub(crate) fn cuts<P: SortedParts>(parts: &mut P, stride: u64) -> Result<Cuts> {
+    let lens = parts.lens();
+    let g = lens.len();
+    let total: u64 = lens.iter().sum();
+    let mut cuts = vec![vec![0; g]; g + 1];
+    cuts[g].clone_from(&lens);
+    let targets: Vec<u64> = (1..g).map(|j| lens[..j].iter().sum()).collect();
+    if targets.iter().all(|&r| r == 0 || r == total) {
+        for (j, &r) in targets.iter().enumerate() {
+            cuts[j + 1] = if r == 0 { vec![0; g] } else { lens.clone() };
+        }
+        return Ok(cuts);
+    }
+    let mut probes: Vec<P::Key> = parts.samples(stride)?.concat();
+    probes.sort_unstable();
+    probes.dedup();
+    let ranks = parts.ranks(&probes)?;
+    let total_of = |f: &dyn Fn(&Ranks) -> u64| -> u64 { ranks.iter().map(f).sum() };
+    for (j, &r) in targets.iter().enumerate() {
+        cuts[j + 1] = if r == 0 {
+            vec![0; g]
+        } else if r == total {
+            lens.clone()
+        } else {
+            // The first probe with at least r keys not above it: the r-th key is at most it.
+            let a = partition_point(probes.len(), |p| total_of(&|k: &Ranks| k.not_above[p]) < r);
+            let below_a = total_of(&|k: &Ranks| k.below[a]);
+            let (below, not_above) = if below_a < r {
+                // The r-th key is probe a itself.
+                (
+                    ranks.iter().map(|k| k.below[a]).collect(),
+                    ranks.iter().map(|k| k.not_above[a]).collect(),
+                )
+            } else {
+                // The r-th key lies strictly between probes a − 1 and a (a > 0: the first
+                // probe is the smallest key, with no key below it).
+                let windows: Vec<(u64, Vec<P::Key>)> = (0..g)
+                    .map(|i| {
+                        let range = ranks[i].not_above[a - 1]..ranks[i].below[a];
+                        Ok((range.start, parts.window(i, range)?))
+                    })
+                    .collect::<Result<_>>()?;
+                key_ranks_in_windows(&windows, r)
+            };
+            stable_cut(&below, &not_above, r)
+        };
+    }
+    Ok(cuts)
+}
+
+/// The per-part ranks (below, not above) of the r-th smallest key (1-based), found among the
+/// keys of `windows` (per part: its first position and its keys), which hold it; the keys
+/// before each window are all below it.
+fn key_ranks_in_windows<K: Ord + Copy>(windows: &[(u64, Vec<K>)], r: u64) -> (Vec<u64>, Vec<u64>) {
+    let mut candidates: Vec<K> = windows
+        .iter()
+        .flat_map(|(_, w)| w.iter().copied())
+        .collect();
+    candidates.sort_unstable();
+    candidates.dedup();
+    let not_above = |v: K| -> Vec<u64> {
+        let count = |(start, w): &(u64, Vec<K>)| start + w.partition_point(|&k| k <= v) as u64;
+        windows.iter().map(count).collect()
+    };
+    let c = partition_point(candidates.len(), |c| {
+        not_above(candidates[c]).iter().sum::<u64>() < r
+    });
+    let v = candidates[c];
+    let below = windows
+        .iter()
+        .map(|(start, w)| start + w.partition_point(|&k| k < v) as u64)
+        .collect();
+    (below, not_above(v))
+}
+
+/// The cut at global rank `r` when the r-th key has `below[i]` keys below it and `not_above[i]`
+/// not above it in part `i`: all keys below it, then its equals part by part until `r` keys.
+fn stable_cut(below: &[u64], not_above: &[u64], r: u64) -> Vec<u64> {
+    let mut need = r - below.iter().sum::<u64>();
+    below
+        .iter()
+        .zip(not_above)
+        .map(|(&b, &na)| {
+            let take = (na - b).min(need);
+            need -= take;
+            b + take
+        })
+        .collect()
+}
+
+/// The first index in `0..len` where `pred` is false (`pred` true then false).
+fn partition_point(len: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, len);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// Sorted parts in host vectors: the selection's CPU reference, and the model the tests check
+/// the GPU parts against.
+#[derive(Clone, Debug)]
+pub(crate) struct HostParts<K> {
+    /// The sorted parts.
+    pub parts: Vec<Vec<K>>,
+    /// Keys read by [`SortedParts::window`] so far (the cost of round 2).
+    pub window_keys: u64,
+}
+
+impl<K: Ord + Copy> SortedParts for HostParts<K> {
+    type Key = K;
+
+    fn lens(&self) -> Vec<u64> {
+        self.parts.iter().map(|p| p.len() as u64).collect()
+    }
+
+    fn samples(&mut self, stride: u64) -> Result<Vec<Vec<K>>> {
+        use kernels_gpu::multi::{sample_count, sample_position};
+        Ok(self
+            .parts
+            .iter()
+            .map(|p| {
+                let n = p.len() as u64;
+                if n == 0 {
+                    return Vec::new();
+                }
+                (0..sample_count(n, stride))
+                    .map(|m| p[sample_position(m, n, stride) as usize])
+                    .collect()
+            })
+            .collect())
+    }
+
+    fn ranks(&mut self, probes: &[K]) -> Result<Vec<Ranks>> {
+        Ok(self
+            .parts
+            .iter()
+            .map(|p| Ranks {
+                below: probes
+                    .iter()
+                    .map(|&v| p.partition_point(|&k| k < v) as u64)
+                    .collect(),
+                not_above: probes
+                    .iter()
+                    .map(|&v| p.partition_point(|&k| k <= v) as u64)
+                    .collect(),
+            })
+            .collect())
+    }
+
+    fn window(&mut self, part: usize, range: Range<u64>) -> Result<Vec<K>> {
+        self.window_keys += range.end - range.start;
+        Ok(self.parts[part][range.start as usize..range.end as usize].to_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The cuts by brute force: tag every key with (part, position), sort stably, count.
+    fn brute_force(parts: &[Vec<u8>]) -> Cuts {
+        let g = parts.len();
+        let mut all: Vec<(u8, usize)> = parts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, p)| p.iter().map(move |&k| (k, i)))
+            .collect();
+        all.sort(); // by key, then part (positions within a part are already in order)
+        let mut cuts = vec![vec![0u64; g]; g + 1];
+        let mut start = 0;
+        for j in 0..g {
+            let end = start + parts[j].len();
+            for &(_, i) in &all[..end] {
+                cuts[j + 1][i] += 1;
+            }
+            start = end;
+        }
+        cuts
+    }
+
+    fn sorted_parts() -> impl Strategy<Value = Vec<Vec<u8>>> {
+        prop::collection::vec(prop::collection::vec(0u8..12, 0..60), 1..7).prop_map(|mut ps| {
+            ps.iter_mut().for_each(|p| p.sort());
+            ps
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn cuts_match_the_stable_sort_of_the_parts(parts in sorted_parts(), stride in 1u64..9) {
+            let mut host = HostParts { parts: parts.clone(), window_keys: 0 };
+            let cuts = cuts(&mut host, stride).unwrap();
+            prop_assert_eq!(cuts, brute_force(&parts));
+        }
+    }
+
+    #[test]
+    fn windows_stay_within_a_stride_per_part_and_cut() {
+        let stride = 64;
+        let parts: Vec<Vec<u32>> = (0..4u32)
+            .map(|i| {
+                let mut p: Vec<u32> = (0..5000u32)
+                    .map(|k| k.wrapping_mul(2654435761) ^ i)
+                    .collect();
+                p.sort();
+                p
+            })
+            .collect();
+        let mut host = HostParts {
+            parts,
+            window_keys: 0,
+        };
+        cuts(&mut host, stride).unwrap();
+        assert!(
+            host.window_keys <= 3 * 4 * (stride - 1),
+            "{}",
+            host.window_keys
+        );
+    }
+
+    #[test]
+    fn all_equal_keys_are_cut_in_part_order() {
+        let mut host = HostParts {
+            parts: vec![vec![7u8; 5], vec![7; 3], vec![7; 4]],
+            window_keys: 0,
+        };
+        let cuts = cuts(&mut host, 2).unwrap();
+        assert_eq!(
+            cuts,
+            vec![vec![0, 0, 0], vec![5, 0, 0], vec![5, 3, 0], vec![5, 3, 4]]
+        );
+    }
+}
