@@ -101,6 +101,10 @@ pub struct MainJob {
     /// share the device, which runs the multi-GPU code on one GPU).
     #[arg(long, value_delimiter = ',', conflicts_with = "gpus")]
     pub devices: Option<Vec<u32>>,
+    /// How keys move between GPUs with `--gpus`/`--devices`: peer-to-peer where the driver
+    /// allows it (auto), or always through pinned host memory (host).
+    #[arg(long, value_enum, default_value_t = crate::multi::Exchange::Auto)]
+    pub exchange: crate::multi::Exchange,
 }
 
 impl MainJob {
@@ -159,7 +163,7 @@ fn multi_job(job: &MainJob, devices: &[u32]) -> Result<ExitCode> {
     if gpus == 0 {
         anyhow::bail!("--devices names no device");
     }
-    let multi = MultiGpuSorter::with_devices(devices, Exchange::Auto)
+    let multi = MultiGpuSorter::with_devices(devices, job.exchange)
         .with_context(|| format!("opening GPU(s) {devices:?}"))?;
     let n = job.n as u64;
     let device = multi.gpus()[0].device_name().to_string();

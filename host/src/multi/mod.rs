@@ -578,6 +578,7 @@ pub fn sort_parts_cpu<K: Ord + Copy>(parts: &mut [Vec<K>]) {
     let mut sorted = select::HostParts {
         parts: parts.to_vec(),
         window_keys: 0,
+        ranked: 0,
     };
     let longest = parts.iter().map(Vec::len).max().unwrap_or(0) as u64;
     let stride = longest.div_ceil(MULTI_SAMPLES).max(1);

@@ -58,32 +58,62 @@ pub(crate) fn cuts<P: SortedParts>(parts: &mut P, stride: u64) -> Result<Cuts> {
         }
         return Ok(cuts);
     }
-    let mut probes: Vec<P::Key> = parts.samples(stride)?.concat();
+    let samples = parts.samples(stride)?;
+    let mut probes: Vec<P::Key> = samples.concat();
     probes.sort_unstable();
     probes.dedup();
-    let ranks = parts.ranks(&probes)?;
-    let total_of = |f: &dyn Fn(&Ranks) -> u64| -> u64 { ranks.iter().map(f).sum() };
+    // From the samples alone, each probe's total rank is known to within a stride per part:
+    // only the probes whose bounds straddle a target (and their neighbours) need exact ranks.
+    let bounds = |u: P::Key| -> (u64, u64) {
+        let mut total = (0, 0);
+        for (part, &n) in samples.iter().zip(&lens) {
+            let (lo, hi) = not_above_bounds(part, n, stride, u);
+            total = (total.0 + lo, total.1 + hi);
+        }
+        total
+    };
+    let ranges: Vec<(usize, usize)> = targets
+        .iter()
+        .filter(|&&r| r > 0 && r < total)
+        .map(|&r| {
+            // Past the last probe surely below r keys, up to the first surely at r or more.
+            let first =
+                partition_point(probes.len(), |p| bounds(probes[p]).1 < r).saturating_sub(1);
+            let last = partition_point(probes.len(), |p| bounds(probes[p]).0 < r);
+            (first, last.min(probes.len() - 1))
+        })
+        .collect();
+    let mut wanted: Vec<usize> = ranges.iter().flat_map(|&(a, b)| a..=b).collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let wanted_probes: Vec<P::Key> = wanted.iter().map(|&p| probes[p]).collect();
+    let ranks = parts.ranks(&wanted_probes)?;
+    // Ranks of probe p (an index into `probes` that is wanted), per part: (below, not above).
+    let exact = |p: usize, part: usize| -> (u64, u64) {
+        let w = wanted.binary_search(&p).expect("ranked probe");
+        (ranks[part].below[w], ranks[part].not_above[w])
+    };
+    let total_not_above = |p: usize| -> u64 { (0..g).map(|i| exact(p, i).1).sum() };
+    let mut range = ranges.into_iter();
     for (j, &r) in targets.iter().enumerate() {
         cuts[j + 1] = if r == 0 {
             vec![0; g]
         } else if r == total {
             lens.clone()
         } else {
+            let (first, last) = range.next().expect("a range per inner target");
             // The first probe with at least r keys not above it: the r-th key is at most it.
-            let a = partition_point(probes.len(), |p| total_of(&|k: &Ranks| k.not_above[p]) < r);
-            let below_a = total_of(&|k: &Ranks| k.below[a]);
+            let a = first + partition_point(last - first, |k| total_not_above(first + k) < r);
+            let below_a: u64 = (0..g).map(|i| exact(a, i).0).sum();
             let (below, not_above) = if below_a < r {
                 // The r-th key is probe a itself.
-                (
-                    ranks.iter().map(|k| k.below[a]).collect(),
-                    ranks.iter().map(|k| k.not_above[a]).collect(),
-                )
+                (0..g).map(|i| exact(a, i)).unzip()
             } else {
-                // The r-th key lies strictly between probes a − 1 and a (a > 0: the first
-                // probe is the smallest key, with no key below it).
+                // The r-th key lies strictly between probes a − 1 and a (a > first: probe
+                // `first` has fewer than r keys not above it, or is the smallest key).
                 let windows: Vec<(u64, Vec<P::Key>)> = (0..g)
                     .map(|i| {
-                        let range = ranks[i].not_above[a - 1]..ranks[i].below[a];
+                        let range = exact(a - 1, i).1..exact(a, i).0;
                         Ok((range.start, parts.window(i, range)?))
                     })
                     .collect::<Result<_>>()?;
@@ -93,6 +123,24 @@ pub(crate) fn cuts<P: SortedParts>(parts: &mut P, stride: u64) -> Result<Cuts> {
         };
     }
     Ok(cuts)
+}
+
+/// Bounds on the keys not above `u` in a sorted part of `n` keys with regular sample `samples`
+/// at `stride`: between one past the last sample not above `u` and the first sample above it.
+fn not_above_bounds<K: Ord>(samples: &[K], n: u64, stride: u64, u: K) -> (u64, u64) {
+    use kernels_gpu::multi::sample_position;
+    let c = samples.partition_point(|s| *s <= u) as u64;
+    let lo = if c == 0 {
+        0
+    } else {
+        sample_position(c - 1, n, stride) + 1
+    };
+    let hi = if c == samples.len() as u64 {
+        n
+    } else {
+        sample_position(c, n, stride)
+    };
+    (lo, hi)
 }
 
 /// The per-part ranks (below, not above) of the r-th smallest key (1-based), found among the
@@ -157,6 +205,8 @@ pub(crate) struct HostParts<K> {
     pub parts: Vec<Vec<K>>,
     /// Keys read by [`SortedParts::window`] so far (the cost of round 2).
     pub window_keys: u64,
+    /// Probes ranked by [`SortedParts::ranks`] so far.
+    pub ranked: u64,
 }
 
 impl<K: Ord + Copy> SortedParts for HostParts<K> {
@@ -184,6 +234,7 @@ impl<K: Ord + Copy> SortedParts for HostParts<K> {
     }
 
     fn ranks(&mut self, probes: &[K]) -> Result<Vec<Ranks>> {
+        self.ranked += probes.len() as u64;
         Ok(self
             .parts
             .iter()
@@ -242,7 +293,7 @@ mod tests {
     proptest! {
         #[test]
         fn cuts_match_the_stable_sort_of_the_parts(parts in sorted_parts(), stride in 1u64..9) {
-            let mut host = HostParts { parts: parts.clone(), window_keys: 0 };
+            let mut host = HostParts { parts: parts.clone(), window_keys: 0, ranked: 0 };
             let cuts = cuts(&mut host, stride).unwrap();
             prop_assert_eq!(cuts, brute_force(&parts));
         }
@@ -263,6 +314,7 @@ mod tests {
         let mut host = HostParts {
             parts,
             window_keys: 0,
+            ranked: 0,
         };
         cuts(&mut host, stride).unwrap();
         assert!(
@@ -270,6 +322,8 @@ mod tests {
             "{}",
             host.window_keys
         );
+        // A handful of probes per target, not every sample.
+        assert!(host.ranked <= 3 * 30, "{} probes ranked", host.ranked);
     }
 
     #[test]
@@ -277,6 +331,7 @@ mod tests {
         let mut host = HostParts {
             parts: vec![vec![7u8; 5], vec![7; 3], vec![7; 4]],
             window_keys: 0,
+            ranked: 0,
         };
         let cuts = cuts(&mut host, 2).unwrap();
         assert_eq!(
