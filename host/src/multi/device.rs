@@ -6,7 +6,7 @@ use super::select::{Ranks, SortedParts};
 use crate::error::{CudaContext, Result, driver};
 use crate::gpu::GpuSorter;
 use cust::launch;
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};
+use cust::memory::{DeviceBuffer, DeviceCopy};
 use cust::sys as cuda;
 use kernels_gpu::multi::sample_count;
 use kernels_gpu::tuning::{MULTI_CHECK_BLOCKS, MULTI_THREADS};
@@ -39,12 +39,35 @@ pub(crate) fn read<T: DeviceCopy + Default>(gpu: &GpuSorter, ptr: u64, len: u64)
     Ok(out)
 }
 
-/// Sorted parts of encoded keys (`B`, the keys' bit type) on the GPUs, one per sorter.
+/// Words (`u64`) of each GPU's workspace for the cuts: three regions of [`WORKSPACE_PROBES`]
+/// words (the sample or a batch of probes, and their two ranks). Allocated once per sorter:
+/// with peer access enabled every allocation is mapped into every peer, which made a
+/// per-sort allocation cost milliseconds.
+pub(crate) const WORKSPACE_WORDS: usize = 3 * WORKSPACE_PROBES;
+
+/// Probes ranked per launch; at least the sample of a part.
+const WORKSPACE_PROBES: usize = 1 << 15;
+const _: () = assert!(kernels_gpu::tuning::MULTI_SAMPLES < WORKSPACE_PROBES as u64);
+
+/// Copies `data` to device address `ptr` of `gpu`.
+fn write<T: DeviceCopy>(gpu: &GpuSorter, ptr: u64, data: &[T]) -> Result<()> {
+    gpu.bind()?;
+    let bytes = size_of_val(data);
+    // SAFETY: the caller's `ptr` has room for `data`.
+    let status = unsafe { cuda::cuMemcpyHtoD_v2(ptr, data.as_ptr().cast(), bytes) };
+    driver(status, "cuMemcpyHtoD", || {
+        format!("writing {bytes} bytes to {}", gpu.device_name())
+    })
+}
+
+/// Sorted parts of encoded keys (`B`, the keys' bit type) on the GPUs, one per sorter, with
+/// each GPU's workspace ([`WORKSPACE_WORDS`] words at `workspaces[i]`).
 pub(crate) struct GpuParts<'a, B> {
     pub gpus: &'a [GpuSorter],
     /// Device address of each part.
     pub ptrs: Vec<u64>,
     pub lens: Vec<u64>,
+    pub workspaces: Vec<u64>,
     pub bits: PhantomData<B>,
 }
 
@@ -56,76 +79,71 @@ impl<B: DeviceCopy + Default + Ord + Copy> SortedParts for GpuParts<'_, B> {
     }
 
     fn samples(&mut self, stride: u64) -> Result<Vec<Vec<B>>> {
-        let kb = size_of::<B>();
-        let name = kernel("sample", kb);
+        let name = kernel("sample", size_of::<B>());
         let mut samples = Vec::new();
-        for ((gpu, &ptr), &n) in self.gpus.iter().zip(&self.ptrs).zip(&self.lens) {
+        for (i, gpu) in self.gpus.iter().enumerate() {
+            let (ptr, n, out) = (self.ptrs[i], self.lens[i], self.workspaces[i]);
             if n == 0 {
                 samples.push(Vec::new());
                 continue;
             }
             let count = sample_count(n, stride);
-            let out = gpu.alloc::<B>(count as usize, "the sample of a part")?;
+            assert!(
+                count as usize <= WORKSPACE_PROBES,
+                "a stride too fine for the workspace"
+            );
+            gpu.bind()?;
             let (f, stream) = (crate::gpu::function(gpu.module(), &name)?, gpu.stream());
-            let out_ptr = out.as_device_ptr().as_raw();
-            // SAFETY: the part holds n keys; `out` has room for the sample count.
+            // SAFETY: the part holds n keys; the workspace has room for the sample.
             unsafe {
-                launch!(f<<<blocks_for(count), MULTI_THREADS, 0, stream>>>(ptr, n, stride, out_ptr))
+                launch!(f<<<blocks_for(count), MULTI_THREADS, 0, stream>>>(ptr, n, stride, out))
             }
             .context("launching the sample kernel")?;
-            samples.push(read(gpu, out_ptr, count)?);
+            samples.push(read(gpu, out, count)?);
         }
         Ok(samples)
     }
 
     fn ranks(&mut self, probes: &[B]) -> Result<Vec<Ranks>> {
-        let kb = size_of::<B>();
-        let name = kernel("ranks", kb);
-        let count = probes.len() as u64;
-        // Launch on every GPU first, so that they search at the same time.
-        let mut pending = Vec::new();
-        for ((gpu, &ptr), &n) in self.gpus.iter().zip(&self.ptrs).zip(&self.lens) {
-            let device_probes = gpu.upload(probes)?;
-            let below = gpu.alloc::<u64>(probes.len(), "probe ranks")?;
-            let not_above = gpu.alloc::<u64>(probes.len(), "probe ranks")?;
-            let (f, stream) = (crate::gpu::function(gpu.module(), &name)?, gpu.stream());
-            let args = (
-                device_probes.as_device_ptr().as_raw(),
-                below.as_device_ptr().as_raw(),
-                not_above.as_device_ptr().as_raw(),
-            );
-            // SAFETY: the part holds n keys; the three buffers hold `count` each.
-            unsafe {
-                launch!(f<<<blocks_for(count), MULTI_THREADS, 0, stream>>>(
-                    ptr, n, args.0, count, args.1, args.2
-                ))
+        let name = kernel("ranks", size_of::<B>());
+        let mut ranks = vec![Ranks::default(); self.gpus.len()];
+        for batch in probes.chunks(WORKSPACE_PROBES) {
+            let count = batch.len() as u64;
+            // Launch on every GPU first, so that they search at the same time.
+            for (i, gpu) in self.gpus.iter().enumerate() {
+                let (ptr, n, work) = (self.ptrs[i], self.lens[i], self.workspaces[i]);
+                let (below, not_above) = regions(work);
+                write(gpu, work, batch)?;
+                let (f, stream) = (crate::gpu::function(gpu.module(), &name)?, gpu.stream());
+                // SAFETY: the part holds n keys; each workspace region holds `count` words.
+                unsafe {
+                    launch!(f<<<blocks_for(count), MULTI_THREADS, 0, stream>>>(
+                        ptr, n, work, count, below, not_above
+                    ))
+                }
+                .context("launching the rank kernel")?;
             }
-            .context("launching the rank kernel")?;
-            pending.push((gpu, device_probes, below, not_above));
+            for (i, gpu) in self.gpus.iter().enumerate() {
+                let (below, not_above) = regions(self.workspaces[i]);
+                ranks[i].below.extend(read::<u64>(gpu, below, count)?);
+                ranks[i]
+                    .not_above
+                    .extend(read::<u64>(gpu, not_above, count)?);
+            }
         }
-        pending
-            .into_iter()
-            .map(|(gpu, _probes, below, not_above)| {
-                gpu.bind()?;
-                let mut ranks = Ranks {
-                    below: vec![0; probes.len()],
-                    not_above: vec![0; probes.len()],
-                };
-                below
-                    .copy_to(&mut ranks.below[..])
-                    .context("reading probe ranks")?;
-                not_above
-                    .copy_to(&mut ranks.not_above[..])
-                    .context("reading probe ranks")?;
-                Ok(ranks)
-            })
-            .collect()
+        Ok(ranks)
     }
 
     fn window(&mut self, part: usize, range: Range<u64>) -> Result<Vec<B>> {
         let ptr = self.ptrs[part] + range.start * size_of::<B>() as u64;
         read(&self.gpus[part], ptr, range.end - range.start)
     }
+}
+
+/// The two rank regions of a workspace at `work`.
+fn regions(work: u64) -> (u64, u64) {
+    let region = (WORKSPACE_PROBES * 8) as u64;
+    (work + region, work + 2 * region)
 }
 
 /// Queues the filling of `n` keys of `key_bytes` at `ptr` with random keys `first..first + n`

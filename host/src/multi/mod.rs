@@ -29,6 +29,7 @@ use kernels_gpu::keys::{IDENTITY, KeyBits};
 use kernels_gpu::tuning::{MAX_KEYS, MERGE_TILE, MULTI_SAMPLES};
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// How keys travel between GPUs in the exchange.
@@ -160,6 +161,10 @@ impl PartsCheck {
 /// # Ok::<(), gpusort::Error>(())
 /// ```
 pub struct MultiGpuSorter {
+    // Field order is drop order: the workspaces go before the contexts that hold them.
+    /// Per GPU, the device workspace of the cuts ([`device::WORKSPACE_WORDS`]); locked while a
+    /// sort finds its cuts.
+    workspaces: Mutex<Vec<DeviceBuffer<u64>>>,
     gpus: Vec<GpuSorter>,
     /// `links[from][to]`.
     links: Vec<Vec<Link>>,
@@ -170,7 +175,7 @@ impl fmt::Debug for MultiGpuSorter {
         f.debug_struct("MultiGpuSorter")
             .field("gpus", &self.gpus)
             .field("links", &self.links)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -227,7 +232,15 @@ impl MultiGpuSorter {
                 }
             }
         }
-        Ok(MultiGpuSorter { gpus, links })
+        let workspaces = gpus
+            .iter()
+            .map(|gpu| gpu.alloc::<u64>(device::WORKSPACE_WORDS, "the multi-GPU workspace"))
+            .collect::<Result<_>>()?;
+        Ok(MultiGpuSorter {
+            workspaces: Mutex::new(workspaces),
+            gpus,
+            links,
+        })
     }
 
     /// The sorters, one per part.
@@ -411,17 +424,24 @@ impl MultiGpuSorter {
             return Ok(stats);
         }
 
-        let mut sorted = device::GpuParts::<K::Bits> {
-            gpus: &self.gpus,
-            ptrs: ptrs.clone(),
-            lens: lens.clone(),
-            bits: PhantomData,
+        let cuts = {
+            let workspaces = self.workspaces.lock().unwrap_or_else(|e| e.into_inner());
+            let mut sorted = device::GpuParts::<K::Bits> {
+                gpus: &self.gpus,
+                ptrs: ptrs.clone(),
+                lens: lens.clone(),
+                workspaces: workspaces
+                    .iter()
+                    .map(|w| w.as_device_ptr().as_raw())
+                    .collect(),
+                bits: PhantomData,
+            };
+            let stride = lens
+                .iter()
+                .max()
+                .map_or(1, |&m| m.div_ceil(MULTI_SAMPLES).max(1));
+            select::cuts(&mut sorted, stride)?
         };
-        let stride = lens
-            .iter()
-            .max()
-            .map_or(1, |&m| m.div_ceil(MULTI_SAMPLES).max(1));
-        let cuts = select::cuts(&mut sorted, stride)?;
         stats.select_ms = lap(&mut clock);
 
         let mut staging = None;
