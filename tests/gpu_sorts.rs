@@ -2,16 +2,19 @@
 //! set of test bodies: lengths around powers of two and both tile sizes, random lengths, all key
 //! types and both orders, std's named patterns, NaN/±0/±∞, 2^25 + 12345 keys, writes past the end
 //! (poisoned tails), and for the merge sort stability (keys tagged with their input index), pairs
-//! with `u32`/`u64` values and argsort. Runs when a CUDA device is present; skipped (said on
-//! stderr) when not; fails without one under `REQUIRE_GPU=1`.
+//! with `u32`/`u64`/`u128` values, payloads of 1 to 16 bytes (`sort_by_key`) and argsort, also
+//! through the chunked path of host slices larger than a memory budget. Runs when a CUDA device
+//! is present; skipped (said on stderr) when not; fails without one under `REQUIRE_GPU=1`.
 
 use cust::memory::{CopyDestination, DeviceSlice};
-use gpusort::gpu::GpuAlgo;
+use gpusort::cpu::merge_rounds;
+use gpusort::gpu::{GpuAlgo, Phase, Progress};
 use gpusort::inputs::{Dist, generate};
 use gpusort::{Error, GpuSorter, Order, SortKey, SortValue};
 use gpusort_suite::{gpu_or_skip, lengths_around_powers_of_two, sprinkle_specials, test_seed};
 use kernels_gpu::tuning::{MAX_KEYS, MERGE_TILE, TILE_KEYS};
 use rand::{Rng, SeedableRng, rngs::StdRng};
+use std::sync::{Arc, Mutex};
 
 const ORDERS: [Order; 2] = [Order::Ascending, Order::Descending];
 const ALGOS: [GpuAlgo; 2] = [GpuAlgo::Bitonic, GpuAlgo::Merge];
@@ -20,7 +23,7 @@ const ALGOS: [GpuAlgo; 2] = [GpuAlgo::Bitonic, GpuAlgo::Merge];
 const GUARD: usize = 4096;
 
 /// std's stable sort of `keys` with `values` carried along: the only right answer.
-fn stable_reference<K: SortKey, V: SortValue>(
+fn stable_reference<K: SortKey, V: Copy>(
     keys: &[K],
     values: &[V],
     order: Order,
@@ -242,8 +245,8 @@ fn large_arrays() {
 }
 
 #[test]
-fn pairs_with_u32_and_u64_values() {
-    let Some(gpu) = gpu_or_skip("pairs_with_u32_and_u64_values") else {
+fn pairs_with_u32_u64_and_u128_values() {
+    let Some(gpu) = gpu_or_skip("pairs_with_u32_u64_and_u128_values") else {
         return;
     };
     let seed = test_seed(13);
@@ -252,7 +255,15 @@ fn pairs_with_u32_and_u64_values() {
         let values32: Vec<u32> = (0..n as u32)
             .map(|i| i.wrapping_mul(2_654_435_761))
             .collect();
+        // Every 32-bit word of a value differs, so a value torn apart or misaligned shows.
+        let values128: Vec<u128> = (0..n as u128)
+            .map(|i| (i + 1) << 96 | (i ^ 0xFFFF) << 64 | (i * 3) << 32 | i)
+            .collect();
         for order in ORDERS {
+            let keys: Vec<u32> = generate(n, Dist::Few, seed + n as u64);
+            assert_pairs_sort(&gpu, &keys, &values128, order, (5, u128::MAX), "u32/u128");
+            let keys: Vec<f64> = generate(n, Dist::Blog, seed + n as u64);
+            assert_pairs_sort(&gpu, &keys, &values128, order, (0.5, 7), "f64/u128");
             let keys: Vec<i32> = generate(n, Dist::Blog, seed + n as u64);
             assert_pairs_sort(&gpu, &keys, &values64, order, (7, u64::MAX), "i32/u64");
             let keys: Vec<f64> = generate(n, Dist::Few, seed + n as u64);
@@ -333,6 +344,337 @@ fn keys_beyond_the_memory_budget_are_sorted_in_chunks_and_merged() {
     }
 }
 
+/// Every [`Progress`] a hook was told, in order.
+fn recording_hook(gpu: &mut GpuSorter) -> Arc<Mutex<Vec<Progress>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    gpu.set_progress(Some(Box::new(move |p| log.lock().unwrap().push(p))));
+    seen
+}
+
+/// Checks what a sort of `n` keys in chunks reported: the sort phase, each chunk adding keys
+/// up to `n`, then the merge phase, growing to `n` × its rounds; empties the log.
+fn assert_chunked_progress(seen: &Mutex<Vec<Progress>>, n: usize, what: &str) {
+    let events = std::mem::take(&mut *seen.lock().unwrap());
+    let sorting: Vec<&Progress> = events
+        .iter()
+        .filter(|p| p.phase == Phase::Sorting)
+        .collect();
+    let merging: Vec<&Progress> = events
+        .iter()
+        .filter(|p| p.phase == Phase::Merging)
+        .collect();
+    assert_eq!(
+        sorting.len() + merging.len(),
+        events.len(),
+        "{what}: unknown phase"
+    );
+    assert!(
+        sorting.len() >= 2,
+        "{what}: {} chunk(s): not chunked",
+        sorting.len()
+    );
+    assert!(
+        events[..sorting.len()]
+            .iter()
+            .all(|p| p.phase == Phase::Sorting),
+        "{what}: every chunk is sorted before the merge starts"
+    );
+    assert!(sorting.windows(2).all(|w| w[0].done < w[1].done), "{what}");
+    assert!(sorting.iter().all(|p| p.total == n as u64), "{what}");
+    assert_eq!(sorting.last().unwrap().done, n as u64, "{what}");
+    // The chunk length is the first chunk's count of keys.
+    let chunk = sorting[0].done as usize;
+    let total = n as u64 * u64::from(merge_rounds(n, chunk));
+    assert!(merging.windows(2).all(|w| w[0].done < w[1].done), "{what}");
+    assert!(merging.iter().all(|p| p.total == total), "{what}");
+    assert_eq!(merging.last().map(|p| p.done), Some(total), "{what}");
+}
+
+#[test]
+fn pairs_and_argsort_beyond_the_memory_budget_are_sorted_in_chunks_and_merged() {
+    let Some(mut gpu) =
+        gpu_or_skip("pairs_and_argsort_beyond_the_memory_budget_are_sorted_in_chunks_and_merged")
+    else {
+        return;
+    };
+    // 1 MiB: chunks of about 58,000 u32 keys with u32 values, 20,000 u64 keys with u128 values.
+    gpu.set_memory_budget(Some(1 << 20));
+    let seen = recording_hook(&mut gpu);
+    fn pairs<K: SortKey, V: SortValue>(
+        gpu: &GpuSorter,
+        seen: &Mutex<Vec<Progress>>,
+        keys_in: &[K],
+        values_in: &[V],
+    ) {
+        for order in ORDERS {
+            let what = format!(
+                "chunked pairs n = {}, {}/{} {order:?}",
+                keys_in.len(),
+                K::DTYPE,
+                std::any::type_name::<V>()
+            );
+            let (want_keys, want_values) = stable_reference(keys_in, values_in, order);
+            let (mut keys, mut values) = (keys_in.to_vec(), values_in.to_vec());
+            gpu.sort_pairs(&mut keys, &mut values, order)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            if let Some(d) = first_difference(&bits(&keys), &want_keys) {
+                panic!("{what}: keys {d}");
+            }
+            if let Some(d) = first_difference(&values, &want_values) {
+                panic!("{what}: values (stability across chunks) {d}");
+            }
+            assert_chunked_progress(seen, keys_in.len(), &what);
+        }
+    }
+    fn argsorts<K: SortKey>(gpu: &GpuSorter, seen: &Mutex<Vec<Progress>>, keys: &[K]) {
+        for order in ORDERS {
+            let what = format!("chunked argsort n = {}, {} {order:?}", keys.len(), K::DTYPE);
+            let mut want: Vec<u64> = (0..keys.len() as u64).collect();
+            want.sort_by_key(|&i| keys[i as usize].ordered_bits(order));
+            let before = keys.to_vec();
+            let got = gpu.argsort(keys, order).expect("argsort");
+            if let Some(d) = first_difference(&got, &want) {
+                panic!("{what}: {d}");
+            }
+            assert_chunked_progress(seen, keys.len(), &what);
+            let got32 = gpu.argsort_u32(keys, order).expect("argsort_u32");
+            let got32: Vec<u64> = got32.into_iter().map(u64::from).collect();
+            if let Some(d) = first_difference(&got32, &want) {
+                panic!("{what} (u32 indices): {d}");
+            }
+            assert_chunked_progress(seen, keys.len(), &what);
+            assert_eq!(bits(keys), bits(&before), "{what}: the keys were changed");
+        }
+    }
+    let seed = test_seed(17);
+    for n in [300_001, 1_000_003] {
+        // Few distinct keys: equal keys in every chunk, so stability across chunks shows.
+        let few32: Vec<u32> = generate(n, Dist::Few, seed + n as u64);
+        let few64: Vec<f64> = generate(n, Dist::Few, seed + n as u64);
+        let blog: Vec<i32> = generate(n, Dist::Blog, seed);
+        let indices32: Vec<u32> = (0..n as u32).collect();
+        let tags64: Vec<u64> = (0..n as u64).map(|i| i << 32 | (i ^ 0x5555)).collect();
+        let tags128: Vec<u128> = (0..n as u128).map(|i| i << 64 | !i << 100 | i).collect();
+        pairs(&gpu, &seen, &few32, &indices32);
+        pairs(&gpu, &seen, &blog, &tags64);
+        pairs(&gpu, &seen, &few64, &tags128);
+        argsorts(&gpu, &seen, &few32);
+        argsorts(&gpu, &seen, &few64);
+    }
+    // Keys that fit report nothing.
+    gpu.set_memory_budget(None);
+    let mut keys: Vec<u32> = generate(10_000, Dist::Few, seed);
+    let mut values: Vec<u32> = (0..10_000).collect();
+    gpu.sort_pairs(&mut keys, &mut values, Order::Ascending)
+        .expect("sort_pairs");
+    assert!(keys.is_sorted());
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "a sort in one piece reported progress"
+    );
+}
+
+/// Payloads of every size class a caller might carry: with padding, odd sizes and alignments.
+mod payloads {
+    /// 1 byte.
+    pub type P1 = u8;
+    /// 3 bytes, alignment 1: travels in a 4-byte slot.
+    pub type P3 = [u8; 3];
+    /// 4 bytes with 1 byte of padding, alignment 2.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct P4 {
+        pub a: u16,
+        pub b: u8,
+    }
+    /// 8 bytes with 3 bytes of padding.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct P8 {
+        pub tag: u8,
+        pub index: u32,
+    }
+    /// 12 bytes with 2 bytes of padding: travels in a 16-byte slot.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct P12 {
+        pub a: u32,
+        pub b: u16,
+        pub c: f32,
+    }
+    /// 16 bytes with 7 bytes of padding, alignment 8.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct P16 {
+        pub index: u64,
+        pub flag: bool,
+    }
+    const _: () = assert!(size_of::<P3>() == 3 && size_of::<P4>() == 4 && size_of::<P8>() == 8);
+    const _: () = assert!(size_of::<P12>() == 12 && size_of::<P16>() == 16);
+}
+
+/// Sorts `keys_in` with payloads `make(i)` through `sort_by_key` and checks both against std's
+/// stable `sort_by_key` of the (key, payload) pairs.
+fn assert_sort_by_key<K: SortKey, P: Copy + Send + Sync + PartialEq + std::fmt::Debug>(
+    gpu: &GpuSorter,
+    keys_in: &[K],
+    make: impl Fn(usize) -> P,
+    order: Order,
+    what: &str,
+) {
+    let payload_in: Vec<P> = (0..keys_in.len()).map(make).collect();
+    let mut want: Vec<(K, P)> = keys_in.iter().copied().zip(payload_in.clone()).collect();
+    want.sort_by_key(|p| p.0.ordered_bits(order));
+    let (mut keys, mut payload) = (keys_in.to_vec(), payload_in);
+    let context = format!(
+        "{what}: n = {}, {}/{} ({} bytes) {order:?}",
+        keys.len(),
+        K::DTYPE,
+        std::any::type_name::<P>(),
+        size_of::<P>()
+    );
+    gpu.sort_by_key(&mut keys, &mut payload, order)
+        .unwrap_or_else(|e| panic!("{context}: {e}"));
+    let want_keys: Vec<K::Bits> = want.iter().map(|p| p.0.to_bits()).collect();
+    let want_payload: Vec<P> = want.iter().map(|p| p.1).collect();
+    if let Some(d) = first_difference(&bits(&keys), &want_keys) {
+        panic!("{context}: keys {d}");
+    }
+    if let Some(d) = first_difference(&payload, &want_payload) {
+        panic!("{context}: payload {d}");
+    }
+}
+
+fn every_payload<K: SortKey>(gpu: &GpuSorter, keys: &[K], order: Order, what: &str) {
+    use payloads::*;
+    // Each payload is made from its input index, so a lost or reordered one shows.
+    assert_sort_by_key(gpu, keys, |i| i as P1, order, what);
+    assert_sort_by_key(
+        gpu,
+        keys,
+        |i| -> P3 {
+            let b = (i as u32).wrapping_mul(7).to_le_bytes();
+            [b[0], b[1], b[2]]
+        },
+        order,
+        what,
+    );
+    assert_sort_by_key(
+        gpu,
+        keys,
+        |i| P4 {
+            a: i as u16,
+            b: (i >> 16) as u8,
+        },
+        order,
+        what,
+    );
+    assert_sort_by_key(
+        gpu,
+        keys,
+        |i| P8 {
+            tag: i as u8 ^ 0xA5,
+            index: i as u32,
+        },
+        order,
+        what,
+    );
+    assert_sort_by_key(
+        gpu,
+        keys,
+        |i| P12 {
+            a: i as u32,
+            b: !(i as u16),
+            c: i as f32 * 0.5,
+        },
+        order,
+        what,
+    );
+    assert_sort_by_key(
+        gpu,
+        keys,
+        |i| P16 {
+            index: (i as u64) << 20 | 0xF,
+            flag: i % 3 == 0,
+        },
+        order,
+        what,
+    );
+    assert_sort_by_key(gpu, keys, |i| [i as u8; 16], order, what);
+    assert_sort_by_key(gpu, keys, |i| (i as u32, !(i as u64)), order, what);
+}
+
+#[test]
+fn sort_by_key_carries_payloads_of_every_size() {
+    let Some(gpu) = gpu_or_skip("sort_by_key_carries_payloads_of_every_size") else {
+        return;
+    };
+    let seed = test_seed(19);
+    let m = MERGE_TILE as usize;
+    for n in [0, 1, 2, 17, m - 1, m + 1, 3 * m + 5, 200_001] {
+        for order in ORDERS {
+            let what = format!("seed {seed}");
+            every_payload::<u32>(&gpu, &generate(n, Dist::Few, seed + n as u64), order, &what);
+            every_payload::<f32>(
+                &gpu,
+                &generate(n, Dist::Blog, seed + n as u64),
+                order,
+                &what,
+            );
+            every_payload::<i64>(&gpu, &generate(n, Dist::Few, seed + n as u64), order, &what);
+            every_payload::<f64>(&gpu, &generate(n, Dist::Saw, seed + n as u64), order, &what);
+        }
+    }
+}
+
+#[test]
+fn sort_by_key_in_chunks_beyond_the_memory_budget() {
+    let Some(mut gpu) = gpu_or_skip("sort_by_key_in_chunks_beyond_the_memory_budget") else {
+        return;
+    };
+    gpu.set_memory_budget(Some(1 << 20));
+    let seen = recording_hook(&mut gpu);
+    let n = 250_003;
+    for order in ORDERS {
+        let keys: Vec<u64> = generate(n, Dist::Few, 23);
+        every_payload(&gpu, &keys, order, "chunked");
+        let keys: Vec<i32> = generate(n, Dist::Blog, 29);
+        every_payload(&gpu, &keys, order, "chunked");
+    }
+    let events = seen.lock().unwrap();
+    assert!(
+        events
+            .iter()
+            .any(|p| p.phase == Phase::Merging && p.done == p.total),
+        "the sorts went through the chunked path"
+    );
+}
+
+#[test]
+fn payloads_past_16_bytes_are_a_typed_error() {
+    let Some(gpu) = gpu_or_skip("payloads_past_16_bytes_are_a_typed_error") else {
+        return;
+    };
+    let mut keys = [3u32, 1, 2];
+    let mut payload = [[7u8; 17]; 3];
+    match gpu.sort_by_key(&mut keys, &mut payload, Order::Ascending) {
+        Err(e @ Error::PayloadTooLarge { size: 17, max: 16 }) => {
+            assert!(e.to_string().contains("17 bytes"), "{e}");
+        }
+        other => panic!("expected PayloadTooLarge, got {other:?}"),
+    }
+    assert_eq!(keys, [3, 1, 2], "nothing sorted on error");
+    // Also for slices too short to need a sort: the type is the error.
+    let mut one = [1u64];
+    let mut big = [(0u64, 0u64, 0u8)];
+    assert!(matches!(
+        gpu.sort_by_key(&mut one, &mut big, Order::Ascending),
+        Err(Error::PayloadTooLarge { size: 24, max: 16 })
+    ));
+    // A zero-sized payload is a sort of the keys alone.
+    let mut keys = [2.5f32, -1.0, 0.0];
+    gpu.sort_by_key(&mut keys, &mut [(); 3], Order::Descending)
+        .expect("zero-sized payload");
+    assert_eq!(keys, [2.5, 0.0, -1.0]);
+}
+
 #[test]
 fn mismatched_lengths_are_a_typed_error() {
     let Some(gpu) = gpu_or_skip("mismatched_lengths_are_a_typed_error") else {
@@ -345,6 +687,11 @@ fn mismatched_lengths_are_a_typed_error() {
         other => panic!("expected LengthMismatch, got {other:?}"),
     }
     assert_eq!(keys, [3, 1, 2], "nothing sorted on error");
+    let mut payload = [[0u8; 3]; 4];
+    match gpu.sort_by_key(&mut keys, &mut payload, Order::Ascending) {
+        Err(Error::LengthMismatch { keys: 3, values: 4 }) => {}
+        other => panic!("expected LengthMismatch, got {other:?}"),
+    }
 }
 
 #[test]

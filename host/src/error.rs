@@ -101,6 +101,19 @@ pub enum Error {
         /// GPUs of the sorter.
         gpus: usize,
     },
+    /// A payload type larger than the values the kernels carry with each key (16 bytes). From
+    /// [`GpuSorter::sort_by_key`](crate::GpuSorter::sort_by_key); sort indices instead
+    /// ([`GpuSorter::argsort`](crate::GpuSorter::argsort)) and gather the payloads through them.
+    #[error(
+        "a payload of {size} bytes is larger than the {max} bytes a GPU sort carries per key; \
+         argsort the keys and gather the payloads instead"
+    )]
+    PayloadTooLarge {
+        /// `size_of` the payload type.
+        size: usize,
+        /// The largest payload the sorts carry.
+        max: usize,
+    },
     /// A raw driver call, made without a `cust` wrapper, failed (e.g. setting a kernel's
     /// shared-memory size while creating a sorter).
     #[error("CUDA error while {context}: {call} returned {status}")]

@@ -250,7 +250,15 @@ pub trait SortKey:
     }
 }
 
-/// A value type [`crate::GpuSorter::sort_pairs`] carries along with the keys: `u32` or `u64`.
+/// A value type [`crate::GpuSorter::sort_pairs`] and [`crate::GpuSorter::sort_pairs_device`]
+/// carry along with the keys: `u32`, `u64` or `u128`, the widths the kernels move. Any other
+/// payload of up to 16 bytes goes through [`crate::GpuSorter::sort_by_key`].
+///
+/// ```
+/// use gpusort::SortValue;
+/// assert_eq!(u128::from_index(7).to_index(), 7);
+/// assert_eq!(<u32 as SortValue>::from_index(5), 5u32);
+/// ```
 pub trait SortValue:
     DeviceCopy + Copy + Default + Send + Sync + PartialEq + fmt::Debug + 'static + sealed::Sealed
 {
@@ -277,6 +285,17 @@ impl SortValue for u64 {
         self
     }
 }
+
+impl SortValue for u128 {
+    fn from_index(i: u64) -> Self {
+        u128::from(i)
+    }
+    fn to_index(self) -> u64 {
+        self as u64
+    }
+}
+
+impl sealed::Sealed for u128 {}
 
 impl sealed::Sealed for u32 {}
 impl SortKey for u32 {

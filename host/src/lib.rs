@@ -27,12 +27,12 @@
 //! | `&mut [T]` (borrowed keys) | [`&mut DeviceSlice<T>`](cust::memory::DeviceSlice) (a `DeviceBuffer` derefs to one) |
 //! | `<[T]>::sort_unstable` | [`GpuSorter::sort_unstable`] (host slice: one upload, the sort, one download) and [`GpuSorter::sort_unstable_device`] (in place on the device): a bitonic network |
 //! | spawning work and joining it | [`GpuSorter::enqueue_sort_unstable`] queues the sort on [`GpuSorter::stream`]; [`GpuSorter::synchronize`] waits for it |
-//! | `<[T]>::sort` (stable) | not yet: comes with the GPU merge sort |
-//! | sorting (key, value) pairs | not yet: `sort_pairs` comes with the GPU merge sort |
-//! | argsort (the sorting permutation) | [`argsort::argsort_cpu`] on the CPU for now; the GPU `argsort` comes with the merge sort |
+//! | `<[T]>::sort` (stable) | [`GpuSorter::sort`] and [`GpuSorter::sort_device`]: the merge-path merge sort |
+//! | sorting (key, value) pairs | [`GpuSorter::sort_pairs`] (`u32`/`u64`/`u128` values), [`GpuSorter::sort_by_key`] (any `Copy` payload of up to 16 bytes), [`GpuSorter::sort_pairs_device`] |
+//! | argsort (the sorting permutation) | [`GpuSorter::argsort`], [`GpuSorter::argsort_u32`]; [`argsort::argsort_cpu`] on the CPU |
 //!
-//! The stable sorts are planned, not scheduled: until they land, [`argsort::argsort_cpu`] and
-//! [`argsort::gather`] give the stable order on the CPU.
+//! Host slices too large for the device are sorted in chunks and merged on the CPU
+//! ([`GpuSorter::set_memory_budget`], [`GpuSorter::set_progress`]).
 //!
 //! # Key types and order
 //!

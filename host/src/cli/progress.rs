@@ -1,7 +1,9 @@
 //! A progress bar on stderr for sorts of large files.
 
+use crate::gpu::{Phase, ProgressHook};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 /// Files smaller than this are read, sorted and written in well under a second: no bar.
@@ -29,17 +31,28 @@ impl Progress {
 
     /// Starts a phase that moves `bytes` bytes, e.g. "reading".
     pub(crate) fn phase(&self, what: &'static str, bytes: u64) {
-        self.bar.disable_steady_tick();
-        let style = ProgressStyle::with_template(
-            "{msg:>8} [{bar:40}] {binary_bytes}/{binary_total_bytes} ({binary_bytes_per_sec}, {eta})",
-        )
-        .map(|s| s.progress_chars("=> "))
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
-        self.bar.set_style(style);
-        self.bar.set_message(what);
-        self.bar.set_length(bytes);
-        // Position, elapsed time and rate count from the start of the phase.
-        self.bar.reset();
+        start_phase(&self.bar, what, bytes);
+    }
+
+    /// A hook for [`GpuSorter::set_progress`](crate::GpuSorter::set_progress) that shows a sort
+    /// in chunks on this bar: "sorting" as the chunks come back from the GPU, then "merging"
+    /// on the CPU, in bytes of keys of `key_bytes` each (the merge counts each of its rounds).
+    pub(crate) fn sort_hook(&self, key_bytes: u64) -> ProgressHook {
+        let bar = self.bar.clone();
+        let shown = Mutex::new(None);
+        Box::new(move |p| {
+            let mut shown = shown.lock().unwrap_or_else(PoisonError::into_inner);
+            // A new phase, or a new sort: restart the bar.
+            if *shown != Some((p.phase, p.total)) {
+                let what = match p.phase {
+                    Phase::Sorting => "sorting",
+                    _ => "merging",
+                };
+                start_phase(&bar, what, p.total * key_bytes);
+                *shown = Some((p.phase, p.total));
+            }
+            bar.set_position(p.done * key_bytes);
+        })
     }
 
     /// Starts a phase whose progress cannot be measured, e.g. "sorting".
@@ -56,6 +69,21 @@ impl Progress {
     pub(crate) fn inc(&self, bytes: u64) {
         self.bar.inc(bytes);
     }
+}
+
+/// Restyles `bar` for a phase that moves `bytes` bytes and starts counting from zero.
+fn start_phase(bar: &ProgressBar, what: &'static str, bytes: u64) {
+    bar.disable_steady_tick();
+    let style = ProgressStyle::with_template(
+        "{msg:>8} [{bar:40}] {binary_bytes}/{binary_total_bytes} ({binary_bytes_per_sec}, {eta})",
+    )
+    .map(|s| s.progress_chars("=> "))
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar.set_message(what);
+    bar.set_length(bytes);
+    // Position, elapsed time and rate count from the start of the phase.
+    bar.reset();
 }
 
 impl Drop for Progress {

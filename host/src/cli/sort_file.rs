@@ -7,7 +7,7 @@ use super::main_job::{Backend, open_gpu};
 use super::progress::Progress;
 use crate::argsort::{argsort_cpu, gather};
 use crate::cpu::{CpuAlgo, threads};
-use crate::files::{AtomicOutput, CHUNK_BYTES, FileFormat, KeyFile, LeKey, same_file};
+use crate::files::{AtomicOutput, CHUNK_BYTES, FileFormat, KeyFile, LeKey, key_bytes, same_file};
 use crate::gpu::{GpuAlgo, GpuSorter};
 use crate::keys::{DType, Order};
 use crate::with_key_type;
@@ -137,7 +137,12 @@ pub fn run(args: &SortArgs) -> Result<ExitCode> {
         .as_deref()
         .map(AtomicOutput::create)
         .transpose()?;
-    let gpu = open_gpu(args.backend)?;
+    let progress = Progress::for_file(input.data_bytes());
+    let mut gpu = open_gpu(args.backend)?;
+    if let Some(gpu) = &mut gpu {
+        // Keys too many for the device are sorted in chunks and merged: shown on the bar.
+        gpu.set_progress(Some(progress.sort_hook(key_bytes(input.dtype()) as u64)));
+    }
 
     let start = Instant::now();
     let job = Job {
@@ -145,6 +150,7 @@ pub fn run(args: &SortArgs) -> Result<ExitCode> {
         algo: args.algo,
         out_format: format_of(&args.output),
         gpu: gpu.as_ref(),
+        progress: &progress,
     };
     let (len, dtype) = (input.len(), input.dtype());
     let sorted_on = with_key_type!(dtype, K => job.sort::<K>(&mut input, keys_out, index_out))?;
@@ -195,7 +201,9 @@ struct Job<'a> {
     order: Order,
     algo: SortAlgo,
     out_format: FileFormat,
+    /// With the bar's hook set, for sorts in chunks.
     gpu: Option<&'a GpuSorter>,
+    progress: &'a Progress,
 }
 
 impl Job<'_> {
@@ -207,7 +215,7 @@ impl Job<'_> {
         keys_out: AtomicOutput,
         index_out: Option<AtomicOutput>,
     ) -> Result<String> {
-        let progress = Progress::for_file(input.data_bytes());
+        let progress = self.progress;
         progress.phase("reading", input.data_bytes());
         let mut keys: Vec<K> = input.read_keys(&mut |n| progress.inc(n))?;
         progress.spin("sorting");
@@ -215,7 +223,7 @@ impl Job<'_> {
             None => {
                 let sorted_on = self.sort_keys(&mut keys, input)?;
                 progress.phase("writing", input.data_bytes());
-                self.write(keys_out, &keys, &progress)?;
+                self.write(keys_out, &keys, progress)?;
                 Ok(sorted_on)
             }
             Some(index_out) => {
@@ -240,7 +248,7 @@ impl Job<'_> {
                 };
                 let index_bytes = perm.len() as u64 * size_of::<i64>() as u64;
                 progress.phase("writing", input.data_bytes() + index_bytes);
-                self.write_permuted(keys_out, index_out, keys, &perm, &progress)?;
+                self.write_permuted(keys_out, index_out, keys, &perm, progress)?;
                 Ok(sorted_on)
             }
         }

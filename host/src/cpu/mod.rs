@@ -19,7 +19,8 @@ mod bitonic;
 mod merge;
 
 pub use bitonic::{bitonic_sort, par_bitonic_sort};
-pub use merge::merge_sorted_runs;
+pub(crate) use merge::merge_runs;
+pub use merge::{merge_rounds, merge_sorted_pairs, merge_sorted_runs};
 
 use crate::keys::{Order, SortKey};
 use rayon::slice::ParallelSliceMut;

@@ -10,21 +10,27 @@ use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::merge::{Pass, merge_passes, schedule};
 use kernels_gpu::tuning::{MERGE_THREADS, MERGE_TILE, PARTITION_THREADS, merge_shared_bytes};
 
+/// Value widths the kernels carry, in bytes (0: keys only). Values are only moved, so a payload
+/// of any type travels in the smallest of these that holds it.
+pub const VALUE_BYTES: [usize; 4] = [0, 4, 8, 16];
+
 /// Kernel names per (key bytes, value bytes): tile sort and merge pass.
-const KERNELS: [((usize, usize), &str, &str); 6] = [
+const KERNELS: [((usize, usize), &str, &str); 8] = [
     ((4, 0), "merge_sort_tiles_u32", "merge_pass_u32"),
     ((4, 4), "merge_sort_tiles_u32_u32", "merge_pass_u32_u32"),
     ((4, 8), "merge_sort_tiles_u32_u64", "merge_pass_u32_u64"),
+    ((4, 16), "merge_sort_tiles_u32_u128", "merge_pass_u32_u128"),
     ((8, 0), "merge_sort_tiles_u64", "merge_pass_u64"),
     ((8, 4), "merge_sort_tiles_u64_u32", "merge_pass_u64_u32"),
     ((8, 8), "merge_sort_tiles_u64_u64", "merge_pass_u64_u64"),
+    ((8, 16), "merge_sort_tiles_u64_u128", "merge_pass_u64_u128"),
 ];
 
 fn kernels(key_bytes: usize, value_bytes: usize) -> (&'static str, &'static str) {
     let (_, sort, merge) = KERNELS
         .iter()
         .find(|(widths, ..)| *widths == (key_bytes, value_bytes))
-        .expect("keys of 4 or 8 bytes, values of 0, 4 or 8 bytes");
+        .expect("keys of 4 or 8 bytes, values of 0, 4, 8 or 16 bytes");
     (sort, merge)
 }
 
@@ -32,8 +38,8 @@ fn shared_bytes(key_bytes: usize, value_bytes: usize) -> u32 {
     merge_shared_bytes(MERGE_TILE, key_bytes as u32, value_bytes as u32)
 }
 
-/// Lets each tile-sort and merge kernel use its shared memory (up to 64 KB for 8-byte keys
-/// with 8-byte values, above the default 48 KB).
+/// Lets each tile-sort and merge kernel use its shared memory (up to 96 KB for 8-byte keys
+/// with 16-byte values, above the default 48 KB).
 pub(super) fn configure(module: &Module) -> Result<()> {
     for ((kb, vb), sort, merge) in KERNELS {
         for name in [sort, merge] {
@@ -55,7 +61,8 @@ pub fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64 {
     layout.total
 }
 
-/// Where the parts of the scratch buffer start (byte offsets, each 8-aligned).
+/// Where the parts of the scratch buffer start (byte offsets, each 8-aligned, the values
+/// aligned to their width: 16-byte values are moved with 16-byte accesses).
 struct Layout {
     values: u64,
     splits: u64,
@@ -71,7 +78,7 @@ impl Layout {
                 total: 0,
             };
         }
-        let values = (n * key_bytes as u64).next_multiple_of(8);
+        let values = (n * key_bytes as u64).next_multiple_of(value_bytes.max(8) as u64);
         let splits = values + (n * value_bytes as u64).next_multiple_of(8);
         let total = splits + n.div_ceil(u64::from(MERGE_TILE)) * 8;
         Layout {
@@ -227,15 +234,50 @@ mod tests {
             (4 * (t + 1)).next_multiple_of(8) + 16
         );
         assert_eq!(scratch_bytes(3 * t, 8, 4), 8 * 3 * t + 4 * 3 * t + 24);
+        // 16-byte values start 16-aligned: 2049 u32 keys take 8196 bytes, values from 8208.
+        assert_eq!(
+            scratch_bytes(t + 1, 4, 16),
+            (4 * (t + 1)).next_multiple_of(16) + 16 * (t + 1) + 16
+        );
+        for n in [t + 1, t + 2, t + 3, 5 * t + 7] {
+            for vb in VALUE_BYTES {
+                let layout = Layout::new(n, 4, vb);
+                assert_eq!(
+                    layout.values % vb.max(8) as u64,
+                    0,
+                    "n = {n}, {vb}-byte values"
+                );
+                assert_eq!(layout.splits % 8, 0);
+            }
+        }
     }
 
     #[test]
     fn every_width_pair_has_kernels() {
         for kb in [4, 8] {
-            for vb in [0, 4, 8] {
+            for vb in VALUE_BYTES {
                 let (sort, merge) = kernels(kb, vb);
                 assert!(sort.starts_with("merge_sort_tiles_") && merge.starts_with("merge_pass_"));
+                for name in [sort, merge] {
+                    assert!(
+                        super::super::KERNELS_PTX.contains(&format!(".entry {name}(")),
+                        "{name} is not in the PTX"
+                    );
+                }
             }
         }
+    }
+
+    #[test]
+    fn the_largest_tile_fits_in_shared_memory() {
+        // 8-byte keys with 16-byte values: 2 × 2048 × 24 bytes, under the 227 KB an H100 or
+        // H200 allows a block (after `configure` sets the attribute), and above the default 48 KB.
+        let largest = KERNELS
+            .iter()
+            .map(|&((kb, vb), ..)| shared_bytes(kb, vb))
+            .max();
+        assert_eq!(largest, Some(shared_bytes(8, 16)));
+        assert_eq!(shared_bytes(8, 16), 2 * MERGE_TILE * 24);
+        assert!(shared_bytes(8, 16) <= 227 * 1024 && shared_bytes(8, 16) > 48 * 1024);
     }
 }

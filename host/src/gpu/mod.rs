@@ -9,13 +9,19 @@
 //! | kernel launches | [`GpuSorter::sort_unstable_device`], [`GpuSorter::enqueue_sort_unstable`], [`GpuSorter::sort_device`], [`GpuSorter::enqueue_sort`] |
 //!
 //! Two sorts: `sort_unstable*` (the bitonic network, in place, no scratch) and `sort*`,
-//! `sort_pairs*`, `argsort*` (the stable merge-path merge sort, with a scratch buffer as large
-//! as the keys and values; see [`merge::scratch_bytes`]).
+//! `sort_pairs*`, `sort_by_key`, `argsort*` (the stable merge-path merge sort, with a scratch
+//! buffer as large as the keys and values; see [`merge::scratch_bytes`]).
+//!
+//! Host slices whose sort does not fit on the device are sorted in chunks that fit and merged
+//! on the CPU ([`GpuSorter::set_memory_budget`]); [`GpuSorter::set_progress`] reports on it.
 
 mod bitonic;
 pub(crate) use bitonic::function;
 pub mod merge;
+mod progress;
 mod staging;
+
+pub use progress::{Phase, Progress, ProgressHook};
 
 use crate::error::{CudaContext, Error, Result};
 use crate::keys::{Order, SortKey, SortValue};
@@ -26,8 +32,9 @@ use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys as cuda;
 use kernels_gpu::tuning::MAX_KEYS;
-use staging::Staging;
-use std::sync::Mutex;
+use rayon::prelude::*;
+use staging::{Byte, Slots, Staging, bytes_of, bytes_of_mut};
+use std::sync::{Mutex, PoisonError};
 
 /// The kernels of `kernels-gpu`, compiled to PTX by `host/build.rs` (rustc's
 /// `nvptx64-nvidia-cuda` target) and embedded in the library. [`GpuSorter::new`] loads it; the
@@ -119,6 +126,8 @@ pub struct GpuSorter {
     staging: Mutex<Option<Staging>>,
     /// Cap on the device memory host-slice sorts plan with ([`GpuSorter::set_memory_budget`]).
     memory_budget: Option<u64>,
+    /// Told how sorts in chunks advance ([`GpuSorter::set_progress`]).
+    progress: Option<ProgressHook>,
     context: Context,
     device: Device,
     name: String,
@@ -129,6 +138,7 @@ impl std::fmt::Debug for GpuSorter {
         f.debug_struct("GpuSorter")
             .field("device", &self.name)
             .field("memory_budget", &self.memory_budget)
+            .field("progress_hook", &self.progress.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -197,6 +207,7 @@ impl GpuSorter {
             stream,
             staging,
             memory_budget: None,
+            progress: None,
             context,
             device,
             name,
@@ -407,12 +418,105 @@ impl GpuSorter {
     }
 
     /// Caps the device memory that host-slice sorts ([`GpuSorter::sort_unstable`],
-    /// [`GpuSorter::sort`]) plan with; `None` (the default) means the memory free when they
-    /// start. Keys whose sort needs more are sorted in chunks that fit, one after another, and
-    /// the sorted chunks are merged on the CPU (stably, on all cores), with a host buffer as
-    /// large as the keys. Mostly for testing that path without filling a GPU.
+    /// [`GpuSorter::sort`], [`GpuSorter::sort_by_key`], [`GpuSorter::sort_pairs`],
+    /// [`GpuSorter::argsort`]) plan with; `None` (the default) means the memory free when they
+    /// start. Keys (and values) whose sort needs more are sorted in chunks that fit, one after
+    /// another, and the sorted chunks are merged on the CPU (stably, on all cores), with a host
+    /// buffer as large as the keys and values. Mostly for testing that path without filling a
+    /// GPU.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::{GpuSorter, Order};
+    ///
+    /// let mut gpu = GpuSorter::new()?;
+    /// gpu.set_memory_budget(Some(64 << 20)); // 64 MiB: 2^26 u64 keys go in chunks
+    /// let mut keys: Vec<u64> = (0..1u64 << 26).rev().collect();
+    /// gpu.sort(&mut keys, Order::Ascending)?;
+    /// assert!(keys.is_sorted());
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
     pub fn set_memory_budget(&mut self, bytes: Option<u64>) {
         self.memory_budget = bytes;
+    }
+
+    /// Sets the hook that host-slice sorts in chunks (those that do not fit on the device, see
+    /// [`GpuSorter::set_memory_budget`]) report their [`Progress`] to, or removes it (`None`).
+    /// Sorts that fit on the device in one piece do not call it.
+    ///
+    /// The hook is called on the sorting thread after each chunk is sorted, and by the merging
+    /// threads, one call at a time, after each piece of the merge (64 Ki keys): keep it short,
+    /// e.g. updating a progress bar.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::gpu::{Phase, Progress};
+    /// use gpusort::{GpuSorter, Order};
+    ///
+    /// let mut gpu = GpuSorter::new()?;
+    /// gpu.set_memory_budget(Some(16 << 20));
+    /// gpu.set_progress(Some(Box::new(|p: Progress| {
+    ///     if p.done == p.total {
+    ///         eprintln!("{:?} done: {} keys", p.phase, p.total);
+    ///     }
+    /// })));
+    /// let mut keys: Vec<u32> = (0..10_000_000u32).rev().collect();
+    /// gpu.sort(&mut keys, Order::Ascending)?; // prints "Sorting done", then "Merging done"
+    /// gpu.set_progress(None);
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
+    pub fn set_progress(&mut self, hook: Option<ProgressHook>) {
+        self.progress = hook;
+    }
+
+    fn report(&self, progress: Progress) {
+        if let Some(hook) = &self.progress {
+            hook(progress);
+        }
+    }
+
+    /// Every host-slice sort: `keys` sorted with `algo`, `values` (one per key; zero-sized for
+    /// keys alone, or any payload of up to 16 bytes for the merge sort) permuted with them.
+    /// Sorted on the device in one round trip when keys, values and scratch fit there, else in
+    /// chunks that fit, merged on the CPU.
+    fn sort_host<K: SortKey, P: Copy + Send + Sync>(
+        &self,
+        algo: GpuAlgo,
+        keys: HostKeys<'_, K>,
+        values: &mut [P],
+        order: Order,
+    ) -> Result<()> {
+        let slot = value_slot::<P>()?;
+        check_pairs(keys.len(), values.len())?;
+        let n = keys.len();
+        if n <= 1 {
+            return Ok(());
+        }
+        check_len(n)?;
+        // Device bytes per key: the keys alone (the bitonic sort carries no values), or keys and
+        // values twice over and the merge sort's splits (its scratch: merge::scratch_bytes).
+        let key_bytes = size_of::<K>() as u64;
+        let per_key = match algo {
+            GpuAlgo::Bitonic => key_bytes,
+            GpuAlgo::Merge => 2 * (key_bytes + slot as u64) + 1,
+        };
+        match self.chunk_len(n, per_key)? {
+            None => self.sort_fitting(keys, values, order, algo),
+            Some(chunk) => {
+                // The chunks are sorted in place and merged: an argsort's keys need a copy.
+                let mut copy = Vec::new();
+                let keys = match keys {
+                    HostKeys::Sort(keys) => keys,
+                    HostKeys::Read(keys) => {
+                        keys.par_iter().copied().collect_into_vec(&mut copy);
+                        &mut copy[..]
+                    }
+                };
+                self.sort_in_chunks(keys, values, chunk, order, algo)
+            }
+        }
     }
 
     /// Keys per chunk when `n` keys needing `per_key` device bytes each do not fit in the room
@@ -426,64 +530,126 @@ impl GpuSorter {
         Ok((!fits).then(|| ((room / per_key) as usize).max(1)))
     }
 
-    /// Sorts `keys` chunk by chunk with `algo`, then merges the sorted chunks on the CPU.
-    fn sort_in_chunks<K: SortKey>(
+    /// Sorts `keys` (and `values`) chunk by chunk with `algo`, then merges the sorted chunks on
+    /// the CPU. Values hold whatever the caller put there: an argsort's indices are positions
+    /// in the whole input, so equal keys of different chunks merge in input order.
+    fn sort_in_chunks<K: SortKey, P: Copy + Send + Sync>(
         &self,
         keys: &mut [K],
+        values: &mut [P],
         chunk: usize,
         order: Order,
         algo: GpuAlgo,
     ) -> Result<()> {
-        for part in keys.chunks_mut(chunk) {
-            self.sort_fitting(part, order, algo)?;
+        let n = keys.len() as u64;
+        let mut sorted = 0;
+        for (part, part_values) in keys.chunks_mut(chunk).zip(values.chunks_mut(chunk)) {
+            sorted += part.len() as u64;
+            self.sort_fitting(HostKeys::Sort(part), part_values, order, algo)?;
+            self.report(Progress::new(Phase::Sorting, sorted, n));
         }
-        crate::cpu::merge_sorted_runs(keys, chunk, |k| k.ordered_bits(order));
+        let total = n * u64::from(crate::cpu::merge_rounds(keys.len(), chunk));
+        let merged = Mutex::new(0);
+        let written = |count: usize| {
+            if self.progress.is_some() {
+                let mut done = merged.lock().unwrap_or_else(PoisonError::into_inner);
+                *done += count as u64;
+                self.report(Progress::new(Phase::Merging, *done, total));
+            }
+        };
+        crate::cpu::merge_runs(keys, values, chunk, |k| k.ordered_bits(order), &written);
         Ok(())
     }
 
-    /// Sorts host keys that fit on the device with `algo`: one round trip.
-    fn sort_fitting<K: SortKey>(&self, keys: &mut [K], order: Order, algo: GpuAlgo) -> Result<()> {
+    /// Sorts host keys (and values) that fit on the device with `algo`: one round trip.
+    fn sort_fitting<K: SortKey, P: Copy>(
+        &self,
+        keys: HostKeys<'_, K>,
+        values: &mut [P],
+        order: Order,
+        algo: GpuAlgo,
+    ) -> Result<()> {
+        let slot = value_slot::<P>()?;
         match algo {
             GpuAlgo::Bitonic => {
-                self.round_trip(keys, |device| self.enqueue_sort_unstable(device, order))
+                assert_eq!(slot, 0, "the bitonic sort carries no values");
+                self.round_trip(keys, values, |device, _| {
+                    self.enqueue_sort_unstable(device, order)
+                })
             }
             GpuAlgo::Merge => {
-                let mut scratch = self.sort_scratch::<K>(keys.len(), 0)?;
-                self.round_trip(keys, |device| {
-                    self.enqueue_sort(device, order, &mut scratch)
+                let mut scratch = self.sort_scratch::<K>(keys.len(), slot)?;
+                self.round_trip(keys, values, |device, device_values| {
+                    let (ptr, len) = (device.as_device_ptr().as_raw(), device.len());
+                    self.enqueue_merge::<K>(ptr, device_values, slot, len, order, &mut scratch)
                 })
             }
         }
     }
 
-    /// Copies `keys` into a new device buffer, queues `work` on it, and copies the result back,
-    /// both ways through the pinned staging chunks.
-    fn round_trip<K: SortKey>(
+    /// Copies `keys` and `values` into new device buffers, queues `work` on them (the keys and
+    /// the values' device address, 0 when they are zero-sized), and copies the results back
+    /// (the keys only if they are to be sorted), all through the pinned staging chunks. Values
+    /// travel in slots of [`value_slot`] bytes.
+    fn round_trip<K: SortKey, P: Copy>(
         &self,
-        keys: &mut [K],
-        work: impl FnOnce(&mut DeviceBuffer<K>) -> Result<()>,
+        keys: HostKeys<'_, K>,
+        values: &mut [P],
+        work: impl FnOnce(&mut DeviceBuffer<K>, u64) -> Result<()>,
     ) -> Result<()> {
-        let mut device = self.alloc::<K>(keys.len(), "the keys")?;
-        // SAFETY: SortKey types are plain integers and floats (the trait is sealed): every byte
-        // pattern is a valid key, and the byte view covers exactly the slice.
-        let bytes = unsafe {
-            std::slice::from_raw_parts_mut(keys.as_mut_ptr().cast::<u8>(), size_of_val(keys))
+        let n = keys.len();
+        let value_slots = Slots {
+            elem: size_of::<P>(),
+            slot: value_slot::<P>()?,
         };
+        let key_slots = Slots::packed(size_of::<K>());
+        let mut device = self.alloc::<K>(n, "the keys")?;
+        let mut device_values = self.alloc::<Byte>(n * value_slots.slot, "the values")?;
         // SAFETY: the byte view covers exactly the device buffer, which outlives it.
         let mut device_bytes = unsafe {
-            DeviceSlice::from_raw_parts_mut(device.as_device_ptr().cast::<u8>(), bytes.len())
+            DeviceSlice::from_raw_parts_mut(
+                device.as_device_ptr().cast::<Byte>(),
+                n * key_slots.elem,
+            )
         };
-        let mut staging = self
-            .staging
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if staging.is_none() {
-            *staging = Some(Staging::new()?);
+        let mut staging = self.staging.lock().unwrap_or_else(PoisonError::into_inner);
+        let staging = match &mut *staging {
+            Some(staging) => staging,
+            empty => empty.insert(Staging::new()?),
+        };
+        staging.upload(
+            bytes_of(keys.as_slice()),
+            key_slots,
+            &mut device_bytes,
+            &self.stream,
+        )?;
+        if value_slots.slot > 0 {
+            staging.upload(
+                bytes_of(values),
+                value_slots,
+                &mut device_values,
+                &self.stream,
+            )?;
         }
-        let staging = staging.as_mut().expect("just created");
-        staging.upload(bytes, &mut device_bytes, &self.stream)?;
-        work(&mut device)?;
-        staging.download(&device_bytes, bytes, &self.stream)
+        let values_ptr = if value_slots.slot > 0 {
+            device_values.as_device_ptr().as_raw()
+        } else {
+            0
+        };
+        work(&mut device, values_ptr)?;
+        if let HostKeys::Sort(keys) = keys {
+            // SAFETY: SortKey types are plain integers and floats (the trait is sealed): any
+            // bytes are a valid key.
+            let host = unsafe { bytes_of_mut(keys) };
+            staging.download(&device_bytes, key_slots, host, &self.stream)?;
+        }
+        if value_slots.slot > 0 {
+            // SAFETY: the device holds the values' own bytes, permuted with the keys, each
+            // value's bytes still together in its slot: valid values of `P`.
+            let host = unsafe { bytes_of_mut(values) };
+            staging.download(&device_values, value_slots, host, &self.stream)?;
+        }
+        Ok(())
     }
 
     /// Sorts keys already on the device, in place, and waits for the sort to finish: the
@@ -575,13 +741,28 @@ impl GpuSorter {
     }
 
     /// Sorts `keys` stably (equal keys keep their order; floats as `total_cmp`) with the
-    /// merge-path merge sort, through device buffers.
+    /// merge-path merge sort, through device buffers: the counterpart of [`slice::sort`].
     ///
-    /// Device memory: the keys plus [`merge::scratch_bytes`] (about as much again).
+    /// Device memory: the keys plus [`merge::scratch_bytes`] (about as much again). Keys whose
+    /// sort does not fit (or exceeds [`GpuSorter::set_memory_budget`]) are sorted in chunks
+    /// that fit and merged on the CPU, stably, with a host buffer as large as the keys.
     ///
     /// # Errors
     /// [`Error::TooLong`], [`Error::OutOfDeviceMemory`], or [`Error::Cuda`]. On error `keys`
-    /// is unchanged unless the final copy back failed.
+    /// is unchanged unless the final copy back failed, or a chunk was already sorted.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::{GpuSorter, Order};
+    ///
+    /// let gpu = GpuSorter::new()?;
+    /// let mut keys = vec![2.5f64, -1.0, f64::NAN, -0.0, 0.0];
+    /// gpu.sort(&mut keys, Order::Ascending)?;
+    /// assert_eq!(keys[..4], [-1.0, -0.0, 0.0, 2.5]);
+    /// assert!(keys[4].is_nan());
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
     pub fn sort<K: SortKey>(&self, keys: &mut [K], order: Order) -> Result<()> {
         self.sort_with(GpuAlgo::Merge, keys, order)
     }
@@ -600,13 +781,13 @@ impl GpuSorter {
     }
 
     /// Scratch for the stable sort of `len` keys of type `K` with values of `value_bytes`
-    /// bytes each (0 for keys only, 4 or 8), checked against free memory first.
+    /// bytes each (0 for keys only, 4, 8 or 16), checked against free memory first.
     ///
     /// # Errors
     /// [`Error::OutOfDeviceMemory`] naming the bytes needed and free, or [`Error::Cuda`].
     pub fn sort_scratch<K: SortKey>(&self, len: usize, value_bytes: usize) -> Result<Scratch> {
         let bytes = merge::scratch_bytes(len as u64, size_of::<K>(), value_bytes);
-        // u64 elements keep every part 8-aligned.
+        // Device allocations start 256-aligned; the layout aligns each part within.
         let buffer = if bytes == 0 {
             None
         } else {
@@ -641,39 +822,103 @@ impl GpuSorter {
     }
 
     /// Sorts `keys` stably and applies the same permutation to `values` (one per key): the
-    /// merge sort with the values carried along.
+    /// merge sort with the values carried along. Values are `u32`, `u64` or `u128`
+    /// ([`SortValue`]); [`GpuSorter::sort_by_key`] takes any payload of up to 16 bytes.
     ///
-    /// Device memory: keys and values, twice over (see [`merge::scratch_bytes`]).
+    /// Device memory: keys and values, twice over (see [`merge::scratch_bytes`]); pairs that do
+    /// not fit are sorted in chunks and merged on the CPU, as in [`GpuSorter::sort_by_key`].
     ///
     /// # Errors
     /// [`Error::LengthMismatch`], [`Error::TooLong`], [`Error::OutOfDeviceMemory`], or
     /// [`Error::Cuda`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::{GpuSorter, Order};
+    ///
+    /// let gpu = GpuSorter::new()?;
+    /// let mut keys = [3i32, 1, 3, 2];
+    /// let mut values = [10u64, 11, 12, 13];
+    /// gpu.sort_pairs(&mut keys, &mut values, Order::Ascending)?;
+    /// assert_eq!((keys, values), ([1, 2, 3, 3], [11, 13, 10, 12]));
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
     pub fn sort_pairs<K: SortKey, V: SortValue>(
         &self,
         keys: &mut [K],
         values: &mut [V],
         order: Order,
     ) -> Result<()> {
-        check_pairs(keys.len(), values.len())?;
-        if keys.len() <= 1 {
-            return Ok(());
-        }
-        let mut device_keys = self.upload(keys)?;
-        let mut device_values = self.alloc::<V>(values.len(), "the values")?;
-        device_values
-            .copy_from(&*values)
-            .context("copying values to the device")?;
-        self.sort_pairs_device(&mut device_keys, &mut device_values, order)?;
-        device_keys
-            .copy_to(keys)
-            .context("copying sorted keys to the host")?;
-        device_values
-            .copy_to(values)
-            .context("copying permuted values to the host")
+        self.sort_by_key(keys, values, order)
     }
 
-    /// [`GpuSorter::sort_pairs`] on device buffers, in place; waits. Allocates (and frees) the
-    /// scratch ([`merge::scratch_bytes`]).
+    /// Sorts `keys` stably and moves each payload with its key: `payload[i]` belongs to
+    /// `keys[i]` before and after. The counterpart of sorting `(key, payload)` pairs with
+    /// [`slice::sort_by_key`] on the key (and of thrust's `stable_sort_by_key`).
+    ///
+    /// `P` is any `Copy` type of at most 16 bytes (structs, arrays, tuples, padding and
+    /// all). The kernels only move payloads, never look at them: payloads of 4, 8 or 16 bytes
+    /// travel as they are; others are spread into slots of 4, 8 or 16 bytes as they are
+    /// copied to the device, and packed again on the way back, their padding bytes copied
+    /// along as bytes (a zero-sized `P` is a sort of the keys alone). For larger records, sort
+    /// indices ([`GpuSorter::argsort`]) and gather the records through them.
+    ///
+    /// # Current implementation
+    ///
+    /// The stable merge-path merge sort with the payloads carried along. Device memory: keys
+    /// and payload slots, twice over ([`merge::scratch_bytes`]). When that does not fit in
+    /// free device memory (or the budget of [`GpuSorter::set_memory_budget`]), chunks that fit
+    /// are sorted one after another and merged on the CPU, stably and on all cores, with host
+    /// buffers as large as the keys and payloads; [`GpuSorter::set_progress`] reports on it.
+    /// Copies go through the sorter's pinned staging chunks.
+    ///
+    /// # Errors
+    /// [`Error::PayloadTooLarge`] for a `P` of more than 16 bytes, [`Error::LengthMismatch`],
+    /// [`Error::TooLong`], [`Error::OutOfDeviceMemory`], or [`Error::Cuda`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::{Error, GpuSorter, Order};
+    ///
+    /// #[derive(Clone, Copy, Debug, PartialEq)]
+    /// struct Station {
+    ///     id: u16,
+    ///     code: [u8; 3],
+    /// }
+    ///
+    /// let gpu = GpuSorter::new()?;
+    /// let mut temperatures = [21.5f32, 19.0, 21.5, -3.0];
+    /// let mut stations = [
+    ///     Station { id: 1, code: *b"OSL" },
+    ///     Station { id: 2, code: *b"BER" },
+    ///     Station { id: 3, code: *b"ROM" },
+    ///     Station { id: 4, code: *b"HEL" },
+    /// ];
+    /// gpu.sort_by_key(&mut temperatures, &mut stations, Order::Descending)?;
+    /// assert_eq!(temperatures, [21.5, 21.5, 19.0, -3.0]);
+    /// let ids: Vec<u16> = stations.iter().map(|s| s.id).collect();
+    /// assert_eq!(ids, [1, 3, 2, 4]); // 1 before 3: stable
+    ///
+    /// let mut too_large = [[0u8; 17]; 4];
+    /// assert!(matches!(
+    ///     gpu.sort_by_key(&mut temperatures, &mut too_large, Order::Ascending),
+    ///     Err(Error::PayloadTooLarge { size: 17, max: 16 })
+    /// ));
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
+    pub fn sort_by_key<K: SortKey, P: Copy + Send + Sync>(
+        &self,
+        keys: &mut [K],
+        payload: &mut [P],
+        order: Order,
+    ) -> Result<()> {
+        self.sort_host(GpuAlgo::Merge, HostKeys::Sort(keys), payload, order)
+    }
+
+    /// [`GpuSorter::sort_pairs`] on device buffers, in place; waits. Values are `u32`, `u64` or
+    /// `u128` ([`SortValue`]). Allocates (and frees) the scratch ([`merge::scratch_bytes`]).
     ///
     /// # Errors
     /// As [`GpuSorter::sort_pairs`].
@@ -698,10 +943,24 @@ impl GpuSorter {
 
     /// The stable permutation that sorts `keys` in `order`, as `u64` indices (any length):
     /// `keys[perm[0]], keys[perm[1]], …` is sorted, equal keys in input order. `keys` is not
-    /// changed. Device memory: 2 × (keys + 8 bytes per key).
+    /// changed. Device memory: 2 × (keys + 8 bytes per key); keys that do not fit are sorted
+    /// in chunks (with the indices of the whole input) and merged on the CPU, with a host copy
+    /// of the keys.
     ///
     /// # Errors
     /// As [`GpuSorter::sort_pairs`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::{GpuSorter, Order};
+    ///
+    /// let gpu = GpuSorter::new()?;
+    /// let ages = [36u32, 25, 36, 19];
+    /// assert_eq!(gpu.argsort(&ages, Order::Ascending)?, [3, 1, 0, 2]);
+    /// assert_eq!(gpu.argsort(&ages, Order::Descending)?, [0, 2, 1, 3]);
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
     pub fn argsort<K: SortKey>(&self, keys: &[K], order: Order) -> Result<Vec<u64>> {
         self.argsort_as::<K, u64>(keys, order)
     }
@@ -722,17 +981,14 @@ impl GpuSorter {
         self.argsort_as::<K, u32>(keys, order)
     }
 
+    /// The stable sort of the indices `0..n` by `keys`: the keys are only read (on the device
+    /// they are sorted with the indices, and only the indices come back).
     fn argsort_as<K: SortKey, V: SortValue>(&self, keys: &[K], order: Order) -> Result<Vec<V>> {
-        let mut indices: Vec<V> = (0..keys.len() as u64).map(V::from_index).collect();
-        if keys.len() <= 1 {
-            return Ok(indices);
-        }
-        let mut device_keys = self.upload(keys)?;
-        let mut device_values = self.upload(&indices)?;
-        self.sort_pairs_device(&mut device_keys, &mut device_values, order)?;
-        device_values
-            .copy_to(&mut indices[..])
-            .context("copying the permutation to the host")?;
+        let mut indices: Vec<V> = (0..keys.len() as u64)
+            .into_par_iter()
+            .map(V::from_index)
+            .collect();
+        self.sort_host(GpuAlgo::Merge, HostKeys::Read(keys), &mut indices, order)?;
         Ok(indices)
     }
 
@@ -769,25 +1025,14 @@ impl GpuSorter {
         merge::enqueue(self, &launch)
     }
 
-    /// Sorts host keys with `algo`.
+    /// Sorts host keys with `algo`: [`GpuSorter::sort_unstable`] or [`GpuSorter::sort`].
     ///
     /// # Errors
     /// As [`GpuSorter::sort_unstable`] or [`GpuSorter::sort`].
     pub fn sort_with<K: SortKey>(&self, algo: GpuAlgo, keys: &mut [K], order: Order) -> Result<()> {
-        if keys.len() <= 1 {
-            return Ok(());
-        }
-        check_len(keys.len())?;
-        // Device bytes per key: the keys alone, or the keys and the merge sort's scratch.
-        let key_bytes = size_of::<K>() as u64;
-        let per_key = match algo {
-            GpuAlgo::Bitonic => key_bytes,
-            GpuAlgo::Merge => 2 * key_bytes + 1,
-        };
-        match self.chunk_len(keys.len(), per_key)? {
-            Some(chunk) => self.sort_in_chunks(keys, chunk, order, algo),
-            None => self.sort_fitting(keys, order, algo),
-        }
+        // Zero-sized values: nothing is allocated, copied or moved for them.
+        let mut no_values = vec![(); keys.len()];
+        self.sort_host(algo, HostKeys::Sort(keys), &mut no_values, order)
     }
 
     /// The loaded kernels.
@@ -863,6 +1108,45 @@ impl Scratch {
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
+}
+
+/// Keys of a host-slice sort: sorted in place, or only read (an argsort, whose result is the
+/// permutation).
+enum HostKeys<'a, K> {
+    Sort(&'a mut [K]),
+    Read(&'a [K]),
+}
+
+impl<K> HostKeys<'_, K> {
+    fn as_slice(&self) -> &[K] {
+        match self {
+            HostKeys::Sort(keys) => keys,
+            HostKeys::Read(keys) => keys,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+}
+
+/// The most bytes of payload the kernels carry per key.
+const MAX_PAYLOAD_BYTES: usize = 16;
+
+/// Bytes of the device slot each value of type `P` travels in: the narrowest value width of
+/// the kernels ([`merge::VALUE_BYTES`]) that holds it, 0 for zero-sized values.
+///
+/// # Errors
+/// [`Error::PayloadTooLarge`] past [`MAX_PAYLOAD_BYTES`].
+fn value_slot<P>() -> Result<usize> {
+    let size = size_of::<P>();
+    merge::VALUE_BYTES
+        .into_iter()
+        .find(|&width| width >= size)
+        .ok_or(Error::PayloadTooLarge {
+            size,
+            max: MAX_PAYLOAD_BYTES,
+        })
 }
 
 fn check_pairs(keys: usize, values: usize) -> Result<()> {

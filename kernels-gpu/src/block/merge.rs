@@ -16,11 +16,14 @@ use super::Block;
 use crate::keys::KeyBits;
 use crate::merge::{Pairing, TileRanges, merge_path_32, partition};
 
-/// Values carried with the keys: `()` for keys-only sorts, `u32` or `u64`.
+/// Values carried with the keys: `()` for keys-only sorts, `u32`, `u64` or `u128`. The kernels
+/// only move them (loads, stores, register moves), never look at them: the host passes any
+/// payload of up to 16 bytes in slots of one of these widths.
 pub trait Payload: Copy + Default {}
 impl Payload for () {}
 impl Payload for u32 {}
 impl Payload for u64 {}
+impl Payload for u128 {}
 
 /// The global buffers of one launch: keys and values are read from `src_*` and written to
 /// `dst_*` (the same buffers for an in-place tile sort).
@@ -381,7 +384,8 @@ mod tests {
         let mut scratch_values = vec![V::default(); values.len()];
         let mut splits = vec![u64::MAX; tiles as usize];
         let bytes = merge_shared_bytes(nv as u32, size_of::<K>() as u32, size_of::<V>() as u32);
-        let mut shared = vec![0u64; (bytes as usize).div_ceil(8)];
+        // 16-aligned, as the kernels declare it: `u128` values live there too.
+        let mut shared = vec![0u128; (bytes as usize).div_ceil(16)];
         let shared = shared.as_mut_ptr() as *mut u8;
         let (k0, v0) = (keys.as_mut_ptr(), values.as_mut_ptr());
         let (k1, v1) = (scratch_keys.as_mut_ptr(), scratch_values.as_mut_ptr());
@@ -546,6 +550,32 @@ mod tests {
         expected.sort_by_key(|p| p.0.encode(map));
         let got: Vec<(u64, u64)> = keys.into_iter().zip(got_values).collect();
         assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn pairs_with_u128_values() {
+        // 16-byte values (the slots of payloads of 9 to 16 bytes): every bit must travel.
+        for (n, nt) in [(777usize, 4u32), (2049, 8), (5000, 16)] {
+            let input = few_distinct_u32(n, n as u64);
+            let values: Vec<u128> = (0..n as u128)
+                .map(|i| i << 96 | (!i & 0xFFFF) << 64 | i.wrapping_mul(0x9E37_79B9) << 16 | i)
+                .collect();
+            let wide: Vec<u64> = input.iter().map(|&k| u64::from(k) << 29 | 3).collect();
+            let map = key_map(KIND_FLOAT, true);
+            let (mut keys, mut got_values) = (wide.clone(), values.clone());
+            emulate::<u64, u128, 3>(&mut keys, &mut got_values, nt, map);
+            let mut expected: Vec<(u64, u128)> = wide.iter().copied().zip(values.clone()).collect();
+            expected.sort_by_key(|p| p.0.encode(map));
+            let got: Vec<(u64, u128)> = keys.into_iter().zip(got_values).collect();
+            assert_eq!(got, expected, "u64 keys, n = {n}");
+
+            let (mut keys, mut got_values) = (input.clone(), values.clone());
+            emulate::<u32, u128, 2>(&mut keys, &mut got_values, nt, IDENTITY);
+            let mut expected: Vec<(u32, u128)> = input.iter().copied().zip(values).collect();
+            expected.sort_by_key(|p| p.0);
+            let got: Vec<(u32, u128)> = keys.into_iter().zip(got_values).collect();
+            assert_eq!(got, expected, "u32 keys, n = {n}");
+        }
     }
 
     proptest! {

@@ -1,4 +1,5 @@
-//! Stable merge sort kernels: keys of 32 or 64 bits, keys only or with `u32`/`u64` values.
+//! Stable merge sort kernels: keys of 32 or 64 bits, keys only or with values of 4, 8 or 16
+//! bytes (`u32`, `u64`, `u128`: the kernels only move values, so any payload of that size fits).
 //! The host launches them in the order of [`crate::merge::schedule`]: one tile sort, then per
 //! merge pass one partition and one merge launch.
 
@@ -19,6 +20,13 @@ fn payload<V>(p: *mut V) -> *mut V {
     } else {
         p
     }
+}
+
+/// The block's dynamic shared memory, declared 16-aligned: enough for every key and value type
+/// (`Shared` in `block::merge` puts the values after `2 · nv` keys, a multiple of 16 bytes).
+#[inline(always)]
+fn shared_tile() -> *mut u8 {
+    dynamic_shared::<u128>().cast()
 }
 
 macro_rules! merge_sort_kernels {
@@ -56,7 +64,7 @@ macro_rules! merge_sort_kernels {
                 sort_tile::<$key, $value, _, VT>(
                     &BLOCK,
                     MERGE_THREADS,
-                    dynamic_shared::<u8>(),
+                    shared_tile(),
                     buf,
                     n,
                     tile,
@@ -98,7 +106,7 @@ macro_rules! merge_sort_kernels {
                 merge_tile::<$key, $value, _, VT>(
                     &BLOCK,
                     MERGE_THREADS,
-                    dynamic_shared::<u8>(),
+                    shared_tile(),
                     buf,
                     splits,
                     n,
@@ -151,6 +159,8 @@ merge_sort_kernels!(u32, u64, merge_sort_tiles_u32_u64, merge_pass_u32_u64);
 merge_sort_kernels!(u64, (), merge_sort_tiles_u64, merge_pass_u64);
 merge_sort_kernels!(u64, u32, merge_sort_tiles_u64_u32, merge_pass_u64_u32);
 merge_sort_kernels!(u64, u64, merge_sort_tiles_u64_u64, merge_pass_u64_u64);
+merge_sort_kernels!(u32, u128, merge_sort_tiles_u32_u128, merge_pass_u32_u128);
+merge_sort_kernels!(u64, u128, merge_sort_tiles_u64_u128, merge_pass_u64_u128);
 
 macro_rules! merge_two_kernels {
     ($key:ty, $partition:ident, $merge:ident) => {
