@@ -71,7 +71,7 @@ pub(crate) struct GpuParts<'a, B> {
     pub bits: PhantomData<B>,
 }
 
-impl<B: DeviceCopy + Default + Ord + Copy> SortedParts for GpuParts<'_, B> {
+impl<B: DeviceCopy + Default + Ord + Copy + Send + Sync> SortedParts for GpuParts<'_, B> {
     type Key = B;
 
     fn lens(&self) -> Vec<u64> {
@@ -80,12 +80,10 @@ impl<B: DeviceCopy + Default + Ord + Copy> SortedParts for GpuParts<'_, B> {
 
     fn samples(&mut self, stride: u64) -> Result<Vec<Vec<B>>> {
         let name = kernel("sample", size_of::<B>());
-        let mut samples = Vec::new();
-        for (i, gpu) in self.gpus.iter().enumerate() {
+        self.each_gpu(|i, gpu| {
             let (ptr, n, out) = (self.ptrs[i], self.lens[i], self.workspaces[i]);
             if n == 0 {
-                samples.push(Vec::new());
-                continue;
+                return Ok(Vec::new());
             }
             let count = sample_count(n, stride);
             assert!(
@@ -99,20 +97,18 @@ impl<B: DeviceCopy + Default + Ord + Copy> SortedParts for GpuParts<'_, B> {
                 launch!(f<<<blocks_for(count), MULTI_THREADS, 0, stream>>>(ptr, n, stride, out))
             }
             .context("launching the sample kernel")?;
-            samples.push(read(gpu, out, count)?);
-        }
-        Ok(samples)
+            read(gpu, out, count)
+        })
     }
 
     fn ranks(&mut self, probes: &[B]) -> Result<Vec<Ranks>> {
         let name = kernel("ranks", size_of::<B>());
-        let mut ranks = vec![Ranks::default(); self.gpus.len()];
-        for batch in probes.chunks(WORKSPACE_PROBES) {
-            let count = batch.len() as u64;
-            // Launch on every GPU first, so that they search at the same time.
-            for (i, gpu) in self.gpus.iter().enumerate() {
-                let (ptr, n, work) = (self.ptrs[i], self.lens[i], self.workspaces[i]);
-                let (below, not_above) = regions(work);
+        self.each_gpu(|i, gpu| {
+            let (ptr, n, work) = (self.ptrs[i], self.lens[i], self.workspaces[i]);
+            let (below, not_above) = regions(work);
+            let mut ranks = Ranks::default();
+            for batch in probes.chunks(WORKSPACE_PROBES) {
+                let count = batch.len() as u64;
                 write(gpu, work, batch)?;
                 let (f, stream) = (crate::gpu::function(gpu.module(), &name)?, gpu.stream());
                 // SAFETY: the part holds n keys; each workspace region holds `count` words.
@@ -122,21 +118,48 @@ impl<B: DeviceCopy + Default + Ord + Copy> SortedParts for GpuParts<'_, B> {
                     ))
                 }
                 .context("launching the rank kernel")?;
+                ranks.below.extend(read::<u64>(gpu, below, count)?);
+                ranks.not_above.extend(read::<u64>(gpu, not_above, count)?);
             }
-            for (i, gpu) in self.gpus.iter().enumerate() {
-                let (below, not_above) = regions(self.workspaces[i]);
-                ranks[i].below.extend(read::<u64>(gpu, below, count)?);
-                ranks[i]
-                    .not_above
-                    .extend(read::<u64>(gpu, not_above, count)?);
-            }
-        }
-        Ok(ranks)
+            Ok(ranks)
+        })
     }
 
-    fn window(&mut self, part: usize, range: Range<u64>) -> Result<Vec<B>> {
-        let ptr = self.ptrs[part] + range.start * size_of::<B>() as u64;
-        read(&self.gpus[part], ptr, range.end - range.start)
+    fn windows(&mut self, ranges: &[Vec<Range<u64>>]) -> Result<Vec<Vec<Vec<B>>>> {
+        let kb = size_of::<B>() as u64;
+        self.each_gpu(|i, gpu| {
+            let window = |r: &Range<u64>| read(gpu, self.ptrs[i] + r.start * kb, r.end - r.start);
+            ranges[i].iter().map(window).collect()
+        })
+    }
+}
+
+impl<B: Sync> GpuParts<'_, B> {
+    /// `work(i, gpu)` for every GPU at once, one host thread each (each makes its own context
+    /// current): the cuts' copies are small and synchronous, so the GPUs overlap their
+    /// latencies rather than queue behind each other.
+    fn each_gpu<T: Send>(
+        &self,
+        work: impl Fn(usize, &GpuSorter) -> Result<T> + Sync,
+    ) -> Result<Vec<T>> {
+        std::thread::scope(|scope| {
+            let threads: Vec<_> = self
+                .gpus
+                .iter()
+                .enumerate()
+                .map(|(i, gpu)| {
+                    let work = &work;
+                    scope.spawn(move || work(i, gpu))
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|t| {
+                    t.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        })
     }
 }
 

@@ -26,8 +26,9 @@ pub(crate) trait SortedParts {
     fn samples(&mut self, stride: u64) -> Result<Vec<Vec<Self::Key>>>;
     /// Per part, for every probe, the keys of the part below it and not above it.
     fn ranks(&mut self, probes: &[Self::Key]) -> Result<Vec<Ranks>>;
-    /// Keys `range` of part `part`.
-    fn window(&mut self, part: usize, range: Range<u64>) -> Result<Vec<Self::Key>>;
+    /// Per part `i`, the keys of each range of `ranges[i]` (all parts at once, so the GPUs
+    /// can read at the same time).
+    fn windows(&mut self, ranges: &[Vec<Range<u64>>]) -> Result<Vec<Vec<Vec<Self::Key>>>>;
 }
 
 /// The ranks of a list of probes in one part.
@@ -94,33 +95,65 @@ pub(crate) fn cuts<P: SortedParts>(parts: &mut P, stride: u64) -> Result<Cuts> {
         (ranks[part].below[w], ranks[part].not_above[w])
     };
     let total_not_above = |p: usize| -> u64 { (0..g).map(|i| exact(p, i).1).sum() };
-    let mut range = ranges.into_iter();
-    for (j, &r) in targets.iter().enumerate() {
-        cuts[j + 1] = if r == 0 {
-            vec![0; g]
-        } else if r == total {
-            lens.clone()
-        } else {
-            let (first, last) = range.next().expect("a range per inner target");
+    // Per inner target: its key's ranks per part if it is a probe, else the windows that
+    // hold it (the keys strictly between probes a − 1 and a; a > first, since probe `first`
+    // has fewer than r keys not above it or is the smallest key).
+    enum Found {
+        Probe(Vec<u64>, Vec<u64>),
+        Between(Vec<Range<u64>>),
+    }
+    let inner: Vec<(usize, u64)> = targets
+        .iter()
+        .enumerate()
+        .filter(|&(_, &r)| r > 0 && r < total)
+        .map(|(j, &r)| (j, r))
+        .collect();
+    let found: Vec<Found> = inner
+        .iter()
+        .zip(&ranges)
+        .map(|(&(_, r), &(first, last))| {
             // The first probe with at least r keys not above it: the r-th key is at most it.
             let a = first + partition_point(last - first, |k| total_not_above(first + k) < r);
             let below_a: u64 = (0..g).map(|i| exact(a, i).0).sum();
-            let (below, not_above) = if below_a < r {
-                // The r-th key is probe a itself.
-                (0..g).map(|i| exact(a, i)).unzip()
+            if below_a < r {
+                let (below, not_above) = (0..g).map(|i| exact(a, i)).unzip();
+                Found::Probe(below, not_above)
             } else {
-                // The r-th key lies strictly between probes a − 1 and a (a > first: probe
-                // `first` has fewer than r keys not above it, or is the smallest key).
-                let windows: Vec<(u64, Vec<P::Key>)> = (0..g)
+                Found::Between((0..g).map(|i| exact(a - 1, i).1..exact(a, i).0).collect())
+            }
+        })
+        .collect();
+    let requests: Vec<Vec<Range<u64>>> = (0..g)
+        .map(|i| {
+            let between = found.iter().filter_map(|f| match f {
+                Found::Between(ranges) => Some(ranges[i].clone()),
+                Found::Probe(..) => None,
+            });
+            between.collect()
+        })
+        .collect();
+    let mut windows = parts.windows(&requests)?;
+    let mut next_window = 0;
+    for (j, &r) in targets.iter().enumerate() {
+        cuts[j + 1] = if r == 0 { vec![0; g] } else { lens.clone() };
+    }
+    for (&(j, r), f) in inner.iter().zip(found) {
+        let (below, not_above) = match f {
+            Found::Probe(below, not_above) => (below, not_above),
+            Found::Between(ranges) => {
+                let part_windows: Vec<(u64, Vec<P::Key>)> = (0..g)
                     .map(|i| {
-                        let range = exact(a - 1, i).1..exact(a, i).0;
-                        Ok((range.start, parts.window(i, range)?))
+                        (
+                            ranges[i].start,
+                            std::mem::take(&mut windows[i][next_window]),
+                        )
                     })
-                    .collect::<Result<_>>()?;
-                key_ranks_in_windows(&windows, r)
-            };
-            stable_cut(&below, &not_above, r)
+                    .collect();
+                next_window += 1;
+                key_ranks_in_windows(&part_windows, r)
+            }
         };
+        cuts[j + 1] = stable_cut(&below, &not_above, r);
     }
     Ok(cuts)
 }
@@ -203,7 +236,7 @@ fn partition_point(len: usize, pred: impl Fn(usize) -> bool) -> usize {
 pub(crate) struct HostParts<K> {
     /// The sorted parts.
     pub parts: Vec<Vec<K>>,
-    /// Keys read by [`SortedParts::window`] so far (the cost of round 2).
+    /// Keys read by [`SortedParts::windows`] so far (the cost of round 2).
     pub window_keys: u64,
     /// Probes ranked by [`SortedParts::ranks`] so far.
     pub ranked: u64,
@@ -251,9 +284,17 @@ impl<K: Ord + Copy> SortedParts for HostParts<K> {
             .collect())
     }
 
-    fn window(&mut self, part: usize, range: Range<u64>) -> Result<Vec<K>> {
-        self.window_keys += range.end - range.start;
-        Ok(self.parts[part][range.start as usize..range.end as usize].to_vec())
+    fn windows(&mut self, ranges: &[Vec<Range<u64>>]) -> Result<Vec<Vec<Vec<K>>>> {
+        let read = |(part, ranges): (&Vec<K>, &Vec<Range<u64>>)| -> Vec<Vec<K>> {
+            let slice = |r: &Range<u64>| part[r.start as usize..r.end as usize].to_vec();
+            ranges.iter().map(slice).collect()
+        };
+        self.window_keys += ranges
+            .iter()
+            .flatten()
+            .map(|r| r.end - r.start)
+            .sum::<u64>();
+        Ok(self.parts.iter().zip(ranges).map(read).collect())
     }
 }
 
