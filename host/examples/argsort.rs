@@ -3,8 +3,8 @@
 //!
 //!     cargo run --release -p host --example argsort
 
-use gpusort::Order;
 use gpusort::argsort::{argsort_cpu, gather};
+use gpusort::{GpuSorter, Order};
 
 #[derive(Clone, Copy, Debug)]
 struct Reading {
@@ -53,11 +53,21 @@ fn main() {
     ];
 
     // The key column, then its stable permutation: equal temperatures keep their input order.
-    // The GPU argsort comes with the stable GPU merge sort; until then this runs on the CPU
-    // (rayon), for keys of any of the six key types, floats ordered like `total_cmp`.
+    // On the GPU (the stable merge sort of (key, index) pairs) where there is one, else on the
+    // CPU (rayon); floats ordered like `total_cmp`.
     let celsius: Vec<f32> = readings.iter().map(|r| r.celsius).collect();
-    let warmest_first = argsort_cpu(&celsius, Order::Descending);
-    println!("argsort on the CPU (rayon): the GPU argsort comes with the merge sort");
+    let warmest_first: Vec<u64> = match GpuSorter::new() {
+        Ok(gpu) => {
+            println!("argsort on {}", gpu.device_name());
+            gpu.argsort(&celsius, Order::Descending)
+                .expect("the GPU argsort")
+        }
+        Err(e) => {
+            println!("argsort on the CPU (rayon): {e}");
+            argsort_cpu(&celsius, Order::Descending)
+        }
+    };
+    assert_eq!(warmest_first, [5, 3, 1, 4, 2, 6, 0]);
 
     // Gather every record (or any other column) through the permutation.
     let sorted = gather(&readings, &warmest_first);

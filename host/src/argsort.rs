@@ -1,7 +1,8 @@
 //! Argsort: the permutation that sorts keys, and gathering keys through it.
 //!
-//! Both run on the CPU for now; the GPU argsort (and `sort_pairs`) come with the stable GPU
-//! merge sort. Sorting records by one of their fields:
+//! These run on the CPU; the GPU argsort is [`crate::GpuSorter::argsort`] (the stable merge
+//! sort of (key, index) pairs), and [`crate::GpuSorter::sort_by_key`] carries payloads of up to
+//! 16 bytes with the keys. Sorting records by one of their fields:
 //!
 //! ```
 //! use gpusort::{Order, argsort::{argsort_cpu, gather}};
