@@ -135,31 +135,20 @@ impl<B: DeviceCopy + Default + Ord + Copy + Send + Sync> SortedParts for GpuPart
 }
 
 impl<B: Sync> GpuParts<'_, B> {
-    /// `work(i, gpu)` for every GPU at once, one host thread each (each makes its own context
+    /// `work(i, gpu)` for every GPU at once on rayon's threads (each makes its GPU's context
     /// current): the cuts' copies are small and synchronous, so the GPUs overlap their
-    /// latencies rather than queue behind each other.
+    /// latencies rather than queue behind each other. Rayon's threads live on, so the driver's
+    /// per-thread set-up is paid once, not per sort.
     fn each_gpu<T: Send>(
         &self,
         work: impl Fn(usize, &GpuSorter) -> Result<T> + Sync,
     ) -> Result<Vec<T>> {
-        std::thread::scope(|scope| {
-            let threads: Vec<_> = self
-                .gpus
-                .iter()
-                .enumerate()
-                .map(|(i, gpu)| {
-                    let work = &work;
-                    scope.spawn(move || work(i, gpu))
-                })
-                .collect();
-            threads
-                .into_iter()
-                .map(|t| {
-                    t.join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                })
-                .collect()
-        })
+        use rayon::prelude::*;
+        self.gpus
+            .par_iter()
+            .enumerate()
+            .map(|(i, gpu)| work(i, gpu))
+            .collect()
     }
 }
 
