@@ -8,7 +8,10 @@ use cust::launch;
 use cust::module::Module;
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::merge::{Pass, merge_passes, schedule};
-use kernels_gpu::tuning::{MERGE_THREADS, MERGE_TILE, PARTITION_THREADS, merge_shared_bytes};
+use kernels_gpu::tuning::{
+    MERGE_SORT_THREADS, MERGE_SORT_TILE, MERGE_THREADS, MERGE_TILE, PARTITION_THREADS,
+    merge_shared_bytes, merge_sort_shared_bytes,
+};
 
 /// Kernel names per (key bytes, value bytes): tile sort and merge pass.
 const KERNELS: [((usize, usize), &str, &str); 6] = [
@@ -28,25 +31,30 @@ fn kernels(key_bytes: usize, value_bytes: usize) -> (&'static str, &'static str)
     (sort, merge)
 }
 
+/// Dynamic shared memory of a merge-pass block.
 fn shared_bytes(key_bytes: usize, value_bytes: usize) -> u32 {
     merge_shared_bytes(MERGE_TILE, key_bytes as u32, value_bytes as u32)
 }
 
-/// Lets each tile-sort and merge kernel use its shared memory (up to 64 KB for 8-byte keys
-/// with 8-byte values, above the default 48 KB).
+/// Dynamic shared memory of a tile-sort block (the merge pass's, plus the tile's values).
+fn sort_shared_bytes(key_bytes: usize, value_bytes: usize) -> u32 {
+    merge_sort_shared_bytes(MERGE_SORT_TILE, key_bytes as u32, value_bytes as u32)
+}
+
+/// Lets each tile-sort and merge kernel use its shared memory (up to 86 KB for the tile sort
+/// of 8-byte keys with 8-byte values, above the default 48 KB).
 pub(super) fn configure(module: &Module) -> Result<()> {
     for ((kb, vb), sort, merge) in KERNELS {
-        for name in [sort, merge] {
-            set_shared_attributes(module, name, shared_bytes(kb, vb))?;
-        }
+        set_shared_attributes(module, sort, sort_shared_bytes(kb, vb))?;
+        set_shared_attributes(module, merge, shared_bytes(kb, vb))?;
     }
     Ok(())
 }
 
 /// Bytes of device scratch the stable sort of `n` keys of `key_bytes` with values of
 /// `value_bytes` (0 for keys only) needs: a second buffer of `n` keys and `n` values for the
-/// ping-pong, and one `u64` merge-path split per tile of `MERGE_TILE` keys. Zero when the
-/// keys fit in one tile (the tile sort works in place).
+/// ping-pong, and one `u64` merge-path split per merge tile of `MERGE_TILE` keys. Zero when
+/// the keys fit in one tile of the tile sort (`MERGE_SORT_TILE` keys; it works in place).
 pub fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64 {
     let layout = Layout::new(n, key_bytes, value_bytes);
     layout.total
@@ -61,7 +69,7 @@ struct Layout {
 
 impl Layout {
     fn new(n: u64, key_bytes: usize, value_bytes: usize) -> Layout {
-        if merge_passes(n, u64::from(MERGE_TILE)) == 0 {
+        if merge_passes(n, u64::from(MERGE_SORT_TILE)) == 0 {
             return Layout {
                 values: 0,
                 splits: 0,
@@ -121,8 +129,9 @@ pub(super) fn enqueue(sorter: &GpuSorter, l: &Launch) -> Result<()> {
     let (module, stream, n) = (&sorter.module, &sorter.stream, l.n);
     let tiles = n.div_ceil(u64::from(MERGE_TILE));
     let grid = tiles as u32;
+    let sort_grid = n.div_ceil(u64::from(MERGE_SORT_TILE)) as u32;
     let partition_blocks = tiles.div_ceil(u64::from(PARTITION_THREADS)) as u32;
-    for step in schedule(n, u64::from(MERGE_TILE)) {
+    for step in schedule(n, u64::from(MERGE_SORT_TILE)) {
         let pick = |scratch: bool| {
             if scratch {
                 (scratch_keys, scratch_values)
@@ -138,8 +147,9 @@ pub(super) fn enqueue(sorter: &GpuSorter, l: &Launch) -> Result<()> {
             Pass::SortTiles => {
                 let f = function(module, sort_name)?;
                 let map = l.map;
+                let shared = sort_shared_bytes(l.key_bytes, l.value_bytes);
                 unsafe {
-                    launch!(f<<<grid, MERGE_THREADS, shared, stream>>>(
+                    launch!(f<<<sort_grid, MERGE_SORT_THREADS, shared, stream>>>(
                         src_k, dst_k, src_v, dst_v, n, map, decode
                     ))
                 }
@@ -171,14 +181,55 @@ mod tests {
 
     #[test]
     fn scratch_is_a_second_buffer_plus_splits_or_nothing() {
-        let t = u64::from(MERGE_TILE);
+        let (s, t) = (u64::from(MERGE_SORT_TILE), u64::from(MERGE_TILE));
+        let splits = |n: u64| n.div_ceil(t) * 8;
         assert_eq!(scratch_bytes(0, 4, 0), 0);
-        assert_eq!(scratch_bytes(t, 8, 8), 0);
+        assert_eq!(scratch_bytes(s, 8, 8), 0);
         assert_eq!(
-            scratch_bytes(t + 1, 4, 0),
-            (4 * (t + 1)).next_multiple_of(8) + 16
+            scratch_bytes(s + 1, 4, 0),
+            (4 * (s + 1)).next_multiple_of(8) + splits(s + 1)
         );
-        assert_eq!(scratch_bytes(3 * t, 8, 4), 8 * 3 * t + 4 * 3 * t + 24);
+        assert_eq!(
+            scratch_bytes(3 * s, 8, 4),
+            8 * 3 * s + 4 * 3 * s + splits(3 * s)
+        );
+    }
+
+    /// The body of kernel `name` in the embedded PTX.
+    fn entry_body<'p>(ptx: &'p str, name: &str) -> &'p str {
+        let start = ptx
+            .find(&format!(".entry {name}("))
+            .unwrap_or_else(|| panic!("no kernel {name} in the PTX"));
+        let body = &ptx[start..];
+        &body[..body
+            .find("\n}\n")
+            .expect("an entry ends with a closing brace")]
+    }
+
+    /// The serial merges and register sorts index their arrays with constants only, in fully
+    /// unrolled loops: if LLVM stops unrolling one (a larger `MERGE_VT`, an iterator where an
+    /// index loop was), the arrays move to local memory, and the kernels slow down severalfold.
+    #[test]
+    fn merge_kernels_keep_their_arrays_in_registers() {
+        let others = [
+            "merge_partition_u32",
+            "merge_partition_u64",
+            "merge_two_u32",
+            "merge_two_u64",
+            "merge_two_partition_u32",
+            "merge_two_partition_u64",
+        ];
+        let names = KERNELS
+            .iter()
+            .flat_map(|&(_, sort, merge)| [sort, merge])
+            .chain(others);
+        for name in names {
+            let body = entry_body(super::super::KERNELS_PTX, name);
+            assert!(
+                !body.contains(".local"),
+                "{name} keeps arrays in local memory (see docs/perf.md, Merge sort v2 plan)"
+            );
+        }
     }
 
     #[test]

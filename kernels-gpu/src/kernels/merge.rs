@@ -2,13 +2,14 @@
 //! The host launches them in the order of [`crate::merge::schedule`]: one tile sort, then per
 //! merge pass one partition and one merge launch.
 
-use crate::block::merge::{Buffers, merge_tile, partition_unit, sort_tile};
+use crate::block::merge::{Align16, Buffers, merge_tile, partition_unit, sort_tile};
 use crate::gpu::{CudaBlock, block_idx_x, dynamic_shared, global_thread_x};
 use crate::merge::Pairing;
-use crate::tuning::{MERGE_THREADS, MERGE_TILE, MERGE_VT};
+use crate::tuning::{MERGE_SORT_THREADS, MERGE_THREADS, MERGE_TILE, MERGE_VT};
 
 const VT: usize = MERGE_VT as usize;
 const BLOCK: CudaBlock<MERGE_THREADS> = CudaBlock;
+const SORT_BLOCK: CudaBlock<MERGE_SORT_THREADS> = CudaBlock;
 
 /// `p`, or a dangling (aligned, non-null) pointer for zero-sized values: keys-only launches pass
 /// null value pointers, and even a zero-sized access needs a non-null pointer.
@@ -23,13 +24,13 @@ fn payload<V>(p: *mut V) -> *mut V {
 
 macro_rules! merge_sort_kernels {
     ($key:ty, $value:ty, $sort_tiles:ident, $merge:ident) => {
-        /// Sorts each tile of `MERGE_TILE` keys (and their values) stably in shared memory,
-        /// from `src_*` into the same positions of `dst_*` (which may be `src_*`), keys through
-        /// the key map `encode` on load and the inverse of `decode` on store.
+        /// Sorts each tile of `MERGE_SORT_TILE` keys (and their values) stably in shared
+        /// memory, from `src_*` into the same positions of `dst_*` (which may be `src_*`), keys
+        /// through the key map `encode` on load and the inverse of `decode` on store.
         ///
-        /// Launch: `ceil(n / MERGE_TILE)` blocks of `MERGE_THREADS` threads,
-        /// `merge_shared_bytes(MERGE_TILE, size_of::<key>(), size_of::<value>())` bytes of
-        /// dynamic shared memory.
+        /// Launch: `ceil(n / MERGE_SORT_TILE)` blocks of `MERGE_SORT_THREADS` threads,
+        /// `merge_sort_shared_bytes(MERGE_SORT_TILE, size_of::<key>(), size_of::<value>())`
+        /// bytes of dynamic shared memory.
         ///
         /// # Safety
         /// The pointers hold `n` keys and values on the device (value pointers are unused, and
@@ -54,9 +55,9 @@ macro_rules! merge_sort_kernels {
             // SAFETY: the launch contract: this block owns its tile and the shared memory.
             unsafe {
                 sort_tile::<$key, $value, _, VT>(
-                    &BLOCK,
-                    MERGE_THREADS,
-                    dynamic_shared::<u8>(),
+                    &SORT_BLOCK,
+                    MERGE_SORT_THREADS,
+                    dynamic_shared::<Align16>() as *mut u8,
                     buf,
                     n,
                     tile,
@@ -70,11 +71,13 @@ macro_rules! merge_sort_kernels {
         /// of two runs (from `splits`, written by the partition kernel of the same pass) from
         /// `src_*` into `dst_*`, keys through the inverse of `decode`.
         ///
-        /// Launch: as the tile sort.
+        /// Launch: `ceil(n / MERGE_TILE)` blocks of `MERGE_THREADS` threads,
+        /// `merge_shared_bytes(MERGE_TILE, size_of::<key>(), size_of::<value>())` bytes of
+        /// dynamic shared memory.
         ///
         /// # Safety
-        /// As the tile sort; `src_*` and `dst_*` do not overlap; `splits` holds
-        /// `ceil(n / MERGE_TILE)` splits of this pass.
+        /// As the tile sort (`width` a multiple of `MERGE_SORT_TILE`); `src_*` and `dst_*` do
+        /// not overlap; `splits` holds `ceil(n / MERGE_TILE)` splits of this pass.
         #[unsafe(no_mangle)]
         pub unsafe extern "gpu-kernel" fn $merge(
             src_keys: *mut $key,
@@ -98,7 +101,7 @@ macro_rules! merge_sort_kernels {
                 merge_tile::<$key, $value, _, VT>(
                     &BLOCK,
                     MERGE_THREADS,
-                    dynamic_shared::<u8>(),
+                    dynamic_shared::<Align16>() as *mut u8,
                     buf,
                     splits,
                     n,
@@ -214,7 +217,7 @@ macro_rules! merge_two_kernels {
                 merge_tile::<$key, (), _, VT>(
                     &BLOCK,
                     MERGE_THREADS,
-                    dynamic_shared::<u8>(),
+                    dynamic_shared::<Align16>() as *mut u8,
                     buf,
                     splits,
                     n,
