@@ -12,7 +12,7 @@ use gpusort::gpu::{GpuAlgo, Phase, Progress};
 use gpusort::inputs::{Dist, generate};
 use gpusort::{Error, GpuSorter, Order, SortKey, SortValue};
 use gpusort_suite::{gpu_or_skip, lengths_around_powers_of_two, sprinkle_specials, test_seed};
-use kernels_gpu::tuning::{MAX_KEYS, MERGE_TILE, TILE_KEYS};
+use kernels_gpu::tuning::{MAX_KEYS, MERGE_SORT_TILE, MERGE_TILE, TILE_KEYS};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use std::sync::{Arc, Mutex};
 
@@ -136,7 +136,11 @@ fn lengths_around_powers_of_two_and_the_tiles() {
         return;
     };
     let mut lengths = lengths_around_powers_of_two(20);
-    for t in [MERGE_TILE as usize, TILE_KEYS as usize] {
+    for t in [
+        MERGE_TILE as usize,
+        MERGE_SORT_TILE as usize,
+        TILE_KEYS as usize,
+    ] {
         lengths.extend([
             t - 1,
             t,
@@ -177,9 +181,13 @@ fn random_lengths_up_to_2_pow_20() {
 }
 
 fn every_pattern<K: SortKey>(gpu: &GpuSorter, poison: K) {
-    let (m, t) = (MERGE_TILE as usize, TILE_KEYS as usize);
+    let (m, s, t) = (
+        MERGE_TILE as usize,
+        MERGE_SORT_TILE as usize,
+        TILE_KEYS as usize,
+    );
     for dist in Dist::ALL {
-        for n in [1000, m + 1, t + 1, 5 * t - 3, 300_007] {
+        for n in [1000, m + 1, s + 1, t + 1, 5 * t - 3, 300_007] {
             let input: Vec<K> = generate(n, dist, 7 + n as u64);
             for order in ORDERS {
                 assert_sorts(gpu, &input, order, poison, &format!("{dist:?}"));
@@ -250,7 +258,7 @@ fn pairs_with_u32_u64_and_u128_values() {
         return;
     };
     let seed = test_seed(13);
-    for n in [1, 2, 3000, MERGE_TILE as usize * 9 + 5, 200_001] {
+    for n in [1, 2, 3000, MERGE_SORT_TILE as usize * 9 + 5, 200_001] {
         let values64: Vec<u64> = (0..n as u64).map(|i| i << 33 | 0x1_0000_0000 | i).collect();
         let values32: Vec<u32> = (0..n as u32)
             .map(|i| i.wrapping_mul(2_654_435_761))

@@ -44,6 +44,14 @@ pub fn sync_threads() {
     unsafe { nvptx::_syncthreads() }
 }
 
+/// `__syncwarp()`: a barrier (with memory ordering) among the threads of this warp; every
+/// thread of the warp must reach it.
+#[inline(always)]
+pub fn sync_warp() {
+    // SAFETY: kernels call it in warp-uniform control flow.
+    unsafe { core::arch::asm!("bar.warp.sync -1;") }
+}
+
 /// `extern __shared__ T smem[]`: the block's dynamic shared memory, sized at launch.
 #[inline(always)]
 pub fn dynamic_shared<T>() -> *mut T {
@@ -87,6 +95,7 @@ impl WarpShuffle for u64 {
 pub struct CudaBlock<const THREADS: u32>;
 
 impl<const THREADS: u32> crate::block::Block for CudaBlock<THREADS> {
+    type Regs<T: Copy> = crate::block::One<T>;
     #[inline(always)]
     fn thread(&self) -> u32 {
         thread_idx_x()
@@ -98,5 +107,13 @@ impl<const THREADS: u32> crate::block::Block for CudaBlock<THREADS> {
     #[inline(always)]
     fn sync(&self) {
         sync_threads()
+    }
+    #[inline(always)]
+    fn sync_warp(&self) {
+        sync_warp()
+    }
+    #[inline(always)]
+    fn regs<T: Copy>(&self, _units: u32, init: T) -> crate::block::One<T> {
+        crate::block::One(init)
     }
 }

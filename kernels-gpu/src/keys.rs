@@ -110,10 +110,18 @@ trait Masks: Copy + core::ops::Not<Output = Self> {
 /// for every key of a launch, so the maps have no branches.
 #[inline(always)]
 fn masks<T: Masks + Default + core::ops::BitXor<Output = T>>(map: u32) -> (T, T) {
-    let (flip, sign_dependent) = match map & KIND_MASK {
-        KIND_SIGNED => (T::SIGN, T::default()),
-        KIND_FLOAT => (T::SIGN, !T::SIGN),
-        _ => (T::default(), T::default()),
+    // Selects rather than a `match`, so that a loop over keys has no branches to unswitch and
+    // unrolls (its arrays then stay in registers).
+    let kind = map & KIND_MASK;
+    let flip = if kind == KIND_SIGNED || kind == KIND_FLOAT {
+        T::SIGN
+    } else {
+        T::default()
+    };
+    let sign_dependent = if kind == KIND_FLOAT {
+        !T::SIGN
+    } else {
+        T::default()
     };
     let descending = if map & DESCENDING != 0 {
         T::ALL

@@ -9,7 +9,11 @@
 //! A sort of `n` keys: one tile sort (tiles of `tile` keys, each sorted in a block), then merge
 //! passes with run widths `w = tile, 2·tile, 4·tile, …` while `w < n`. A pass merges runs
 //! `[2jw, 2jw + w)` and `[2jw + w, 2jw + 2w)` (clipped to `n`) and cuts the output into tiles of
-//! `tile` keys; since `2w` is a multiple of `tile`, each output tile lies in one pair of runs.
+//! `nv` keys, the merge kernel's tile, which divides `tile` (the tile sort's blocks may be
+//! larger than the merge's); since `2w` is then a multiple of `nv`, each output tile lies in
+//! one pair of runs.
+
+use crate::tuning::PARTITION_PROBES;
 
 /// `merge_path` for one index width, so that tiles use 32-bit math and passes 64-bit math.
 macro_rules! merge_path_fn {
@@ -55,8 +59,50 @@ merge_path_fn!(
     u32
 );
 
-/// Merge passes that follow the tile sort of `n` keys in tiles of `tile` keys:
-/// `ceil(log2(ceil(n / tile)))`.
+/// [`merge_path`] as a `(P + 1)`-ary search: each step reads the keys at `P` evenly spaced
+/// points of the remaining range at once (all loads independent, so they are in flight
+/// together) and keeps the part between the last point that lies before the split and the first
+/// that does not. A range of `w` points takes `log_{P+1} w` steps instead of `log2 w`: for the
+/// partition kernel, which waits on device memory at every step, about 4× fewer round trips with
+/// `P = 15`. Same result as [`merge_path`].
+#[inline(always)]
+pub fn merge_path_wide<K: PartialOrd, const P: usize>(
+    diag: u64,
+    a_len: u64,
+    b_len: u64,
+    a: impl Fn(u64) -> K,
+    b: impl Fn(u64) -> K,
+) -> u64 {
+    let mut lo = diag.saturating_sub(b_len);
+    let mut hi = diag.min(a_len);
+    while lo < hi {
+        let span = hi - lo;
+        let mut points = [0u64; P];
+        for (j, point) in points.iter_mut().enumerate() {
+            // In lo .. hi, non-decreasing in j.
+            *point = lo + span * (j as u64 + 1) / (P as u64 + 1);
+        }
+        // `after[j]`: the split lies at or before points[j] (B's key there is strictly smaller
+        // than A's). False for a prefix of the points, true for the rest.
+        let after = points.map(|m| b(diag - 1 - m) < a(m));
+        let (mut new_lo, mut new_hi) = (lo, hi);
+        for j in 0..P {
+            if !after[j] {
+                new_lo = points[j] + 1;
+            }
+        }
+        for j in (0..P).rev() {
+            if after[j] {
+                new_hi = points[j];
+            }
+        }
+        (lo, hi) = (new_lo, new_hi);
+    }
+    lo
+}
+
+/// Merge passes that follow the tile sort of `n` keys in tiles of `tile` keys (the tile
+/// sort's): `ceil(log2(ceil(n / tile)))`.
 pub fn merge_passes(n: u64, tile: u64) -> u32 {
     let tiles = n.div_ceil(tile).max(1);
     tiles.next_power_of_two().trailing_zeros()
@@ -89,14 +135,15 @@ pub enum Pass {
     SortTiles,
     /// Merge pairs of sorted runs of `width` keys (partition, then merge).
     Merge {
-        /// Run width, a multiple of the tile.
+        /// Run width, a multiple of the tile sort's tile (and so of the merge's).
         width: u64,
     },
 }
 
-/// The launches that sort `n > 0` keys with tiles of `tile` keys: the tile sort, then merge
-/// passes that alternate between the caller's buffer and the scratch buffer, starting where
-/// [`tile_sort_to_scratch`] says so that the last pass lands in the caller's buffer (no copy).
+/// The launches that sort `n > 0` keys with tile-sort tiles of `tile` keys: the tile sort (which
+/// encodes the keys), then merge passes that alternate between the caller's buffer and the
+/// scratch buffer, starting where [`tile_sort_to_scratch`] says so that the last pass lands in
+/// the caller's buffer (no copy).
 pub fn schedule(n: u64, tile: u64) -> impl Iterator<Item = Step> {
     let passes = merge_passes(n, tile);
     let first_to_scratch = tile_sort_to_scratch(n, tile);
@@ -187,7 +234,7 @@ pub fn partition<K: PartialOrd>(
 ) -> u64 {
     let pos = k * tile;
     let runs = pairing.runs_at(pos, n);
-    let split = merge_path(
+    let split = merge_path_wide::<K, PARTITION_PROBES>(
         pos - runs.a,
         runs.b - runs.a,
         runs.end - runs.b,
@@ -292,6 +339,17 @@ mod tests {
             let i32 = merge_path_32(diag as u32, a.len() as u32, b.len() as u32,
                 |i| a[i as usize], |j| b[j as usize]) as usize;
             prop_assert_eq!(i, i32);
+            let wide = |p: usize| match p {
+                1 => merge_path_wide::<u8, 1>(diag as u64, a.len() as u64, b.len() as u64,
+                    |i| a[i as usize], |j| b[j as usize]),
+                3 => merge_path_wide::<u8, 3>(diag as u64, a.len() as u64, b.len() as u64,
+                    |i| a[i as usize], |j| b[j as usize]),
+                _ => merge_path_wide::<u8, 15>(diag as u64, a.len() as u64, b.len() as u64,
+                    |i| a[i as usize], |j| b[j as usize]),
+            } as usize;
+            for p in [1, 3, 15] {
+                prop_assert_eq!(wide(p), i, "{} probes", p);
+            }
             prop_assert!(i <= a.len() && diag - i <= b.len());
             let j = diag - i;
             if i > 0 && j < b.len() {

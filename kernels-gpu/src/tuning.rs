@@ -56,7 +56,28 @@ pub const GLOBAL_MAX_MIRROR_STEPS: u32 = 3;
 /// Register limit of each kernel (`.maxnreg`, written into the PTX by `host/build.rs`, as
 /// `__launch_bounds__` would in CUDA C++). The tile merge fits in 40 registers without spilling,
 /// which lets three 512-thread blocks share a multiprocessor instead of two (docs/perf.md).
-pub const MAX_REGISTERS: &[(&str, u32)] = &[("bitonic_merge_tiles_u32", 40)];
+///
+/// The tile-sort kernels get the most registers that still let a block of
+/// [`MERGE_SORT_THREADS`] threads launch (`__launch_bounds__(MERGE_SORT_THREADS)`): with more,
+/// the launch would fail rather than spill.
+pub const MAX_REGISTERS: &[(&str, u32)] = &[
+    ("bitonic_merge_tiles_u32", 40),
+    ("merge_sort_tiles_u32", MERGE_SORT_MAX_REGISTERS),
+    ("merge_sort_tiles_u32_u32", MERGE_SORT_MAX_REGISTERS),
+    ("merge_sort_tiles_u32_u64", MERGE_SORT_MAX_REGISTERS),
+    ("merge_sort_tiles_u64", MERGE_SORT_MAX_REGISTERS),
+    ("merge_sort_tiles_u64_u32", MERGE_SORT_MAX_REGISTERS),
+    ("merge_sort_tiles_u64_u64", MERGE_SORT_MAX_REGISTERS),
+    ("merge_sort_tiles_u32_u128", MERGE_SORT_MAX_REGISTERS),
+];
+
+/// Registers per thread that let one block of [`MERGE_SORT_THREADS`] threads fit in a
+/// multiprocessor's 65536 (255 at most, the architecture's limit).
+const MERGE_SORT_MAX_REGISTERS: u32 = if 65536 / MERGE_SORT_THREADS > 255 {
+    255
+} else {
+    65536 / MERGE_SORT_THREADS
+};
 
 /// `--algo auto` for keys alone sorts with the bitonic network for 2^AUTO_BITONIC_MIN_LOG2 ≤ n <
 /// 2^AUTO_BITONIC_END_LOG2 and with the merge sort otherwise. Measured (H200, 2026-11-21,
@@ -73,16 +94,59 @@ pub const AUTO_BITONIC_END_LOG2: u32 = 23;
 /// and a grid has at most 2^31 − 1 blocks.
 pub const MAX_KEYS: u64 = 1 << 39;
 
-/// Threads per block of the merge sort's kernels (`nt`).
+/// Threads per block of the merge passes (`nt`; also `merge_two_*`): 256, as CUB on sm_90. The
+/// tile sort's blocks are [`MERGE_SORT_THREADS`].
 pub const MERGE_THREADS: u32 = 256;
-/// Keys each merge-sort thread sorts in registers and merges per step (`vt`). Odd-even
-/// transposition sorts a thread's run in `vt` rounds, and the loops over it unroll fully.
-pub const MERGE_VT: u32 = 8;
-/// Keys per merge-sort tile (`nv = nt · vt`): the runs the tile sort makes, and the outputs of
-/// one block of a merge pass.
+/// Keys each merge-sort thread sorts in registers and merges per step (`vt`). Odd, so that the
+/// thread-ordered shared-memory accesses (thread `u` at slots `u·vt + k`) of a warp hit 32
+/// different banks; 17 as CUB on sm_90 for 4-byte keys, which makes the tile (4352 keys) large
+/// enough that 2^25 keys need 13 merge passes (2^25 / 4096 = 8192 tiles) rather than 14. The
+/// serial merge and the register sort are straight-line code over `vt` keys, so their arrays
+/// stay in registers (`ptxas -v`: no stack frame, no spills, checked for 11 ≤ `vt` ≤ 33; at most
+/// [`MERGE_KEY_PAD`]). 33 with [`MERGE_SORT_THREADS`] = 256 is the third variant of
+/// docs/perf.md ("fat threads": 8448-key tiles everywhere).
+pub const MERGE_VT: u32 = 17;
+/// Keys per merge-pass tile (`nv = nt · vt`): the outputs of one block of a merge pass (and of
+/// a `merge_two_*` launch).
 pub const MERGE_TILE: u32 = MERGE_THREADS * MERGE_VT;
+/// Threads per block of the tile sort (`merge_sort_tiles_*`), a multiple of [`MERGE_THREADS`]:
+/// 512, so that the tile sort makes runs of [`MERGE_SORT_TILE`] = 8704 keys and one merge pass
+/// fewer follows (12 at 2^25 keys, 15 at 2^28). A round of merges inside a block costs about
+/// a third of a merge pass through device memory. Set it to [`MERGE_THREADS`] (256) for the
+/// other variant (CUB's shape: 13 passes at 2^25, 16 at 2^28); docs/perf.md, "Merge sort v2
+/// plan". At most 128 registers per thread at 512 threads: [`MAX_REGISTERS`] caps them.
+pub const MERGE_SORT_THREADS: u32 = 512;
+/// Keys per tile-sort tile: the sorted runs the merge passes start from.
+pub const MERGE_SORT_TILE: u32 = MERGE_SORT_THREADS * MERGE_VT;
+
+/// Dynamic shared memory one block may have on an H100 or H200.
+pub const MAX_SHARED_BYTES: u32 = 227 * 1024;
+
+/// Threads of the tile sort of keys of `key_bytes` with values of `value_bytes`:
+/// [`MERGE_SORT_THREADS`], or [`MERGE_THREADS`] where that tile does not fit in shared memory
+/// (8-byte keys with 16-byte values: 278 KB).
+pub const fn merge_sort_threads(key_bytes: u32, value_bytes: u32) -> u32 {
+    if merge_sort_shared_bytes(MERGE_SORT_TILE, key_bytes, value_bytes) <= MAX_SHARED_BYTES {
+        MERGE_SORT_THREADS
+    } else {
+        MERGE_THREADS
+    }
+}
+
+/// Keys per tile-sort tile for keys of `key_bytes` with values of `value_bytes`.
+pub const fn merge_sort_tile(key_bytes: u32, value_bytes: u32) -> u32 {
+    merge_sort_threads(key_bytes, value_bytes) * MERGE_VT
+}
 /// Threads per block of the merge sort's partition kernel (one split per output tile).
 pub const PARTITION_THREADS: u32 = 128;
+/// Keys the partition kernel reads per step of its merge-path search (a `PARTITION_PROBES + 1`-ary
+/// search, [`crate::merge::merge_path_wide`]): 16-ary, so a run of 2^24 keys takes 6 dependent
+/// rounds of device-memory latency instead of 24.
+pub const PARTITION_PROBES: usize = 15;
+/// Slots after a tile's keys in shared memory that the merges may read but never use: a
+/// thread's serial merge reads one key ahead, and past the end of a partial tile up to `vt`
+/// keys ahead. At least [`MERGE_VT`] (checked where the block code is instantiated).
+pub const MERGE_KEY_PAD: u32 = 64;
 
 /// Threads per block of the multi-GPU helper kernels (sample, ranks, fill, check).
 pub const MULTI_THREADS: u32 = 256;
@@ -96,13 +160,50 @@ pub const MULTI_CHECK_BLOCKS: u32 = 1024;
 /// reads a window of at most `n_i / 2^14` keys per part and splitter (64 KB for 2^28 u32).
 pub const MULTI_SAMPLES: u64 = 1 << 14;
 
-/// Dynamic shared memory of a merge-sort block, in bytes: two buffers (ping-pong) of `keys`
-/// keys of `key_bytes` and two of their values of `value_bytes` (0 for keys-only sorts).
-pub const fn merge_shared_bytes(keys: u32, key_bytes: u32, value_bytes: u32) -> u32 {
-    2 * keys * (key_bytes + value_bytes)
+/// Bytes of a merge-sort block's shared key buffer: `keys` keys of `key_bytes` and
+/// [`MERGE_KEY_PAD`] more, rounded up to 16 bytes so that the next buffer is aligned for
+/// 16-byte accesses.
+pub const fn merge_key_buffer_bytes(keys: u32, key_bytes: u32) -> u32 {
+    ((keys + MERGE_KEY_PAD) * key_bytes).next_multiple_of(16)
 }
 
-const _: () = assert!(MERGE_THREADS.is_power_of_two() && MERGE_TILE >= 2048);
+/// Dynamic shared memory of a merge-pass block (`merge_pass_*`, `merge_two_*`) for tiles of
+/// `keys` keys, in bytes: the key buffer, and with values (`value_bytes > 0`) one `u32` per key,
+/// the tile slot each output came from. Values themselves never go through shared memory: the
+/// store reads each output's value from device memory at the slot's position.
+///
+/// ```
+/// use kernels_gpu::tuning::{merge_shared_bytes, merge_sort_shared_bytes};
+///
+/// // 4352 u32 keys, 64 keys of padding; with u64 values, 4352 slots more.
+/// assert_eq!(merge_shared_bytes(4352, 4, 0), 17_664);
+/// assert_eq!(merge_shared_bytes(4352, 4, 8), 17_664 + 17_408);
+/// // The tile sort of 8704 u64 keys with u64 values: keys, slots and values.
+/// assert_eq!(merge_sort_shared_bytes(8704, 8, 8), 70_144 + 34_816 + 69_632);
+/// ```
+pub const fn merge_shared_bytes(keys: u32, key_bytes: u32, value_bytes: u32) -> u32 {
+    let slots = if value_bytes > 0 {
+        (keys * 4).next_multiple_of(16)
+    } else {
+        0
+    };
+    merge_key_buffer_bytes(keys, key_bytes) + slots
+}
+
+/// Dynamic shared memory of a tile-sort block (`merge_sort_tiles_*`), in bytes: as
+/// [`merge_shared_bytes`], plus the tile's values, loaded once and read once, by the slot each
+/// output came from.
+pub const fn merge_sort_shared_bytes(keys: u32, key_bytes: u32, value_bytes: u32) -> u32 {
+    merge_shared_bytes(keys, key_bytes, value_bytes) + keys * value_bytes
+}
+
+const _: () = assert!(MERGE_THREADS.is_power_of_two() && MERGE_THREADS >= 32 && MERGE_TILE >= 2048);
+const _: () = assert!(MERGE_VT <= MERGE_KEY_PAD && PARTITION_PROBES >= 1);
+const _: () = assert!(
+    MERGE_SORT_THREADS.is_power_of_two()
+        && MERGE_SORT_THREADS >= MERGE_THREADS
+        && MERGE_SORT_THREADS <= 1024
+);
 const _: () = assert!(TILE_RUN >= 2 && TILE_RUN.is_power_of_two());
 const _: () = assert!(TILE_THREADS.is_power_of_two() && TILE_THREADS >= 32);
 const _: () = assert!(GLOBAL_MAX_FUSED_STEPS >= 1 && GLOBAL_MAX_FUSED_STEPS <= 5);

@@ -8,7 +8,10 @@ use cust::launch;
 use cust::module::Module;
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::merge::{Pass, merge_passes, schedule};
-use kernels_gpu::tuning::{MERGE_THREADS, MERGE_TILE, PARTITION_THREADS, merge_shared_bytes};
+use kernels_gpu::tuning::{
+    MERGE_THREADS, MERGE_TILE, PARTITION_THREADS, merge_shared_bytes, merge_sort_shared_bytes,
+    merge_sort_threads, merge_sort_tile,
+};
 
 /// Value widths the kernels carry, in bytes (0: keys only). Values are only moved, so a payload
 /// of any type travels in the smallest of these that holds it.
@@ -34,17 +37,31 @@ fn kernels(key_bytes: usize, value_bytes: usize) -> (&'static str, &'static str)
     (sort, merge)
 }
 
+/// Keys per tile-sort tile for these widths ([`merge_sort_tile`]).
+fn sort_tile(key_bytes: usize, value_bytes: usize) -> u32 {
+    merge_sort_tile(key_bytes as u32, value_bytes as u32)
+}
+
+/// Dynamic shared memory of a merge-pass block.
 fn shared_bytes(key_bytes: usize, value_bytes: usize) -> u32 {
     merge_shared_bytes(MERGE_TILE, key_bytes as u32, value_bytes as u32)
 }
 
-/// Lets each tile-sort and merge kernel use its shared memory (up to 96 KB for 8-byte keys
-/// with 16-byte values, above the default 48 KB).
+/// Dynamic shared memory of a tile-sort block (the merge pass's, plus the tile's values).
+fn sort_shared_bytes(key_bytes: usize, value_bytes: usize) -> u32 {
+    merge_sort_shared_bytes(
+        sort_tile(key_bytes, value_bytes),
+        key_bytes as u32,
+        value_bytes as u32,
+    )
+}
+
+/// Lets each tile-sort and merge kernel use its shared memory (up to 171 KB for the tile sort
+/// of 8-byte keys with 16-byte values, above the default 48 KB).
 pub(super) fn configure(module: &Module) -> Result<()> {
     for ((kb, vb), sort, merge) in KERNELS {
-        for name in [sort, merge] {
-            set_shared_attributes(module, name, shared_bytes(kb, vb))?;
-        }
+        set_shared_attributes(module, sort, sort_shared_bytes(kb, vb))?;
+        set_shared_attributes(module, merge, shared_bytes(kb, vb))?;
     }
     for (kb, name) in [(4, "merge_two_u32"), (8, "merge_two_u64")] {
         set_shared_attributes(module, name, shared_bytes(kb, 0))?;
@@ -54,8 +71,8 @@ pub(super) fn configure(module: &Module) -> Result<()> {
 
 /// Bytes of device scratch the stable sort of `n` keys of `key_bytes` with values of
 /// `value_bytes` (0 for keys only) needs: a second buffer of `n` keys and `n` values for the
-/// ping-pong, and one `u64` merge-path split per tile of `MERGE_TILE` keys. Zero when the
-/// keys fit in one tile (the tile sort works in place).
+/// ping-pong, and one `u64` merge-path split per merge tile of `MERGE_TILE` keys. Zero when
+/// the keys fit in one tile of the tile sort (`MERGE_SORT_TILE` keys; it works in place).
 pub fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64 {
     let layout = Layout::new(n, key_bytes, value_bytes);
     layout.total
@@ -71,7 +88,7 @@ struct Layout {
 
 impl Layout {
     fn new(n: u64, key_bytes: usize, value_bytes: usize) -> Layout {
-        if merge_passes(n, u64::from(MERGE_TILE)) == 0 {
+        if merge_passes(n, u64::from(sort_tile(key_bytes, value_bytes))) == 0 {
             return Layout {
                 values: 0,
                 splits: 0,
@@ -133,8 +150,11 @@ pub(super) fn enqueue(sorter: &GpuSorter, l: &Launch) -> Result<()> {
     let (module, stream, n) = (&sorter.module, &sorter.stream, l.n);
     let tiles = n.div_ceil(u64::from(MERGE_TILE));
     let grid = tiles as u32;
+    let sort_tile = u64::from(sort_tile(l.key_bytes, l.value_bytes));
+    let sort_threads = merge_sort_threads(l.key_bytes as u32, l.value_bytes as u32);
+    let sort_grid = n.div_ceil(sort_tile) as u32;
     let partition_blocks = tiles.div_ceil(u64::from(PARTITION_THREADS)) as u32;
-    for step in schedule(n, u64::from(MERGE_TILE)) {
+    for step in schedule(n, sort_tile) {
         let pick = |scratch: bool| {
             if scratch {
                 (scratch_keys, scratch_values)
@@ -150,8 +170,9 @@ pub(super) fn enqueue(sorter: &GpuSorter, l: &Launch) -> Result<()> {
             Pass::SortTiles => {
                 let f = function(module, sort_name)?;
                 let map = l.encode;
+                let shared = sort_shared_bytes(l.key_bytes, l.value_bytes);
                 unsafe {
-                    launch!(f<<<grid, MERGE_THREADS, shared, stream>>>(
+                    launch!(f<<<sort_grid, sort_threads, shared, stream>>>(
                         src_k, dst_k, src_v, dst_v, n, map, decode
                     ))
                 }
@@ -223,23 +244,24 @@ pub(crate) fn enqueue_merge_two(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kernels_gpu::tuning::{MAX_SHARED_BYTES, MERGE_SORT_TILE};
 
     #[test]
     fn scratch_is_a_second_buffer_plus_splits_or_nothing() {
-        let t = u64::from(MERGE_TILE);
+        let (s, t) = (u64::from(MERGE_SORT_TILE), u64::from(MERGE_TILE));
+        let splits = |n: u64| n.div_ceil(t) * 8;
         assert_eq!(scratch_bytes(0, 4, 0), 0);
-        assert_eq!(scratch_bytes(t, 8, 8), 0);
+        assert_eq!(scratch_bytes(s, 8, 8), 0);
         assert_eq!(
-            scratch_bytes(t + 1, 4, 0),
-            (4 * (t + 1)).next_multiple_of(8) + 16
+            scratch_bytes(s + 1, 4, 0),
+            (4 * (s + 1)).next_multiple_of(8) + splits(s + 1)
         );
-        assert_eq!(scratch_bytes(3 * t, 8, 4), 8 * 3 * t + 4 * 3 * t + 24);
-        // 16-byte values start 16-aligned: 2049 u32 keys take 8196 bytes, values from 8208.
         assert_eq!(
-            scratch_bytes(t + 1, 4, 16),
-            (4 * (t + 1)).next_multiple_of(16) + 16 * (t + 1) + 16
+            scratch_bytes(3 * s, 8, 4),
+            8 * 3 * s + 4 * 3 * s + splits(3 * s)
         );
-        for n in [t + 1, t + 2, t + 3, 5 * t + 7] {
+        // 16-byte values start 16-aligned whatever n.
+        for n in [s + 1, s + 2, s + 3, 5 * s + 7] {
             for vb in VALUE_BYTES {
                 let layout = Layout::new(n, 4, vb);
                 assert_eq!(
@@ -249,6 +271,46 @@ mod tests {
                 );
                 assert_eq!(layout.splits % 8, 0);
             }
+        }
+    }
+
+    /// The body of kernel `name` in the embedded PTX.
+    fn entry_body<'p>(ptx: &'p str, name: &str) -> &'p str {
+        let start = ptx
+            .find(&format!(".entry {name}("))
+            .unwrap_or_else(|| panic!("no kernel {name} in the PTX"));
+        let body = &ptx[start..];
+        &body[..body
+            .find("\n}\n")
+            .expect("an entry ends with a closing brace")]
+    }
+
+    /// The serial merges and register sorts index their arrays with constants only, in fully
+    /// unrolled loops: if LLVM stops unrolling one (a larger `MERGE_VT`, an iterator where an
+    /// index loop was), the arrays move to local memory, and the kernels slow down severalfold.
+    #[test]
+    fn merge_kernels_keep_their_arrays_in_registers() {
+        let others = [
+            "merge_partition_u32",
+            "merge_partition_u64",
+            "merge_two_u32",
+            "merge_two_u64",
+            "merge_two_partition_u32",
+            "merge_two_partition_u64",
+        ];
+        // The 16-byte-value kernels stage one group of values through a 64-byte stack slot
+        // (LLVM's lowering of the 16-byte vector stores of `u128`s): measured apart.
+        let names = KERNELS
+            .iter()
+            .filter(|&&((_, vb), ..)| vb < 16)
+            .flat_map(|&(_, sort, merge)| [sort, merge])
+            .chain(others);
+        for name in names {
+            let body = entry_body(super::super::KERNELS_PTX, name);
+            assert!(
+                !body.contains(".local"),
+                "{name} keeps arrays in local memory (see docs/perf.md, Merge sort v2 plan)"
+            );
         }
     }
 
@@ -270,14 +332,15 @@ mod tests {
 
     #[test]
     fn the_largest_tile_fits_in_shared_memory() {
-        // 8-byte keys with 16-byte values: 2 × 2048 × 24 bytes, under the 227 KB an H100 or
-        // H200 allows a block (after `configure` sets the attribute), and above the default 48 KB.
+        // The tile sort of 8-byte keys with 16-byte values needs the most: under the 227 KB an
+        // H100 or H200 allows a block (after `configure` sets the attribute).
         let largest = KERNELS
             .iter()
-            .map(|&((kb, vb), ..)| shared_bytes(kb, vb))
+            .map(|&((kb, vb), ..)| sort_shared_bytes(kb, vb).max(shared_bytes(kb, vb)))
             .max();
-        assert_eq!(largest, Some(shared_bytes(8, 16)));
-        assert_eq!(shared_bytes(8, 16), 2 * MERGE_TILE * 24);
-        assert!(shared_bytes(8, 16) <= 227 * 1024 && shared_bytes(8, 16) > 48 * 1024);
+        assert!(largest <= Some(MAX_SHARED_BYTES));
+        // Only 8-byte keys with 16-byte values need the smaller tile.
+        assert_eq!(sort_tile(8, 16), MERGE_TILE);
+        assert_eq!(sort_tile(8, 8), MERGE_SORT_TILE);
     }
 }

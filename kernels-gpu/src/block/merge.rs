@@ -2,28 +2,146 @@
 //! thread, `nv = nt · vt` keys per tile), generic over the [`Block`] so that the CPU tests run
 //! this very code.
 //!
-//! Shared memory holds two buffers of `nv` keys and two of `nv` values; merge steps read one
-//! and write the other (ping-pong), so no unit keeps registers across a barrier and the units of
-//! a phase write disjoint slots.
+//! The shape of CUB's and moderngpu's merge sort: every merge is a *serial merge into
+//! registers*. A thread finds where its `vt` outputs start with a merge-path search in shared
+//! memory, then takes them one at a time from the two sorted lists (ties to the first list, so
+//! every merge is stable) into a fully unrolled array of `vt` registers. Keys move between
+//! registers and shared memory only in whole tiles: coalesced (thread `u` at slots `r·nt + u`)
+//! to and from device memory, thread-ordered (slots `u·vt + k`) to and from registers; with `vt`
+//! odd both orders hit 32 different banks per warp.
 //!
-//! - [`sort_tile`]: load a tile (keys encoded, +∞ past the end), each unit sorts its run of `vt`
-//!   keys in registers with odd-even transposition (stable: swaps only on strict `>`), then
-//!   `log2 nt` rounds of merge-path merges of runs in shared memory.
+//! Values never take part in the merges. A merge records, for each output, the tile slot its
+//! key came from (a `u32`), and only the tile's last store reads each value by that slot: from
+//! device memory in a merge pass (values never enter shared memory), from the tile's values in
+//! shared memory in the tile sort.
+//!
+//! - [`sort_tile`]: load a tile (keys encoded, +∞ past the end), each thread sorts its `vt` keys
+//!   in registers with odd-even transposition (stable: swaps only on strict `>`), then
+//!   `log2 nt` rounds of merges of pairs of sorted runs.
 //! - [`partition_unit`]: one merge-path split per output tile of a merge pass, in global memory.
-//! - [`merge_tile`]: load the tile's slices of the two runs, each unit merges `vt` outputs.
+//! - [`merge_tile`]: load the tile's slices of the two runs, each thread merges `vt` outputs.
+//!
+//! Stores to device memory, and the tile sort's loads, are 16-byte vectors of consecutive keys
+//! (or values) when the device address is 16-byte aligned, as it is for buffers from the
+//! allocator; otherwise one element per access (a block-uniform choice). The merge passes load
+//! their two slices one key per thread and load: the slices start anywhere.
+//!
+//! Every loop over a thread's `vt` keys is straight-line code ([`unrolled`]), so that its arrays
+//! stay in registers (`host`'s test `merge_kernels_keep_their_arrays_in_registers` checks the
+//! PTX).
 
-use super::Block;
-use crate::keys::KeyBits;
+use super::{Block, Regs};
+use crate::keys::{IDENTITY, KeyBits};
 use crate::merge::{Pairing, TileRanges, merge_path_32, partition};
+use crate::tuning::{MERGE_KEY_PAD, merge_key_buffer_bytes};
 
 /// Values carried with the keys: `()` for keys-only sorts, `u32`, `u64` or `u128`. The kernels
 /// only move them (loads, stores, register moves), never look at them: the host passes any
 /// payload of up to 16 bytes in slots of one of these widths.
-pub trait Payload: Copy + Default {}
-impl Payload for () {}
-impl Payload for u32 {}
-impl Payload for u64 {}
-impl Payload for u128 {}
+pub trait Payload: Copy + Default {
+    /// What a merge records per output so that the value can be found later: the tile slot
+    /// (`u32`), or nothing for keys only.
+    type Slot: Slot;
+}
+impl Payload for () {
+    type Slot = ();
+}
+impl Payload for u32 {
+    type Slot = u32;
+}
+impl Payload for u64 {
+    type Slot = u32;
+}
+impl Payload for u128 {
+    type Slot = u32;
+}
+
+/// A recorded tile slot, or nothing (keys-only sorts, where it costs no register).
+pub trait Slot: Copy + Default {
+    /// Records slot `i`.
+    fn new(i: u32) -> Self;
+    /// The slot recorded.
+    fn get(self) -> u32;
+}
+impl Slot for () {
+    #[inline(always)]
+    fn new(_: u32) -> Self {}
+    #[inline(always)]
+    fn get(self) -> u32 {
+        0
+    }
+}
+impl Slot for u32 {
+    #[inline(always)]
+    fn new(i: u32) -> Self {
+        i
+    }
+    #[inline(always)]
+    fn get(self) -> u32 {
+        self
+    }
+}
+
+/// The alignment the kernels declare their dynamic shared memory with, so that 16-byte shared
+/// accesses compile to vector instructions.
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+pub struct Align16([u32; 4]);
+
+#[repr(C, align(8))]
+#[derive(Clone, Copy)]
+struct Align8([u32; 2]);
+
+/// Reads `G` consecutive elements at `p`: one vector load when they are 8 or 16 bytes.
+///
+/// # Safety
+/// `p` is valid for `G` reads and aligned to `G · size_of::<T>()` bytes when that is 8 or 16.
+#[inline(always)]
+unsafe fn read_group<T: Copy, const G: usize>(p: *const T) -> [T; G] {
+    // SAFETY (all arms): the caller's contract; the sizes match in the arm that runs.
+    unsafe {
+        match G * size_of::<T>() {
+            // A whole aligned vector first, then reinterpreted: a direct `transmute_copy` from
+            // `p` would read with `T`'s alignment, one element at a time.
+            16 => {
+                let v: Align16 = *(p as *const Align16);
+                core::mem::transmute_copy(&v)
+            }
+            8 => {
+                let v: Align8 = *(p as *const Align8);
+                core::mem::transmute_copy(&v)
+            }
+            _ => core::array::from_fn(|j| *p.add(j)),
+        }
+    }
+}
+
+/// Writes `G` consecutive elements at `p`: one vector store when they are 8 or 16 bytes.
+///
+/// # Safety
+/// As [`read_group`], for writes.
+#[inline(always)]
+unsafe fn write_group<T: Copy, const G: usize>(p: *mut T, v: [T; G]) {
+    // SAFETY (all arms): the caller's contract; the sizes match in the arm that runs.
+    unsafe {
+        match G * size_of::<T>() {
+            16 => *(p as *mut Align16) = core::mem::transmute_copy(&v),
+            8 => *(p as *mut Align8) = core::mem::transmute_copy(&v),
+            _ => {
+                for (j, x) in v.into_iter().enumerate() {
+                    *p.add(j) = x;
+                }
+            }
+        }
+    }
+}
+
+/// Whether `p` is aligned for [`read_group`]/[`write_group`] of `G` elements.
+#[inline(always)]
+fn group_aligned<T, const G: usize>(p: *const T) -> bool {
+    let bytes = G * size_of::<T>();
+    !(bytes == 8 || bytes == 16) || (p as usize).is_multiple_of(bytes)
+}
 
 /// The global buffers of one launch: keys and values are read from `src_*` and written to
 /// `dst_*` (the same buffers for an in-place tile sort).
@@ -39,11 +157,15 @@ pub struct Buffers<K, V> {
     pub dst_values: *mut V,
 }
 
-/// A block's shared memory: keys `[2][nv]`, then values `[2][nv]`. Buffers are picked by
-/// offset arithmetic, not by indexing an array of pointers with a runtime index (that array
-/// would move to local memory).
+/// A thread's registers in a merge: its `vt` keys and the slots they came from.
+type Run<K, V, const VT: usize> = ([K; VT], [<V as Payload>::Slot; VT]);
+
+/// A block's shared memory: `nv + MERGE_KEY_PAD` keys, then (with values) `nv` slots, then (tile
+/// sort with values) `nv` values; each buffer 16-byte aligned
+/// ([`crate::tuning::merge_sort_shared_bytes`]).
 struct Shared<'b, K, V, B, const VT: usize> {
     keys: *mut K,
+    slots: *mut u32,
     values: *mut V,
     nt: u32,
     block: &'b B,
@@ -51,25 +173,28 @@ struct Shared<'b, K, V, B, const VT: usize> {
 
 impl<'b, K: KeyBits, V: Payload, B: Block, const VT: usize> Shared<'b, K, V, B, VT> {
     /// # Safety
-    /// `shared` is aligned for `K` and `V` and holds `merge_shared_bytes(nt · VT, …)` bytes used
-    /// by this block alone.
+    /// `shared` is 16-byte aligned and holds `merge_shared_bytes(nt · VT, …)` bytes (merge
+    /// pass) or `merge_sort_shared_bytes(nt · VT, …)` (tile sort) used by this block alone.
     #[inline(always)]
     unsafe fn new(shared: *mut u8, nt: u32, block: &'b B) -> Self {
-        let nv = (nt as usize) * VT;
-        let keys = shared as *mut K;
+        const { assert!(VT as u32 <= MERGE_KEY_PAD && VT > 0) };
+        let nv = nt * VT as u32;
+        let key_bytes = merge_key_buffer_bytes(nv, size_of::<K>() as u32);
+        let slot_bytes = if size_of::<V>() > 0 {
+            (nv * 4).next_multiple_of(16)
+        } else {
+            0
+        };
+        // SAFETY: inside the shared memory (the caller's contract).
+        let slots = unsafe { shared.add(key_bytes as usize) };
         Shared {
-            keys,
-            // SAFETY: inside the shared memory (the caller's contract).
-            values: unsafe { keys.add(2 * nv) } as *mut V,
+            keys: shared as *mut K,
+            slots: slots as *mut u32,
+            // SAFETY: as above.
+            values: unsafe { slots.add(slot_bytes as usize) } as *mut V,
             nt,
             block,
         }
-    }
-
-    /// Slot `i` of buffer `buf` (0 or 1).
-    #[inline(always)]
-    fn slot(&self, buf: usize, i: u32) -> usize {
-        buf * (self.nt as usize * VT) + i as usize
     }
 
     /// Runs `f(u)` for every unit `u < nt` this thread owns (one on the GPU, all on the CPU).
@@ -83,149 +208,337 @@ impl<'b, K: KeyBits, V: Payload, B: Block, const VT: usize> Shared<'b, K, V, B, 
     }
 
     #[inline(always)]
-    fn key(&self, buf: usize, i: u32) -> K {
-        // SAFETY: i < nv (every caller), inside buffer `buf`.
-        unsafe { *self.keys.add(self.slot(buf, i)) }
+    fn key(&self, i: u32) -> K {
+        // SAFETY: i < nv + MERGE_KEY_PAD (every caller).
+        unsafe { *self.keys.add(i as usize) }
     }
 
     #[inline(always)]
-    fn value(&self, buf: usize, i: u32) -> V {
-        // SAFETY: as in `key`.
-        unsafe { *self.values.add(self.slot(buf, i)) }
+    fn slot(&self, i: u32) -> u32 {
+        // SAFETY: i < nv (every caller).
+        unsafe { *self.slots.add(i as usize) }
     }
 
     #[inline(always)]
-    fn set(&self, buf: usize, i: u32, key: K, value: V) {
-        // SAFETY: as in `key`; the units of a phase write disjoint slots.
-        unsafe {
-            *self.keys.add(self.slot(buf, i)) = key;
-            *self.values.add(self.slot(buf, i)) = value;
+    fn value(&self, i: u32) -> V {
+        // SAFETY: i < nv (every caller).
+        unsafe { *self.values.add(i as usize) }
+    }
+
+    /// Fills shared `dst[0 .. nv]` with `f(src[i])` for `i < len` and `fill` past it, coalesced:
+    /// groups of `G` consecutive elements, one vector load and store per group when `src` is
+    /// aligned for it, else one element per access; every load of the thread in flight before
+    /// its first shared store.
+    ///
+    /// # Safety
+    /// `src` holds `len <= nv` elements; `dst` is a shared buffer of `nv` elements, 16-byte
+    /// aligned.
+    // Straight-line [`unrolled`] calls, not iterators: an array iterator
+    // (`into_iter().enumerate().take(..)`) kept a run-time position, and the arrays of the tile
+    // sort went to local memory.
+    #[inline(always)]
+    unsafe fn load_tile<T: Copy, const G: usize>(
+        &self,
+        len: u32,
+        src: *const T,
+        dst: *mut T,
+        fill: T,
+        f: impl Fn(T) -> T,
+    ) {
+        let nv = self.nt * VT as u32;
+        if G > 1 && group_aligned::<T, G>(src) && nv.is_multiple_of(G as u32) {
+            let groups = nv / G as u32;
+            self.for_each_unit(|u| {
+                let mut got = [[fill; G]; VT];
+                let rounds = VT.div_ceil(G);
+                unrolled::<VT>(|r| {
+                    let i = (r as u32 * self.nt + u) * G as u32;
+                    if r >= rounds {
+                    } else if i + G as u32 <= len {
+                        // SAFETY: i + G <= len; src + i is aligned (src is, and i is a
+                        // multiple of G).
+                        got[r] = unsafe { read_group::<T, G>(src.add(i as usize)) };
+                    } else {
+                        unrolled::<G>(|j| {
+                            if i + (j as u32) < len {
+                                // SAFETY: inside the `len` elements.
+                                got[r][j] = unsafe { *src.add(i as usize + j) };
+                            }
+                        });
+                    }
+                });
+                unrolled::<VT>(|r| {
+                    let g = r as u32 * self.nt + u;
+                    let i = g * G as u32;
+                    if r < rounds && g < groups {
+                        let mut out = got[r];
+                        unrolled::<G>(|j| {
+                            out[j] = if i + (j as u32) < len {
+                                f(out[j])
+                            } else {
+                                fill
+                            };
+                        });
+                        // SAFETY: i + G <= nv; aligned (the buffer is, i is a multiple of G).
+                        unsafe { write_group::<T, G>(dst.add(i as usize), out) };
+                    }
+                });
+            });
+        } else {
+            self.for_each_unit(|u| {
+                let mut got = [fill; VT];
+                unrolled::<VT>(|r| {
+                    let i = r as u32 * self.nt + u;
+                    if i < len {
+                        // SAFETY: i < len.
+                        got[r] = unsafe { *src.add(i as usize) };
+                    }
+                });
+                unrolled::<VT>(|r| {
+                    let i = r as u32 * self.nt + u;
+                    let x = if i < len { f(got[r]) } else { fill };
+                    // SAFETY: i < nv.
+                    unsafe { *dst.add(i as usize) = x };
+                });
+            });
         }
     }
 
-    /// Fills buffer 0 with `read(i)` for `i < len` and (+∞, default) up to `nv`, coalesced:
-    /// unit `u` takes `i = r·nt + u`, all its `VT` loads in flight before its stores. Ends with a
-    /// barrier.
+    /// Writes outputs `0 .. len` of the tile to `dst[0 .. len]`, coalesced: groups of `G`
+    /// consecutive outputs, `group(i)` giving outputs `i .. i + G` (`i + G <= len`) for one
+    /// vector store when `dst` is aligned for it, `one(i)` giving output `i` otherwise.
+    ///
+    /// # Safety
+    /// `dst` has room for `len <= nv` elements; `group` and `one` are safe to call with those
+    /// arguments.
     #[inline(always)]
-    fn load(&self, len: u32, read: impl Fn(u32) -> (K, V)) {
-        self.for_each_unit(|u| {
-            let mut keys = [K::INFINITY; VT];
-            let mut values = [V::default(); VT];
-            for r in 0..VT {
-                let i = r as u32 * self.nt + u;
-                if i < len {
-                    (keys[r], values[r]) = read(i);
+    unsafe fn store<T: Copy, const G: usize>(
+        &self,
+        len: u32,
+        dst: *mut T,
+        group: impl Fn(u32) -> [T; G],
+        one: impl Fn(u32) -> T,
+    ) {
+        let nv = self.nt * VT as u32;
+        if G > 1 && group_aligned::<T, G>(dst) && nv.is_multiple_of(G as u32) {
+            self.for_each_unit(|u| {
+                for r in 0..VT.div_ceil(G) {
+                    let i = (r as u32 * self.nt + u) * G as u32;
+                    if i + G as u32 <= len {
+                        // SAFETY: i + G <= len; aligned as `dst` is.
+                        unsafe { write_group::<T, G>(dst.add(i as usize), group(i)) };
+                    } else {
+                        for j in 0..G as u32 {
+                            if i + j < len {
+                                // SAFETY: i + j < len.
+                                unsafe { *dst.add((i + j) as usize) = one(i + j) };
+                            }
+                        }
+                    }
                 }
-            }
-            for r in 0..VT {
-                self.set(0, r as u32 * self.nt + u, keys[r], values[r]);
-            }
-        });
-        self.block.sync();
-    }
-
-    /// Calls `write(i, key, value)` for each slot `i < len` of buffer `buf`, coalesced.
-    #[inline(always)]
-    fn store(&self, buf: usize, len: u32, write: impl Fn(u32, K, V)) {
-        self.for_each_unit(|u| {
-            for r in 0..VT {
-                let i = r as u32 * self.nt + u;
-                if i < len {
-                    write(i, self.key(buf, i), self.value(buf, i));
+            });
+        } else {
+            self.for_each_unit(|u| {
+                for r in 0..VT as u32 {
+                    let i = r * self.nt + u;
+                    if i < len {
+                        // SAFETY: i < len.
+                        unsafe { *dst.add(i as usize) = one(i) };
+                    }
                 }
-            }
-        });
+            });
+        }
     }
 
-    /// Each unit sorts its run `u·VT .. (u+1)·VT` of buffer 0 in registers, stably. Ends with a
-    /// barrier.
+    /// Keys of shared slots `i .. i + G` (`i` a multiple of `G`, `i + G <= nv`), through `f`.
     #[inline(always)]
-    fn sort_runs(&self) {
+    fn key_group<const G: usize>(&self, i: u32, f: impl Fn(K) -> K) -> [K; G] {
+        // SAFETY: inside the key buffer, aligned (16-byte aligned buffer, i a multiple of G).
+        unsafe { read_group::<K, G>(self.keys.add(i as usize)) }.map(f)
+    }
+
+    /// Slots recorded for outputs `i .. i + G` (as [`Shared::key_group`]).
+    #[inline(always)]
+    fn slot_group<const G: usize>(&self, i: u32) -> [u32; G] {
+        // SAFETY: inside the slot buffer, aligned as in `key_group`.
+        unsafe { read_group::<u32, G>(self.slots.add(i as usize)) }
+    }
+
+    /// Stores the tile's keys from shared slots `0 .. len` to `dst`, decoded: 16-byte groups.
+    /// Every pass but the last has `decode = IDENTITY`, and skips the decoding altogether.
+    ///
+    /// # Safety
+    /// `dst` has room for `len <= nv` keys.
+    #[inline(always)]
+    unsafe fn store_keys(&self, len: u32, dst: *mut K, decode: u32) {
+        // SAFETY (all): the caller's contract.
+        unsafe {
+            if decode == IDENTITY {
+                self.store_keys_with(len, dst, |k| k);
+            } else {
+                self.store_keys_with(len, dst, |k: K| k.decode(decode));
+            }
+        }
+    }
+
+    /// [`Shared::store_keys`] through `f`.
+    ///
+    /// # Safety
+    /// As [`Shared::store_keys`].
+    #[inline(always)]
+    unsafe fn store_keys_with(&self, len: u32, dst: *mut K, f: impl Fn(K) -> K + Copy) {
+        let one = |i| f(self.key(i));
+        // SAFETY (both): the caller's contract.
+        if size_of::<K>() == 4 {
+            unsafe { self.store::<K, 4>(len, dst, |i| self.key_group(i, f), one) }
+        } else {
+            unsafe { self.store::<K, 2>(len, dst, |i| self.key_group(i, f), one) }
+        }
+    }
+
+    /// Stores the values of outputs `0 .. len` to `dst`: output `i`'s value is `value(slot)`
+    /// for the slot recorded for it. Groups of 16 bytes of values.
+    ///
+    /// # Safety
+    /// `dst` has room for `len <= nv` values; `value` is safe to call with every recorded slot
+    /// of an output `< len`.
+    #[inline(always)]
+    unsafe fn store_values(&self, len: u32, dst: *mut V, value: impl Fn(u32) -> V) {
+        let one = |i| value(self.slot(i));
+        // SAFETY (all): the caller's contract.
+        match size_of::<V>() {
+            0 => {}
+            4 => unsafe {
+                self.store::<V, 4>(len, dst, |i| self.slot_group::<4>(i).map(&value), one)
+            },
+            _ => unsafe {
+                self.store::<V, 2>(len, dst, |i| self.slot_group::<2>(i).map(&value), one)
+            },
+        }
+    }
+
+    /// Each unit writes its run of keys (and slots) to shared slots `u·VT .. (u+1)·VT`, the
+    /// thread-ordered layout the merges read.
+    #[inline(always)]
+    fn put(&self, regs: &mut B::Regs<Run<K, V, VT>>) {
         self.for_each_unit(|u| {
-            let first = u * VT as u32;
-            let mut keys = [K::INFINITY; VT];
-            let mut values = [V::default(); VT];
-            for r in 0..VT {
-                keys[r] = self.key(0, first + r as u32);
-                values[r] = self.value(0, first + r as u32);
-            }
-            odd_even_transposition(&mut keys, &mut values);
-            for r in 0..VT {
-                self.set(0, first + r as u32, keys[r], values[r]);
-            }
+            let (keys, slots) = regs.unit(u);
+            let first = (u * VT as u32) as usize;
+            unrolled::<VT>(|k| {
+                // SAFETY: u·VT + k < nv; the units write disjoint slots.
+                unsafe {
+                    *self.keys.add(first + k) = keys[k];
+                    if size_of::<V>() > 0 {
+                        *self.slots.add(first + k) = slots[k].get();
+                    }
+                }
+            });
         });
-        self.block.sync();
     }
 
-    /// One unit's part of the merge of sorted lists A = `src[a .. b]` and B = `src[b .. end]`
-    /// (ties to A): the `count ≤ VT` outputs from `diag` on, written to `dst[a + diag ..]`.
+    /// One thread's part of the stable merge of sorted lists A = `key[a0 .. a1]` and
+    /// B = `key[b0 .. b1]` (ties to A): outputs `diag .. diag + VT` into `keys`, with the shared
+    /// slot each came from into `slots`. Outputs past `(a1 − a0) + (b1 − b0)` are garbage; the
+    /// reads stay below `max(a1, b1) + VT`.
+    ///
+    /// The merge-path search finds the start; then each step takes the smaller head (A's on
+    /// ties), with selects rather than branches, and reads the next key of the list it took
+    /// from: one shared load per output.
     #[inline(always)]
-    fn merge_unit(&self, src: usize, a: u32, b: u32, end: u32, diag: u32, count: u32) {
-        let dst = 1 - src;
+    #[allow(clippy::too_many_arguments)]
+    fn merge(
+        &self,
+        a0: u32,
+        a1: u32,
+        b0: u32,
+        b1: u32,
+        diag: u32,
+        keys: &mut [K; VT],
+        slots: &mut [V::Slot; VT],
+    ) {
         let split = merge_path_32(
             diag,
-            b - a,
-            end - b,
-            |i| self.key(src, a + i),
-            |j| self.key(src, b + j),
+            a1 - a0,
+            b1 - b0,
+            |i| self.key(a0 + i),
+            |j| self.key(b0 + j),
         );
-        let (mut ia, mut ib) = (a + split, b + diag - split);
-        let next = |i: u32, stop: u32| {
-            if i < stop {
-                self.key(src, i)
-            } else {
-                K::INFINITY
-            }
-        };
-        let (mut ka, mut kb) = (next(ia, b), next(ib, end));
-        let out = a + diag;
-        for r in 0..VT {
-            let r = r as u32;
-            if r < count {
-                // Take A's key unless A is used up or B's key is strictly smaller (ties to A).
-                if ib >= end || (ia < b && ka <= kb) {
-                    self.set(dst, out + r, ka, self.value(src, ia));
-                    ia += 1;
-                    ka = next(ia, b);
+        let (mut a, mut b) = (a0 + split, b0 + diag - split);
+        let (mut ka, mut kb) = (self.key(a), self.key(b));
+        unrolled::<VT>(|k| {
+            // Not short-circuiting: no branches.
+            let take_a = (b >= b1) | ((a < a1) & (ka <= kb));
+            let at = if take_a { a } else { b };
+            keys[k] = if take_a { ka } else { kb };
+            slots[k] = V::Slot::new(at);
+            if k + 1 < VT {
+                let next = self.key(at + 1);
+                if take_a {
+                    (ka, a) = (next, at + 1);
                 } else {
-                    self.set(dst, out + r, kb, self.value(src, ib));
-                    ib += 1;
-                    kb = next(ib, end);
+                    (kb, b) = (next, at + 1);
                 }
             }
-        }
+        });
     }
 }
 
-/// Sorts `VT` keys and their values stably: odd-even transposition, `VT` rounds of
-/// compare-exchanges that swap only on a strict `>`. Loops with constant trip counts, so they
-/// unroll and the arrays stay in registers.
+/// Calls `f(0), f(1), …, f(N − 1)` (`N <= 64`) as straight-line code, not a loop: every call
+/// gets a constant argument however large the body, so arrays indexed by it stay in registers.
+/// (LLVM unrolls a loop fully only below a size threshold; the 17-key register sort as nested
+/// loops stayed a loop, whose loop-carried arrays cost a register move per key and round.)
 #[inline(always)]
-pub fn odd_even_transposition<K: KeyBits, V: Copy, const VT: usize>(
-    keys: &mut [K; VT],
-    values: &mut [V; VT],
-) {
-    for round in 0..VT {
-        let mut i = round & 1;
-        while i + 1 < VT {
-            if keys[i] > keys[i + 1] {
-                keys.swap(i, i + 1);
-                values.swap(i, i + 1);
-            }
-            i += 2;
-        }
+pub fn unrolled<const N: usize>(mut f: impl FnMut(usize)) {
+    const { assert!(N <= 64) };
+    macro_rules! calls {
+        ($($i:literal)*) => {
+            $(
+                if $i < N {
+                    f($i);
+                }
+            )*
+        };
     }
+    calls!(
+        0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+        32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61
+        62 63
+    );
+}
+
+/// Sorts `VT` keys and their slots stably: odd-even transposition, `VT` rounds of
+/// compare-exchanges that swap only on a strict `>` (for keys alone, a min and a max), all
+/// unrolled ([`unrolled`]).
+#[inline(always)]
+pub fn odd_even_transposition<K: KeyBits, S: Copy, const VT: usize>(
+    keys: &mut [K; VT],
+    slots: &mut [S; VT],
+) {
+    unrolled::<VT>(|round| {
+        unrolled::<VT>(|i| {
+            if i % 2 == round % 2 && i + 1 < VT && keys[i] > keys[i + 1] {
+                keys.swap(i, i + 1);
+                slots.swap(i, i + 1);
+            }
+        })
+    });
 }
 
 /// Tile `tile` of the tile sort: keys `tile·nv .. min((tile+1)·nv, n)` of `buf.src_*` sorted
 /// stably (keys through `encode` on the way in, through the inverse of `decode` on the way out)
 /// into the same positions of `buf.dst_*`.
 ///
+/// Registers across phases: each thread's `vt` keys (and slots). Phases: load (coalesced, keys
+/// +∞ past the end, values to shared memory); read the thread's `vt` consecutive keys and sort
+/// them; then per round (groups of `coop = 2, 4, …, nt` threads merge two runs of
+/// `coop/2 · vt` keys) write the runs to shared memory, merge; finally write and store. Rounds
+/// of groups within one warp synchronise the warp only.
+///
 /// # Safety
 /// The buffers hold `n` keys and values, and no other block touches this tile's positions
-/// (`src` may equal `dst`: every read happens before the first barrier, every write after the
-/// last); `shared` as for the merge tile (`merge_shared_bytes(nt · VT, …)`, aligned); `nt` a
-/// power of two, the same for every thread of the block.
+/// (`src` may equal `dst`: every read of device memory happens before the first barrier, every
+/// write after the last); `shared` holds `merge_sort_shared_bytes(nt · VT, …)` bytes, 16-byte
+/// aligned; `nt` a power of two, the same for every thread of the block.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn sort_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
@@ -243,41 +556,80 @@ pub unsafe fn sort_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
     let nv = nt * VT as u32;
     let base = tile * u64::from(nv);
     let len = (n - base).min(u64::from(nv)) as u32;
-    // SAFETY (reads and writes): base + i < n for i < len.
-    sh.load(len, |i| unsafe {
-        let at = (base + u64::from(i)) as usize;
-        (
-            (*buf.src_keys.add(at)).encode(encode),
-            *buf.src_values.add(at),
-        )
+    // SAFETY: positions base .. base + len hold keys and values; the shared buffers hold nv.
+    unsafe {
+        let src = buf.src_keys.add(base as usize);
+        let encoded = |k: K| k.encode(encode);
+        if size_of::<K>() == 4 {
+            sh.load_tile::<K, 4>(len, src, sh.keys, K::INFINITY, encoded);
+        } else {
+            sh.load_tile::<K, 2>(len, src, sh.keys, K::INFINITY, encoded);
+        }
+        let src = buf.src_values.add(base as usize);
+        match size_of::<V>() {
+            0 => {}
+            4 => sh.load_tile::<V, 4>(len, src, sh.values, V::default(), |v| v),
+            _ => sh.load_tile::<V, 2>(len, src, sh.values, V::default(), |v| v),
+        }
+    }
+    block.sync();
+    let mut regs = block.regs(nt, ([K::INFINITY; VT], [V::Slot::default(); VT]));
+    sh.for_each_unit(|u| {
+        let (keys, slots) = regs.unit(u);
+        unrolled::<VT>(|k| {
+            let i = u * VT as u32 + k as u32;
+            keys[k] = sh.key(i);
+            slots[k] = V::Slot::new(i);
+        });
+        odd_even_transposition(keys, slots);
     });
-    sh.sort_runs();
-    // Round `coop`: groups of `coop` units merge two runs of `coop/2 · VT` keys. Slots past
-    // `len` hold +∞, which a stable sort keeps after every real key (they come later).
-    let mut src = 0;
+    // Round `coop`: groups of `coop` threads merge two runs of `coop/2 · VT` keys. Slots past
+    // `len` hold +∞ and come after every real key, +∞ included (a stable sort keeps them last).
     let mut coop = 2;
     while coop <= nt {
+        // Groups of at most a warp read and write only their own slots.
+        let sync = || {
+            if coop <= 32 {
+                block.sync_warp()
+            } else {
+                block.sync()
+            }
+        };
+        sync(); // the previous round's reads are done
+        sh.put(&mut regs);
+        sync();
         let run = coop / 2 * VT as u32;
         sh.for_each_unit(|u| {
+            let (keys, slots) = regs.unit(u);
             let first = (u & !(coop - 1)) * VT as u32;
-            sh.merge_unit(
-                src,
+            let diag = u * VT as u32 - first;
+            sh.merge(
                 first,
                 first + run,
+                first + run,
                 first + 2 * run,
-                u * VT as u32 - first,
-                VT as u32,
+                diag,
+                keys,
+                slots,
             );
+            if size_of::<V>() > 0 {
+                // From this round's shared slots to the tile's original positions.
+                for slot in slots.iter_mut() {
+                    *slot = V::Slot::new(sh.slot(slot.get()));
+                }
+            }
         });
-        block.sync();
-        src = 1 - src;
         coop *= 2;
     }
-    sh.store(src, len, |i, key, value| unsafe {
-        let at = (base + u64::from(i)) as usize;
-        *buf.dst_keys.add(at) = key.decode(decode);
-        *buf.dst_values.add(at) = value;
-    });
+    block.sync();
+    sh.put(&mut regs);
+    block.sync();
+    // SAFETY: positions base .. base + len; slots recorded are original positions < nv, whose
+    // values the load put in shared memory.
+    unsafe {
+        sh.store_keys(len, buf.dst_keys.add(base as usize), decode);
+        sh.store_values(len, buf.dst_values.add(base as usize), |s| sh.value(s));
+    }
 }
 
 /// Unit `k` of the partition kernel of a merge launch paired by `pairing`: writes the merge-path
@@ -307,9 +659,14 @@ pub unsafe fn partition_unit<K: KeyBits>(
 /// (from the splits of [`partition_unit`]) from `buf.src_*` into `buf.dst_*`, keys through the
 /// inverse of `decode`.
 ///
+/// Phases: load the slices' keys (coalesced) into shared memory, A's then B's; each thread
+/// searches its start and merges `vt` keys into registers, recording slots; the threads write
+/// their keys (and slots) thread-ordered to shared memory; the block stores the keys coalesced
+/// and, with values, each output's value read from device memory at its slot's position.
+///
 /// # Safety
 /// The buffers hold `n` keys and values and do not overlap; `splits` holds the pass's splits;
-/// `shared` as in [`sort_tile`].
+/// `shared` holds `merge_shared_bytes(nt · VT, …)` bytes, 16-byte aligned.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn merge_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
@@ -335,61 +692,133 @@ pub unsafe fn merge_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
     };
     let a_len = (r.a_end - r.a_begin) as u32;
     let total = r.len() as u32;
-    // SAFETY: the ranges lie inside the n keys.
-    sh.load(total, |i| unsafe {
-        let at = if i < a_len {
-            r.a_begin + u64::from(i)
-        } else {
-            r.b_begin + u64::from(i - a_len)
-        } as usize;
-        (*buf.src_keys.add(at), *buf.src_values.add(at))
-    });
+    // Tile slot i < a_len holds A's key a_begin + i, slot i >= a_len B's key
+    // b_begin + (i − a_len): element i of one of two base pointers.
+    let from_a = |p: *const K| p.wrapping_add(r.a_begin as usize);
+    let from_b = |p: *const K| {
+        p.wrapping_add(r.b_begin as usize)
+            .wrapping_sub(a_len as usize)
+    };
     sh.for_each_unit(|u| {
-        let diag = (u * VT as u32).min(total);
-        sh.merge_unit(0, 0, a_len, total, diag, (total - diag).min(VT as u32));
+        // Load k reads slot k·nt + u: one base per list for this thread, the k·nt as the
+        // load's constant offset, so that a load costs two compares, a select and itself.
+        let (a, b) = (
+            from_a(buf.src_keys).wrapping_add(u as usize),
+            from_b(buf.src_keys).wrapping_add(u as usize),
+        );
+        let mut keys = [K::INFINITY; VT];
+        unrolled::<VT>(|k| {
+            let i = k as u32 * nt + u;
+            if i < total {
+                let p = if i < a_len { a } else { b };
+                // SAFETY: slot i < total maps inside A's or B's slice.
+                keys[k] = unsafe { *p.add(k * nt as usize) };
+            }
+        });
+        unrolled::<VT>(|k| {
+            // SAFETY: k·nt + u < nv.
+            unsafe { *sh.keys.add(k * nt as usize + u as usize) = keys[k] };
+        });
     });
     block.sync();
-    let base = tile * nv;
-    sh.store(1, total, |i, key, value| unsafe {
-        let at = (base + u64::from(i)) as usize;
-        *buf.dst_keys.add(at) = key.decode(decode);
-        *buf.dst_values.add(at) = value;
+    let mut regs = block.regs(nt, ([K::INFINITY; VT], [V::Slot::default(); VT]));
+    sh.for_each_unit(|u| {
+        let (keys, slots) = regs.unit(u);
+        let diag = (u * VT as u32).min(total);
+        sh.merge(0, a_len, a_len, total, diag, keys, slots);
     });
+    block.sync();
+    sh.put(&mut regs);
+    block.sync();
+    let base = (tile * nv) as usize;
+    // SAFETY: outputs base .. base + total lie inside the n positions; every slot recorded for
+    // an output < total is < total and maps inside A's or B's slice.
+    unsafe {
+        sh.store_keys(total, buf.dst_keys.add(base), decode);
+        let (a, b) = (
+            buf.src_values.wrapping_add(r.a_begin as usize),
+            buf.src_values
+                .wrapping_add(r.b_begin as usize)
+                .wrapping_sub(a_len as usize),
+        );
+        sh.store_values(total, buf.dst_values.add(base), |s| {
+            *if s < a_len { a } else { b }.add(s as usize)
+        });
+    }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::block::OneThread;
-    use crate::keys::{IDENTITY, KIND_FLOAT, KIND_SIGNED, KIND_UNSIGNED, key_map};
+    use crate::keys::{KIND_FLOAT, KIND_SIGNED, KIND_UNSIGNED, key_map};
     use crate::merge::{Pass, schedule};
-    use crate::tuning::merge_shared_bytes;
+    use crate::tuning::merge_sort_shared_bytes;
     use proptest::prelude::*;
 
+    /// Device memory stand-in: `len` elements starting `offset` elements past a 16-byte
+    /// boundary (offset 0: the vector paths; 1: the one-element paths).
+    struct DeviceBuf<T> {
+        _store: Vec<Align16>,
+        ptr: *mut T,
+        len: usize,
+    }
+
+    impl<T: Copy> DeviceBuf<T> {
+        fn new(data: &[T], offset: usize) -> Self {
+            let bytes = (data.len() + offset) * size_of::<T>();
+            let mut store = vec![Align16([0; 4]); bytes.div_ceil(16) + 1];
+            // SAFETY: inside `store`, aligned for T (16-byte base, offset whole elements).
+            let ptr = unsafe { (store.as_mut_ptr() as *mut T).add(offset) };
+            // SAFETY: room for data.len() elements at ptr.
+            unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), ptr, data.len()) };
+            DeviceBuf {
+                _store: store,
+                ptr,
+                len: data.len(),
+            }
+        }
+
+        fn to_vec(&self) -> Vec<T> {
+            // SAFETY: len initialised elements at ptr.
+            unsafe { core::slice::from_raw_parts(self.ptr, self.len) }.to_vec()
+        }
+    }
+
+    /// Shared memory stand-in: the tile sort's size (the larger), 16-byte aligned.
+    fn shared_for<K, V>(nv: u64) -> Vec<Align16> {
+        let bytes =
+            merge_sort_shared_bytes(nv as u32, size_of::<K>() as u32, size_of::<V>() as u32);
+        vec![Align16([0; 4]); (bytes as usize).div_ceil(16)]
+    }
+
     /// The GPU schedule on the CPU through the kernels' own block code: the same launches, the
-    /// same ping-pong between `keys` and a scratch buffer, blocks run one after another.
+    /// same ping-pong between `keys` and a scratch buffer, blocks run one after another; tile
+    /// sort blocks of `nts.0` threads, merge blocks of `nts.1`; buffers `offset` elements past a
+    /// 16-byte boundary.
     fn emulate<K: KeyBits + Default, V: Payload, const VT: usize>(
         keys: &mut [K],
         values: &mut [V],
-        nt: u32,
+        nts: (u32, u32),
         map: u32,
+        offset: usize,
     ) {
         let n = keys.len() as u64;
         if n == 0 {
             return;
         }
+        let (sort_nt, nt) = nts;
+        let sort_nv = u64::from(sort_nt) * VT as u64;
         let nv = u64::from(nt) * VT as u64;
         let tiles = n.div_ceil(nv);
-        let mut scratch_keys = vec![K::default(); keys.len()];
-        let mut scratch_values = vec![V::default(); values.len()];
+        let (keys0, values0) = (DeviceBuf::new(keys, offset), DeviceBuf::new(values, offset));
+        let scratch_keys = DeviceBuf::new(&vec![K::default(); keys.len()], offset);
+        let scratch_values = DeviceBuf::new(&vec![V::default(); values.len()], offset);
         let mut splits = vec![u64::MAX; tiles as usize];
-        let bytes = merge_shared_bytes(nv as u32, size_of::<K>() as u32, size_of::<V>() as u32);
-        // 16-aligned, as the kernels declare it: `u128` values live there too.
-        let mut shared = vec![0u128; (bytes as usize).div_ceil(16)];
+        let mut shared = shared_for::<K, V>(sort_nv);
         let shared = shared.as_mut_ptr() as *mut u8;
-        let (k0, v0) = (keys.as_mut_ptr(), values.as_mut_ptr());
-        let (k1, v1) = (scratch_keys.as_mut_ptr(), scratch_values.as_mut_ptr());
-        for step in schedule(n, nv) {
+        let (k0, v0) = (keys0.ptr, values0.ptr);
+        let (k1, v1) = (scratch_keys.ptr, scratch_values.ptr);
+        for step in schedule(n, sort_nv) {
             let pick = |scratch: bool| if scratch { (k1, v1) } else { (k0, v0) };
             let ((sk, sv), (dk, dv)) = (pick(step.from_scratch), pick(step.to_scratch));
             let buf = Buffers {
@@ -403,9 +832,13 @@ mod tests {
                 // SAFETY: buffers of n keys and values; shared memory of the right size.
                 unsafe {
                     match step.pass {
-                        Pass::SortTiles => sort_tile::<K, V, _, VT>(
-                            &OneThread, nt, shared, buf, n, tile, map, decode,
-                        ),
+                        Pass::SortTiles => {
+                            if tile < n.div_ceil(sort_nv) {
+                                sort_tile::<K, V, _, VT>(
+                                    &OneThread, sort_nt, shared, buf, n, tile, map, decode,
+                                )
+                            }
+                        }
                         Pass::Merge { width } => {
                             if tile == 0 {
                                 for k in 0..tiles {
@@ -429,6 +862,8 @@ mod tests {
                 }
             }
         }
+        keys.copy_from_slice(&keys0.to_vec());
+        values.copy_from_slice(&values0.to_vec());
     }
 
     /// Checks the emulated sort of `input` (tagged with indices as values) against std's
@@ -438,23 +873,36 @@ mod tests {
         nt: u32,
         map: u32,
     ) {
-        let mut keys = input.to_vec();
-        let mut values: Vec<u32> = (0..input.len() as u32).collect();
-        emulate::<K, u32, VT>(&mut keys, &mut values, nt, map);
+        for sort_nt in [nt, 2 * nt] {
+            check_with::<K, VT>(input, (sort_nt, nt), map);
+        }
+    }
+
+    /// [`check`] with tile-sort blocks of `nts.0` threads and merge blocks of `nts.1`.
+    fn check_with<K: KeyBits + Default + Ord + core::fmt::Debug, const VT: usize>(
+        input: &[K],
+        nts: (u32, u32),
+        map: u32,
+    ) {
         let mut expected: Vec<(K, u32)> = input.iter().copied().zip(0..).collect();
         expected.sort_by_key(|&(k, _)| k.encode(map));
-        let got: Vec<(K, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
-        assert_eq!(
-            got,
-            expected,
-            "n = {}, nt = {nt}, vt = {VT}, map = {map}",
-            input.len()
-        );
-        // Keys only: the same keys.
-        let mut keys_only = input.to_vec();
-        emulate::<K, (), VT>(&mut keys_only, &mut vec![(); input.len()], nt, map);
-        let expected_keys: Vec<K> = expected.iter().map(|&(k, _)| k).collect();
-        assert_eq!(keys_only, expected_keys);
+        for offset in [0, 1] {
+            let mut keys = input.to_vec();
+            let mut values: Vec<u32> = (0..input.len() as u32).collect();
+            emulate::<K, u32, VT>(&mut keys, &mut values, nts, map, offset);
+            let got: Vec<(K, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
+            assert_eq!(
+                got,
+                expected,
+                "n = {}, nt = {nts:?}, vt = {VT}, map = {map}, offset = {offset}",
+                input.len()
+            );
+            // Keys only: the same keys.
+            let mut keys_only = input.to_vec();
+            emulate::<K, (), VT>(&mut keys_only, &mut vec![(); input.len()], nts, map, offset);
+            let expected_keys: Vec<K> = expected.iter().map(|&(k, _)| k).collect();
+            assert_eq!(keys_only, expected_keys, "keys only, offset = {offset}");
+        }
     }
 
     fn lengths() -> Vec<usize> {
@@ -519,15 +967,116 @@ mod tests {
 
     #[test]
     fn gpu_schedule_with_the_real_tuning() {
-        use crate::tuning::{MERGE_THREADS, MERGE_VT};
+        use crate::tuning::{MERGE_SORT_THREADS, MERGE_SORT_TILE, MERGE_THREADS, MERGE_VT};
         const VT: usize = MERGE_VT as usize;
-        for n in [2047usize, 2048, 2049, 5000, 3 * 2048 + 17] {
+        let nts = (MERGE_SORT_THREADS, MERGE_THREADS);
+        let t = MERGE_SORT_TILE as usize;
+        for n in [1000, t - 1, t, t + 1, 2 * t + 5, 3 * t + 17, 5 * t - 3] {
             let input = few_distinct_u32(n, 99);
-            check::<u32, VT>(&input, MERGE_THREADS, key_map(KIND_FLOAT, true));
+            check_with::<u32, VT>(&input, nts, key_map(KIND_FLOAT, true));
             let random: Vec<u64> = (0..n as u64)
                 .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
                 .collect();
-            check::<u64, VT>(&random, MERGE_THREADS, key_map(KIND_SIGNED, false));
+            check_with::<u64, VT>(&random, nts, key_map(KIND_SIGNED, false));
+        }
+    }
+
+    /// The `merge_two_*` kernels' work on the CPU: partition, then merge tile by tile, of
+    /// A = `a` and B = `b` (each sorted), keys only, decoded with `map`.
+    fn merge_two<K: KeyBits + Default, const VT: usize>(
+        a: &[K],
+        b: &[K],
+        nt: u32,
+        map: u32,
+        offset: usize,
+    ) -> Vec<K> {
+        let input: Vec<K> = a.iter().chain(b).copied().collect();
+        let n = input.len() as u64;
+        let nv = u64::from(nt) * VT as u64;
+        let (src, dst) = (
+            DeviceBuf::new(&input, offset),
+            DeviceBuf::new(&vec![K::default(); input.len()], offset),
+        );
+        let tiles = n.div_ceil(nv);
+        let mut splits = vec![u64::MAX; tiles as usize];
+        let pairing = Pairing::Two {
+            a_len: a.len() as u64,
+        };
+        let mut shared = shared_for::<K, ()>(nv);
+        let none = core::ptr::NonNull::<()>::dangling().as_ptr();
+        let buf = Buffers {
+            src_keys: src.ptr,
+            dst_keys: dst.ptr,
+            src_values: none,
+            dst_values: none,
+        };
+        for k in 0..tiles {
+            // SAFETY: n keys at src; room for the splits.
+            unsafe { partition_unit(src.ptr, splits.as_mut_ptr(), n, pairing, nv, k) };
+        }
+        for tile in 0..tiles {
+            // SAFETY: buffers of n keys; the splits of this merge; shared memory of the size.
+            unsafe {
+                merge_tile::<K, (), _, VT>(
+                    &OneThread,
+                    nt,
+                    shared.as_mut_ptr() as *mut u8,
+                    buf,
+                    splits.as_ptr(),
+                    n,
+                    pairing,
+                    tile,
+                    map,
+                )
+            };
+        }
+        dst.to_vec()
+    }
+
+    #[test]
+    fn two_runs_of_any_lengths_merge_stably() {
+        let map = key_map(KIND_SIGNED, false);
+        for (a_len, b_len) in [
+            (0, 5),
+            (5, 0),
+            (1, 1),
+            (7, 30),
+            (30, 7),
+            (24, 24),
+            (100, 37),
+        ] {
+            // Keys equal across the runs, told apart by their low bits once decoded: A's
+            // copies of a key must all come before B's.
+            let encoded = |run: usize, i: usize| ((i as u32 / 3) << 8) | run as u32;
+            let mut a: Vec<u32> = (0..a_len).map(|i| encoded(0, i)).collect();
+            let mut b: Vec<u32> = (0..b_len).map(|i| encoded(1, i)).collect();
+            a.sort_by_key(|k| k >> 8);
+            b.sort_by_key(|k| k >> 8);
+            let mut expected: Vec<u32> = a.iter().chain(&b).copied().collect();
+            expected.sort_by_key(|k| k >> 8); // stable: A's before B's on ties
+            let expected: Vec<u32> = expected.into_iter().map(|k| k.decode(map)).collect();
+            for offset in [0, 1] {
+                assert_eq!(
+                    merge_two::<u32, 3>(&a, &b, 4, map, offset),
+                    expected,
+                    "{a_len} + {b_len}, offset {offset}"
+                );
+                let wide =
+                    |v: &[u32]| -> Vec<u64> { v.iter().map(|&k| u64::from(k) << 20).collect() };
+                let expected_wide: Vec<u64> = a
+                    .iter()
+                    .chain(&b)
+                    .map(|&k| u64::from(k) << 20)
+                    .collect::<Vec<_>>();
+                let mut expected_wide = expected_wide;
+                expected_wide.sort_by_key(|k| k >> 28);
+                let expected_wide: Vec<u64> =
+                    expected_wide.into_iter().map(|k| k.decode(map)).collect();
+                assert_eq!(
+                    merge_two::<u64, 5>(&wide(&a), &wide(&b), 8, map, offset),
+                    expected_wide
+                );
+            }
         }
     }
 
@@ -536,7 +1085,7 @@ mod tests {
         let input = few_distinct_u32(777, 5);
         let values: Vec<u64> = (0..777u64).map(|i| i << 40 | i).collect();
         let (mut keys, mut got_values) = (input.clone(), values.clone());
-        emulate::<u32, u64, 3>(&mut keys, &mut got_values, 4, IDENTITY);
+        emulate::<u32, u64, 3>(&mut keys, &mut got_values, (8, 4), IDENTITY, 0);
         let mut expected: Vec<(u32, u64)> = input.iter().copied().zip(values.clone()).collect();
         expected.sort_by_key(|p| p.0);
         let got: Vec<(u32, u64)> = keys.into_iter().zip(got_values).collect();
@@ -545,7 +1094,7 @@ mod tests {
         let wide: Vec<u64> = input.iter().map(|&k| u64::from(k) << 31).collect();
         let map = key_map(KIND_SIGNED, true);
         let (mut keys, mut got_values) = (wide.clone(), values.clone());
-        emulate::<u64, u64, 2>(&mut keys, &mut got_values, 8, map);
+        emulate::<u64, u64, 2>(&mut keys, &mut got_values, (8, 8), map, 0);
         let mut expected: Vec<(u64, u64)> = wide.iter().copied().zip(values).collect();
         expected.sort_by_key(|p| p.0.encode(map));
         let got: Vec<(u64, u64)> = keys.into_iter().zip(got_values).collect();
@@ -563,14 +1112,14 @@ mod tests {
             let wide: Vec<u64> = input.iter().map(|&k| u64::from(k) << 29 | 3).collect();
             let map = key_map(KIND_FLOAT, true);
             let (mut keys, mut got_values) = (wide.clone(), values.clone());
-            emulate::<u64, u128, 3>(&mut keys, &mut got_values, nt, map);
+            emulate::<u64, u128, 3>(&mut keys, &mut got_values, (nt, nt), map, 0);
             let mut expected: Vec<(u64, u128)> = wide.iter().copied().zip(values.clone()).collect();
             expected.sort_by_key(|p| p.0.encode(map));
             let got: Vec<(u64, u128)> = keys.into_iter().zip(got_values).collect();
             assert_eq!(got, expected, "u64 keys, n = {n}");
 
             let (mut keys, mut got_values) = (input.clone(), values.clone());
-            emulate::<u32, u128, 2>(&mut keys, &mut got_values, nt, IDENTITY);
+            emulate::<u32, u128, 2>(&mut keys, &mut got_values, (2 * nt, nt), IDENTITY, 0);
             let mut expected: Vec<(u32, u128)> = input.iter().copied().zip(values).collect();
             expected.sort_by_key(|p| p.0);
             let got: Vec<(u32, u128)> = keys.into_iter().zip(got_values).collect();

@@ -9,13 +9,39 @@ pub mod tile;
 /// Block code runs in *phases* separated by [`Block::sync`]: in a phase, each unit `u` (one per
 /// GPU thread) reads only what earlier phases wrote and writes slots no other unit touches, so
 /// one CPU thread running the units one after another computes what the GPU's threads do.
+/// What a unit keeps across a barrier lives in [`Block::Regs`]: the thread's registers on the
+/// GPU, one slot per unit on the CPU.
 pub trait Block {
+    /// Per-unit state kept from one phase to the next.
+    type Regs<T: Copy>: Regs<T>;
     /// The first unit this thread runs.
     fn thread(&self) -> u32;
     /// Threads in the block: a thread runs units `thread(), thread() + threads(), …`.
     fn threads(&self) -> u32;
     /// Barrier: every unit's earlier shared-memory writes are visible to every unit after it.
     fn sync(&self);
+    /// Barrier among the 32 threads of this thread's warp (the units `32·w .. 32·w + 32`): for
+    /// phases in which groups of at most 32 units touch only their own slots.
+    fn sync_warp(&self);
+    /// `init` for each of the `units` units (the block's `nt`) this thread runs.
+    fn regs<T: Copy>(&self, units: u32, init: T) -> Self::Regs<T>;
+}
+
+/// State of the units a thread runs, see [`Block::Regs`].
+pub trait Regs<T> {
+    /// Unit `u`'s state (`u` is one of the thread's units).
+    fn unit(&mut self, u: u32) -> &mut T;
+}
+
+/// The GPU's [`Block::Regs`]: one unit per thread, so one value, which stays in registers when
+/// every index into it is a constant.
+pub struct One<T>(pub T);
+
+impl<T> Regs<T> for One<T> {
+    #[inline(always)]
+    fn unit(&mut self, _: u32) -> &mut T {
+        &mut self.0
+    }
 }
 
 /// The block of the CPU tests: one thread that runs every unit; barriers are no-ops.
@@ -24,6 +50,7 @@ pub struct OneThread;
 
 #[cfg(not(target_arch = "nvptx64"))]
 impl Block for OneThread {
+    type Regs<T: Copy> = Vec<T>;
     fn thread(&self) -> u32 {
         0
     }
@@ -31,4 +58,15 @@ impl Block for OneThread {
         1
     }
     fn sync(&self) {}
+    fn sync_warp(&self) {}
+    fn regs<T: Copy>(&self, units: u32, init: T) -> Vec<T> {
+        vec![init; units as usize]
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl<T> Regs<T> for Vec<T> {
+    fn unit(&mut self, u: u32) -> &mut T {
+        &mut self[u as usize]
+    }
 }

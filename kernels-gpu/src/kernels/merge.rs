@@ -3,10 +3,10 @@
 //! The host launches them in the order of [`crate::merge::schedule`]: one tile sort, then per
 //! merge pass one partition and one merge launch.
 
-use crate::block::merge::{Buffers, merge_tile, partition_unit, sort_tile};
+use crate::block::merge::{Align16, Buffers, merge_tile, partition_unit, sort_tile};
 use crate::gpu::{CudaBlock, block_idx_x, dynamic_shared, global_thread_x};
 use crate::merge::Pairing;
-use crate::tuning::{MERGE_THREADS, MERGE_TILE, MERGE_VT};
+use crate::tuning::{MERGE_THREADS, MERGE_TILE, MERGE_VT, merge_sort_threads};
 
 const VT: usize = MERGE_VT as usize;
 const BLOCK: CudaBlock<MERGE_THREADS> = CudaBlock;
@@ -22,22 +22,15 @@ fn payload<V>(p: *mut V) -> *mut V {
     }
 }
 
-/// The block's dynamic shared memory, declared 16-aligned: enough for every key and value type
-/// (`Shared` in `block::merge` puts the values after `2 · nv` keys, a multiple of 16 bytes).
-#[inline(always)]
-fn shared_tile() -> *mut u8 {
-    dynamic_shared::<u128>().cast()
-}
-
 macro_rules! merge_sort_kernels {
     ($key:ty, $value:ty, $sort_tiles:ident, $merge:ident) => {
-        /// Sorts each tile of `MERGE_TILE` keys (and their values) stably in shared memory,
-        /// from `src_*` into the same positions of `dst_*` (which may be `src_*`), keys through
-        /// the key map `encode` on load and the inverse of `decode` on store.
+        /// Sorts each tile of `MERGE_SORT_TILE` keys (and their values) stably in shared
+        /// memory, from `src_*` into the same positions of `dst_*` (which may be `src_*`), keys
+        /// through the key map `encode` on load and the inverse of `decode` on store.
         ///
-        /// Launch: `ceil(n / MERGE_TILE)` blocks of `MERGE_THREADS` threads,
-        /// `merge_shared_bytes(MERGE_TILE, size_of::<key>(), size_of::<value>())` bytes of
-        /// dynamic shared memory.
+        /// Launch: `ceil(n / MERGE_SORT_TILE)` blocks of `MERGE_SORT_THREADS` threads,
+        /// `merge_sort_shared_bytes(MERGE_SORT_TILE, size_of::<key>(), size_of::<value>())`
+        /// bytes of dynamic shared memory.
         ///
         /// # Safety
         /// The pointers hold `n` keys and values on the device (value pointers are unused, and
@@ -59,12 +52,14 @@ macro_rules! merge_sort_kernels {
                 dst_values: payload(dst_values),
             };
             let tile = u64::from(block_idx_x());
+            const THREADS: u32 =
+                merge_sort_threads(size_of::<$key>() as u32, size_of::<$value>() as u32);
             // SAFETY: the launch contract: this block owns its tile and the shared memory.
             unsafe {
                 sort_tile::<$key, $value, _, VT>(
-                    &BLOCK,
-                    MERGE_THREADS,
-                    shared_tile(),
+                    &CudaBlock::<THREADS>,
+                    THREADS,
+                    dynamic_shared::<Align16>() as *mut u8,
                     buf,
                     n,
                     tile,
@@ -78,11 +73,13 @@ macro_rules! merge_sort_kernels {
         /// of two runs (from `splits`, written by the partition kernel of the same pass) from
         /// `src_*` into `dst_*`, keys through the inverse of `decode`.
         ///
-        /// Launch: as the tile sort.
+        /// Launch: `ceil(n / MERGE_TILE)` blocks of `MERGE_THREADS` threads,
+        /// `merge_shared_bytes(MERGE_TILE, size_of::<key>(), size_of::<value>())` bytes of
+        /// dynamic shared memory.
         ///
         /// # Safety
-        /// As the tile sort; `src_*` and `dst_*` do not overlap; `splits` holds
-        /// `ceil(n / MERGE_TILE)` splits of this pass.
+        /// As the tile sort (`width` a multiple of `MERGE_SORT_TILE`); `src_*` and `dst_*` do
+        /// not overlap; `splits` holds `ceil(n / MERGE_TILE)` splits of this pass.
         #[unsafe(no_mangle)]
         pub unsafe extern "gpu-kernel" fn $merge(
             src_keys: *mut $key,
@@ -106,7 +103,7 @@ macro_rules! merge_sort_kernels {
                 merge_tile::<$key, $value, _, VT>(
                     &BLOCK,
                     MERGE_THREADS,
-                    shared_tile(),
+                    dynamic_shared::<Align16>() as *mut u8,
                     buf,
                     splits,
                     n,
@@ -224,7 +221,7 @@ macro_rules! merge_two_kernels {
                 merge_tile::<$key, (), _, VT>(
                     &BLOCK,
                     MERGE_THREADS,
-                    dynamic_shared::<u8>(),
+                    dynamic_shared::<Align16>() as *mut u8,
                     buf,
                     splits,
                     n,
