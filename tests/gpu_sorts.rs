@@ -3,7 +3,8 @@
 //! types and both orders, std's named patterns, NaN/±0/±∞, 2^25 + 12345 keys, writes past the end
 //! (poisoned tails), and for the merge sort stability (keys tagged with their input index), pairs
 //! with `u32`/`u64`/`u128` values, payloads of 1 to 16 bytes (`sort_by_key`) and argsort, also
-//! through the chunked path of host slices larger than a memory budget. Runs when a CUDA device
+//! through the chunked path of host slices larger than a memory budget, and host slices of
+//! several overlap chunks (the copies overlapping the sort), ragged last chunks included. Runs when a CUDA device
 //! is present; skipped (said on stderr) when not; fails without one under `REQUIRE_GPU=1`.
 
 use cust::memory::{CopyDestination, DeviceSlice};
@@ -12,7 +13,9 @@ use gpusort::gpu::{GpuAlgo, Phase, Progress};
 use gpusort::inputs::{Dist, generate};
 use gpusort::{Error, GpuSorter, Order, SortKey, SortValue};
 use gpusort_suite::{gpu_or_skip, lengths_around_powers_of_two, sprinkle_specials, test_seed};
-use kernels_gpu::tuning::{MAX_KEYS, MERGE_SORT_TILE, MERGE_TILE, TILE_KEYS};
+use kernels_gpu::tuning::{
+    MAX_KEYS, MERGE_SORT_TILE, MERGE_TILE, OVERLAP_CHUNK, TILE_KEYS, merge_overlap_chunk,
+};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use std::sync::{Arc, Mutex};
 
@@ -250,6 +253,96 @@ fn large_arrays() {
     assert_sorts(&gpu, &input, Order::Descending, 0.5, "large f32 blog");
     let input: Vec<f64> = generate((1 << 22) + 77, Dist::Uniform, 64);
     assert_sorts(&gpu, &input, Order::Descending, 0.5, "large f64");
+}
+
+/// Every host-slice API that goes through the pipelined round trip on `input`: both sorts of
+/// the keys, pairs with their input indices (stability across chunks), argsort, and a 3-byte
+/// payload (spread into 4-byte slots on the way up, packed on the way down), against std's
+/// stable sort.
+fn assert_host_slice_sorts<K: SortKey>(gpu: &GpuSorter, input: &[K], order: Order, what: &str) {
+    let n = input.len();
+    let indices: Vec<u32> = (0..n as u32).collect();
+    let (want, want_indices) = stable_reference(input, &indices, order);
+    let context = format!(
+        "{what}: n = {n} ({} chunks), {} {order:?}",
+        n.div_ceil(OVERLAP_CHUNK as usize),
+        K::DTYPE
+    );
+    for algo in ALGOS {
+        let mut keys = input.to_vec();
+        gpu.sort_with(algo, &mut keys, order)
+            .unwrap_or_else(|e| panic!("{context}, {}: {e}", algo.name()));
+        if let Some(d) = first_difference(&bits(&keys), &want) {
+            panic!("{context}, {}: {d}", algo.name());
+        }
+    }
+    let (mut keys, mut values) = (input.to_vec(), indices.clone());
+    gpu.sort_pairs(&mut keys, &mut values, order)
+        .unwrap_or_else(|e| panic!("{context}, pairs: {e}"));
+    if let Some(d) = first_difference(&bits(&keys), &want) {
+        panic!("{context}, pairs: keys {d}");
+    }
+    if let Some(d) = first_difference(&values, &want_indices) {
+        panic!("{context}, pairs: values (stability) {d}");
+    }
+    let got = gpu.argsort_u32(input, order).expect("argsort_u32");
+    if let Some(d) = first_difference(&got, &want_indices) {
+        panic!("{context}, argsort: {d}");
+    }
+    let three = |i: u32| -> [u8; 3] {
+        let b = i.to_le_bytes();
+        [b[0], b[1], b[2] ^ b[3]]
+    };
+    let mut keys = input.to_vec();
+    let mut payload: Vec<[u8; 3]> = indices.iter().map(|&i| three(i)).collect();
+    gpu.sort_by_key(&mut keys, &mut payload, order)
+        .unwrap_or_else(|e| panic!("{context}, sort_by_key: {e}"));
+    let want_payload: Vec<[u8; 3]> = want_indices.iter().map(|&i| three(i)).collect();
+    if let Some(d) = first_difference(&bits(&keys), &want) {
+        panic!("{context}, sort_by_key: keys {d}");
+    }
+    if let Some(d) = first_difference(&payload, &want_payload) {
+        panic!("{context}, sort_by_key: payload {d}");
+    }
+}
+
+#[test]
+fn host_slices_across_overlap_chunks() {
+    let Some(gpu) = gpu_or_skip("host_slices_across_overlap_chunks") else {
+        return;
+    };
+    let c = OVERLAP_CHUNK as usize;
+    let seed = test_seed(31);
+    // Just under one chunk (sorted whole after the upload), a last chunk of one key, whole
+    // chunks only, and a ragged last chunk; the merge sort's chunks are a multiple of its tile.
+    let m = merge_overlap_chunk(u64::from(MERGE_SORT_TILE)) as usize;
+    let lengths = [c - 1, c + 1, 2 * c, 3 * c + 12345, m + 1, 2 * m];
+    for (i, &n) in lengths.iter().enumerate() {
+        let s = seed + i as u64;
+        let what = format!("seed {seed}");
+        let order = ORDERS[i % 2];
+        assert_host_slice_sorts::<u32>(&gpu, &generate(n, Dist::Few, s), order, &what);
+        assert_host_slice_sorts::<f32>(&gpu, &generate(n, Dist::Uniform, s), order, &what);
+        assert_host_slice_sorts::<i64>(&gpu, &generate(n, Dist::Blog, s), order, &what);
+        assert_host_slice_sorts::<f64>(&gpu, &generate(n, Dist::Few, s), order, &what);
+    }
+    // Both orders and the other key types on the ragged length.
+    let n = 3 * c + 12345;
+    let mut specials: Vec<f32> = generate(n, Dist::Uniform, seed);
+    sprinkle_specials(&mut specials, 1001);
+    assert_host_slice_sorts::<f32>(&gpu, &specials, Order::Ascending, "specials");
+    assert_host_slice_sorts::<i32>(
+        &gpu,
+        &generate(n, Dist::Saw, seed),
+        Order::Descending,
+        "saw",
+    );
+    assert_host_slice_sorts::<u64>(
+        &gpu,
+        &generate(n, Dist::Uniform, seed),
+        Order::Descending,
+        "u64",
+    );
 }
 
 #[test]

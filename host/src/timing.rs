@@ -167,6 +167,54 @@ pub fn gpu_end_to_end<K: SortKey>(
     Ok((Timing::of(samples), keys))
 }
 
+/// Times the two copies a host-to-host sort cannot avoid, alone: `input` from pinned host
+/// memory to the device and back, one after the other on the sorter's stream, by CUDA events;
+/// one warm-up, then `reps` timed runs. The floor of [`gpu_end_to_end`] (the issue's target:
+/// host to host within 1.2× of it). The pinned and device buffers (n keys each) are allocated
+/// outside the timed region.
+///
+/// # Errors
+/// [`Error::OutOfDeviceMemory`](crate::Error::OutOfDeviceMemory) or
+/// [`Error::Cuda`](crate::Error::Cuda), also when pinned host memory cannot be had.
+///
+/// # Panics
+/// If `reps` is 0.
+///
+/// # Examples
+///
+/// ```no_run
+/// use gpusort::{GpuSorter, inputs::{Dist, generate}, timing};
+///
+/// let gpu = GpuSorter::new()?;
+/// let input: Vec<u32> = generate(1 << 25, Dist::Uniform, 42);
+/// let ms = timing::gpu_pinned_copies(&gpu, &input, 5)?;
+/// println!("128 MiB up and down: {:.3} ms", ms.median);
+/// # Ok::<(), gpusort::Error>(())
+/// ```
+pub fn gpu_pinned_copies<K: SortKey>(gpu: &GpuSorter, input: &[K], reps: u32) -> Result<Timing> {
+    gpu.bind()?;
+    let mut pinned =
+        cust::memory::LockedBuffer::from_slice(input).context("allocating pinned host memory")?;
+    let mut device = gpu.alloc::<K>(input.len(), "the keys")?;
+    let stream = gpu.stream();
+    let event = || Event::new(EventFlags::DEFAULT).context("creating a CUDA event");
+    let (start, stop) = (event()?, event()?);
+    let mut samples = Vec::new();
+    for rep in 0..=reps {
+        start.record(stream).context("recording an event")?;
+        // SAFETY: both buffers live until the stream is synchronised below.
+        unsafe { device.async_copy_from(&pinned[..], stream) }.context("copying to the device")?;
+        unsafe { device.async_copy_to(&mut pinned[..], stream) }.context("copying to the host")?;
+        stop.record(stream).context("recording an event")?;
+        gpu.synchronize("copying keys through pinned memory")?;
+        if rep > 0 {
+            let ms = stop.elapsed_time_f32(&start).context("reading an event")?;
+            samples.push(f64::from(ms));
+        }
+    }
+    Ok(Timing::of(samples))
+}
+
 /// Times a CPU sort by wall clock, `reps` runs, each on a fresh copy; no warm-up.
 ///
 /// # Panics

@@ -345,33 +345,87 @@ pub enum Pass {
     },
 }
 
-/// The passes that sort `n` keys, in launch order, for tiles of `2^tile_log2` keys: each stage's
-/// global steps go to a first, mirrored pass of at most `max_mirror_steps` steps and then passes
-/// of at most `max_steps`. Empty for n ≤ 1.
+impl Pass {
+    /// Whether the pass compares keys only within each aligned block of `2^block_log2` keys,
+    /// for blocks of at least a tile. Consecutive passes that all do may run block by block:
+    /// each block is done with them before the next starts, and no other block notices.
+    ///
+    /// ```
+    /// use kernels_gpu::bitonic::{FusedPass, Pass};
+    ///
+    /// // Distances 2^21 .. 2^18 pair keys within blocks of 2^22, not within blocks of 2^21.
+    /// let pass = Pass::Global(FusedPass { top: 21, steps: 4, mirror: false });
+    /// assert!(pass.stays_within(22) && !pass.stays_within(21));
+    /// assert!(Pass::MergeTiles { stage: 25 }.stays_within(22));
+    /// ```
+    pub fn stays_within(&self, block_log2: u32) -> bool {
+        match self {
+            Pass::Global(p) => p.top < block_log2,
+            Pass::SortTiles | Pass::MergeTiles { .. } => true,
+        }
+    }
+}
+
+/// How many passes at the end of `passes` stay within aligned blocks of `2^block_log2` keys
+/// ([`Pass::stays_within`]): those may run block by block, so that each block's keys are final
+/// as soon as its own launches are done. The host-slice pipeline runs the end of the last stage
+/// that way, chunk by chunk, and copies each chunk back while the next one is merged.
 ///
-/// For n keys: one [`Pass::SortTiles`], then for each stage above the tile its [`Pass::Global`]
-/// passes and one [`Pass::MergeTiles`].
+/// ```
+/// use kernels_gpu::bitonic::{block_tail, schedule};
+///
+/// // 2^25 keys in tiles of 2^13, blocks of 2^22: stage 25's mirrored pass (distances 2^24 ..
+/// // 2^22) spans blocks; its three later global passes (2^21 .. 2^13) and its tile merge do not.
+/// let passes: Vec<_> = schedule(1 << 25, 22, 13, 3, 4).collect();
+/// assert_eq!(block_tail(&passes, 22), 4);
+/// ```
+pub fn block_tail(passes: &[Pass], block_log2: u32) -> usize {
+    passes
+        .iter()
+        .rev()
+        .take_while(|p| p.stays_within(block_log2))
+        .count()
+}
+
+/// The passes that finish sorting `n` keys whose aligned blocks of `2^sorted_log2` keys are
+/// each sorted ascending already (`sorted_log2 = 0`: none is), in launch order, for tiles of
+/// `2^tile_log2` keys: each stage's global steps go to a first, mirrored pass of at most
+/// `max_mirror_steps` steps and then passes of at most `max_steps`. Empty for n ≤ 1 and for
+/// n ≤ 2^sorted_log2.
+///
+/// From scratch (`sorted_log2 = 0`): one [`Pass::SortTiles`], then for each stage above the
+/// tile its [`Pass::Global`] passes and one [`Pass::MergeTiles`]. Since every comparator points
+/// the same way, the stages up to k leave each aligned block of 2^k keys sorted ascending and
+/// nothing else: blocks sorted by any means are where stage k + 1 starts. So with
+/// `sorted_log2 ≥ tile_log2` the list starts with stage `sorted_log2 + 1`, and has no tile
+/// sort (the keys must then be encoded already, since the tile sort is what encodes them); a
+/// `sorted_log2` below the tile counts as none (the tile sort sorts the tiles from any state).
 ///
 /// ```
 /// use kernels_gpu::bitonic::{FusedPass, Pass, schedule};
 ///
-/// let passes: Vec<Pass> = schedule(17, 4, 2, 2).collect(); // tiles of 16 keys
+/// let passes: Vec<Pass> = schedule(17, 0, 4, 2, 2).collect(); // tiles of 16 keys
 /// assert_eq!(passes, [
 ///     Pass::SortTiles,
 ///     Pass::Global(FusedPass { top: 4, steps: 1, mirror: true }),
 ///     Pass::MergeTiles { stage: 5 },
 /// ]);
-/// assert_eq!(schedule(1, 4, 2, 2).count(), 0);
+/// assert_eq!(schedule(1, 0, 4, 2, 2).count(), 0);
+/// // Blocks of 16 sorted already: the same, less the tile sort.
+/// assert_eq!(schedule(17, 4, 4, 2, 2).collect::<Vec<_>>(), passes[1..]);
+/// // Blocks of 32 sorted: nothing left for 17 keys.
+/// assert_eq!(schedule(17, 5, 4, 2, 2).count(), 0);
 /// ```
 pub fn schedule(
     n: u64,
+    sorted_log2: u32,
     tile_log2: u32,
     max_mirror_steps: u32,
     max_steps: u32,
 ) -> impl Iterator<Item = Pass> {
     let stages = ceil_log2(n);
-    let first = (n > 1).then_some(Pass::SortTiles);
-    let later = (tile_log2 + 1..=stages).flat_map(move |stage| {
+    let first = (n > 1 && sorted_log2 < tile_log2).then_some(Pass::SortTiles);
+    let later = (tile_log2.max(sorted_log2) + 1..=stages).flat_map(move |stage| {
         // Steps of distance 2^(stage−1) down to 2^tile_log2 go to global passes.
         let global_steps = stage - tile_log2;
         let mut done = 0;
@@ -390,6 +444,28 @@ pub fn schedule(
         .chain(core::iter::once(Pass::MergeTiles { stage }))
     });
     first.into_iter().chain(later)
+}
+
+/// The passes that sort one chunk of `len ≥ 1` keys on its own, before the passes over the
+/// whole array (`schedule(n, log2(chunk), ..)`) finish the sort: `schedule(len, 0, ..)`, except
+/// that a chunk of one key still gets the tile sort, which encodes it as the later passes
+/// expect.
+///
+/// ```
+/// use kernels_gpu::bitonic::{Pass, chunk_schedule, schedule};
+///
+/// assert_eq!(chunk_schedule(1, 4, 2, 2).collect::<Vec<_>>(), [Pass::SortTiles]);
+/// assert!(chunk_schedule(100, 4, 2, 2).eq(schedule(100, 0, 4, 2, 2)));
+/// ```
+pub fn chunk_schedule(
+    len: u64,
+    tile_log2: u32,
+    max_mirror_steps: u32,
+    max_steps: u32,
+) -> impl Iterator<Item = Pass> {
+    let lone = (len == 1).then_some(Pass::SortTiles);
+    lone.into_iter()
+        .chain(schedule(len, 0, tile_log2, max_mirror_steps, max_steps))
 }
 
 #[cfg(test)]
@@ -417,33 +493,75 @@ mod tests {
     /// global passes through the very unit code the kernels run.
     fn emulate_schedule(keys: &mut [u32], tile_log2: u32, max_mirror: u32, max_fused: u32) {
         let n = keys.len() as u64;
+        emulate_passes(
+            keys,
+            schedule(n, 0, tile_log2, max_mirror, max_fused),
+            tile_log2,
+        );
+    }
+
+    /// Runs `passes` on `keys` as the kernels would, launched on exactly this slice.
+    fn emulate_passes(keys: &mut [u32], passes: impl Iterator<Item = Pass>, tile_log2: u32) {
+        for pass in passes {
+            emulate_pass(keys, pass, tile_log2);
+        }
+    }
+
+    fn emulate_pass(keys: &mut [u32], pass: Pass, tile_log2: u32) {
+        let n = keys.len() as u64;
         let tile = 1usize << tile_log2;
-        for pass in schedule(n, tile_log2, max_mirror, max_fused) {
-            match pass {
-                Pass::SortTiles => keys.chunks_mut(tile).for_each(|t| t.sort_unstable()),
-                Pass::MergeTiles { .. } => {
-                    for chunk in keys.chunks_mut(tile) {
-                        let mut padded = chunk.to_vec();
-                        padded.resize(tile, u32::MAX);
-                        half_cleaners(&mut padded, tile);
-                        let len = chunk.len();
-                        chunk.copy_from_slice(&padded[..len]);
-                    }
+        match pass {
+            Pass::SortTiles => keys.chunks_mut(tile).for_each(|t| t.sort_unstable()),
+            Pass::MergeTiles { .. } => {
+                for chunk in keys.chunks_mut(tile) {
+                    let mut padded = chunk.to_vec();
+                    padded.resize(tile, u32::MAX);
+                    half_cleaners(&mut padded, tile);
+                    let len = chunk.len();
+                    chunk.copy_from_slice(&padded[..len]);
                 }
-                Pass::Global(p) => {
-                    for u in 0..p.units(n) {
-                        // SAFETY: keys holds n keys; units run one after another.
-                        unsafe {
-                            match p.steps {
-                                1 => fused_pass_unit::<u32, 2>(keys.as_mut_ptr(), n, p, u),
-                                2 => fused_pass_unit::<u32, 4>(keys.as_mut_ptr(), n, p, u),
-                                3 => fused_pass_unit::<u32, 8>(keys.as_mut_ptr(), n, p, u),
-                                _ => fused_pass_unit::<u32, 16>(keys.as_mut_ptr(), n, p, u),
-                            }
+            }
+            Pass::Global(p) => {
+                for u in 0..p.units(n) {
+                    // SAFETY: keys holds n keys; units run one after another.
+                    unsafe {
+                        match p.steps {
+                            1 => fused_pass_unit::<u32, 2>(keys.as_mut_ptr(), n, p, u),
+                            2 => fused_pass_unit::<u32, 4>(keys.as_mut_ptr(), n, p, u),
+                            3 => fused_pass_unit::<u32, 8>(keys.as_mut_ptr(), n, p, u),
+                            _ => fused_pass_unit::<u32, 16>(keys.as_mut_ptr(), n, p, u),
                         }
                     }
                 }
             }
+        }
+    }
+
+    /// The host-slice pipeline's launches on the CPU: each chunk of 2^chunk_log2 keys sorted
+    /// on its own (`chunk_schedule`, launched on the chunk), then the passes over the whole
+    /// array from stage chunk_log2 + 1, those at the end that stay within chunks
+    /// (`block_tail`) launched chunk by chunk.
+    fn emulate_chunked(
+        keys: &mut [u32],
+        chunk_log2: u32,
+        (tile_log2, max_mirror, max_fused): (u32, u32, u32),
+    ) {
+        let n = keys.len() as u64;
+        for chunk in keys.chunks_mut(1 << chunk_log2) {
+            let len = chunk.len() as u64;
+            emulate_passes(
+                chunk,
+                chunk_schedule(len, tile_log2, max_mirror, max_fused),
+                tile_log2,
+            );
+        }
+        let rest: Vec<Pass> = schedule(n, chunk_log2, tile_log2, max_mirror, max_fused).collect();
+        let tail = block_tail(&rest, chunk_log2);
+        assert_eq!(tail == 0, rest.is_empty(), "a tile merge ends every stage");
+        let (head, tail) = rest.split_at(rest.len() - tail);
+        emulate_passes(keys, head.iter().copied(), tile_log2);
+        for chunk in keys.chunks_mut(1 << chunk_log2) {
+            emulate_passes(chunk, tail.iter().copied(), tile_log2);
         }
     }
 
@@ -481,10 +599,13 @@ mod tests {
 
     #[test]
     fn schedule_for_small_and_large_n() {
-        assert_eq!(schedule(0, 4, 2, 2).count(), 0);
-        assert_eq!(schedule(1, 4, 2, 2).count(), 0);
-        assert_eq!(schedule(16, 4, 2, 2).collect::<Vec<_>>(), [Pass::SortTiles]);
-        let p: Vec<_> = schedule(17, 4, 2, 2).collect();
+        assert_eq!(schedule(0, 0, 4, 2, 2).count(), 0);
+        assert_eq!(schedule(1, 0, 4, 2, 2).count(), 0);
+        assert_eq!(
+            schedule(16, 0, 4, 2, 2).collect::<Vec<_>>(),
+            [Pass::SortTiles]
+        );
+        let p: Vec<_> = schedule(17, 0, 4, 2, 2).collect();
         let g = FusedPass {
             top: 4,
             steps: 1,
@@ -499,7 +620,7 @@ mod tests {
             ]
         );
         // Stage 8 over tiles of 16: 4 global steps (distances 128..16) in two passes of 2.
-        let p: Vec<_> = schedule(256, 4, 2, 2).collect();
+        let p: Vec<_> = schedule(256, 0, 4, 2, 2).collect();
         let tail = [
             Pass::Global(FusedPass {
                 top: 7,
@@ -515,7 +636,7 @@ mod tests {
         ];
         assert_eq!(p[p.len() - 3..], tail);
         // Mirrored passes of 1 step, later ones of up to 3: 4 global steps as 1 + 3.
-        let p: Vec<_> = schedule(256, 4, 1, 3).collect();
+        let p: Vec<_> = schedule(256, 0, 4, 1, 3).collect();
         let tail = [
             Pass::Global(FusedPass {
                 top: 7,
@@ -530,6 +651,128 @@ mod tests {
             Pass::MergeTiles { stage: 8 },
         ];
         assert_eq!(p[p.len() - 3..], tail);
+    }
+
+    #[test]
+    fn schedule_from_sorted_blocks_is_the_rest_of_the_full_schedule() {
+        for (tile_log2, max_mirror, max_fused) in [(4, 2, 2), (4, 1, 3), (13, 3, 4), (2, 1, 1)] {
+            let tuning = (tile_log2, max_mirror, max_fused);
+            for n in [
+                0u64,
+                1,
+                2,
+                15,
+                16,
+                17,
+                100,
+                255,
+                256,
+                257,
+                5000,
+                1 << 20,
+                (1 << 25) + 3,
+            ] {
+                let full: Vec<Pass> = schedule(n, 0, tile_log2, max_mirror, max_fused).collect();
+                // Below the tile: the same as nothing sorted.
+                for s in 0..tile_log2 {
+                    let p: Vec<Pass> = schedule(n, s, tile_log2, max_mirror, max_fused).collect();
+                    assert_eq!(p, full, "n = {n}, sorted_log2 = {s}, {tuning:?}");
+                }
+                // From the tile up: the full schedule is the sort of one block of 2^s keys
+                // followed by these passes.
+                for s in tile_log2..tile_log2 + 8 {
+                    let first = schedule(n.min(1 << s), 0, tile_log2, max_mirror, max_fused);
+                    let rest = schedule(n, s, tile_log2, max_mirror, max_fused);
+                    let joined: Vec<Pass> = first.chain(rest).collect();
+                    assert_eq!(joined, full, "n = {n}, sorted_log2 = {s}, {tuning:?}");
+                    let rest: Vec<Pass> =
+                        schedule(n, s, tile_log2, max_mirror, max_fused).collect();
+                    assert!(!rest.contains(&Pass::SortTiles));
+                    assert_eq!(rest.is_empty(), n <= 1 << s, "n = {n}, sorted_log2 = {s}");
+                    if let Some(last) = rest.last() {
+                        assert_eq!(
+                            *last,
+                            Pass::MergeTiles {
+                                stage: ceil_log2(n)
+                            }
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn chunk_schedule_always_sorts_the_tiles_first() {
+        for len in [1u64, 2, 3, 16, 17, 1000] {
+            let p: Vec<Pass> = chunk_schedule(len, 4, 2, 2).collect();
+            assert_eq!(p[0], Pass::SortTiles, "len = {len}");
+            assert_eq!(p.iter().filter(|&&q| q == Pass::SortTiles).count(), 1);
+            if len > 1 {
+                assert!(p.iter().copied().eq(schedule(len, 0, 4, 2, 2)));
+            }
+        }
+    }
+
+    #[test]
+    fn block_tails_are_the_end_of_the_last_stage_within_blocks() {
+        for (tile_log2, max_mirror, max_fused) in [(13, 3, 4), (4, 2, 2), (2, 1, 3)] {
+            for block_log2 in tile_log2..tile_log2 + 6 {
+                for n in [
+                    (1u64 << (block_log2 + 1)) + 1,
+                    1 << (block_log2 + 3),
+                    12345 << 7,
+                ] {
+                    let rest: Vec<Pass> =
+                        schedule(n, block_log2, tile_log2, max_mirror, max_fused).collect();
+                    let tail = block_tail(&rest, block_log2);
+                    let what = format!("n = {n}, blocks of 2^{block_log2}, tiles of 2^{tile_log2}");
+                    if rest.is_empty() {
+                        assert_eq!(tail, 0, "{what}");
+                        continue;
+                    }
+                    // Only the last stage: its mirrored pass spans blocks, its tile merge not.
+                    let last_stage = ceil_log2(n);
+                    assert!(tail >= 1 && tail < rest.len(), "{what}");
+                    assert_eq!(rest[rest.len() - 1], Pass::MergeTiles { stage: last_stage });
+                    let first = rest[rest.len() - tail - 1];
+                    assert!(!first.stays_within(block_log2), "{what}: {first:?}");
+                    for p in &rest[rest.len() - tail..] {
+                        assert!(p.stays_within(block_log2), "{what}: {p:?}");
+                        if let Pass::Global(g) = p {
+                            assert!(!g.mirror && g.top < block_log2, "{what}: {g:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn chunked_launches_sort_ragged_and_exact_lengths() {
+        // Tiles of 4, chunks of 16: lengths with one chunk, several, a last chunk of 1 key,
+        // ragged last chunks and ragged tiles.
+        let tuning = (2, 1, 2);
+        for n in [
+            2usize, 15, 16, 17, 31, 32, 33, 48, 49, 63, 64, 65, 100, 129, 1000, 4097,
+        ] {
+            for salt in [1, 2, 3] {
+                let mut x = n as u64 * 7919 + salt;
+                let input: Vec<u32> = (0..n)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        (x % 50) as u32
+                    })
+                    .collect();
+                let mut expected = input.clone();
+                expected.sort_unstable();
+                let mut v = input.clone();
+                emulate_chunked(&mut v, 4, tuning);
+                assert_eq!(v, expected, "n = {n}, salt {salt}");
+            }
+        }
     }
 
     proptest! {
@@ -614,6 +857,28 @@ mod tests {
             emulate_schedule(&mut v, tile_log2, max_mirror, max_fused);
             prop_assert_eq!(&v, &expected);
             prop_assert_eq!(by_network, expected);
+        }
+
+        #[test]
+        fn chunked_launches_sort_any_length(
+            len in interesting_len(),
+            tile_log2 in 1u32..5,
+            chunk_extra in 0u32..4,
+            max_fused in 1u32..5,
+            max_mirror_seed: u32,
+            seed: u64,
+        ) {
+            prop_assume!(len > 1);
+            let mut x = seed | 1;
+            let mut v: Vec<u32> = (0..len).map(|_| {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                x as u32
+            }).collect();
+            let mut expected = v.clone();
+            expected.sort_unstable();
+            let max_mirror = 1 + max_mirror_seed % max_fused;
+            emulate_chunked(&mut v, tile_log2 + chunk_extra, (tile_log2, max_mirror, max_fused));
+            prop_assert_eq!(v, expected);
         }
 
         #[test]

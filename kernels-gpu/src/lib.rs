@@ -7,6 +7,7 @@
 //!   unsigned keys.
 //! - [`bitonic`]: pure index math of the bitonic network (also compiled and tested on the host).
 //! - [`merge`]: pure index math of the stable merge sort: merge path, pass schedule, partitions.
+//! - [`overlap`]: chunks and launch ranges of host-slice sorts that overlap copies and sort.
 //! - `gpu` (nvptx only): thread/block indices, barriers and shared memory, so kernels read
 //!   like CUDA kernels.
 //! - [`block`]: what one block does to a shared-memory tile. The merge sort's block code is
@@ -25,7 +26,7 @@
 //! // The launches that sort 2^20 keys: one tile sort, then per larger stage its global
 //! // passes and one tile merge.
 //! let passes: Vec<Pass> =
-//!     schedule(1 << 20, TILE_LOG2, GLOBAL_MAX_MIRROR_STEPS, GLOBAL_MAX_FUSED_STEPS).collect();
+//!     schedule(1 << 20, 0, TILE_LOG2, GLOBAL_MAX_MIRROR_STEPS, GLOBAL_MAX_FUSED_STEPS).collect();
 //! assert_eq!(passes[0], Pass::SortTiles);
 //! assert_eq!(passes.iter().filter(|p| matches!(p, Pass::MergeTiles { .. })).count(), 20 - 13);
 //! ```
@@ -50,6 +51,7 @@ pub mod block;
 pub mod keys;
 pub mod merge;
 pub mod multi;
+pub mod overlap;
 pub mod tuning;
 
 #[cfg(target_arch = "nvptx64")]

@@ -140,29 +140,95 @@ pub enum Pass {
     },
 }
 
-/// The launches that sort `n > 0` keys with tile-sort tiles of `tile` keys: the tile sort (which
-/// encodes the keys), then merge passes that alternate between the caller's buffer and the
-/// scratch buffer, starting where [`tile_sort_to_scratch`] says so that the last pass lands in
-/// the caller's buffer (no copy).
-pub fn schedule(n: u64, tile: u64) -> impl Iterator<Item = Step> {
+impl Pass {
+    /// Length of the sorted runs the launch starts from: 1 for the tile sort (every key is a
+    /// run of one), `width` for a merge pass, which doubles it.
+    ///
+    /// ```
+    /// use kernels_gpu::merge::Pass;
+    /// assert_eq!(Pass::SortTiles.runs_in(), 1);
+    /// assert_eq!(Pass::Merge { width: 4096 }.runs_in(), 4096);
+    /// ```
+    pub fn runs_in(&self) -> u64 {
+        match *self {
+            Pass::SortTiles => 1,
+            Pass::Merge { width } => width,
+        }
+    }
+}
+
+/// The launches that finish sorting `n > 0` keys with tiles of `tile` keys when each aligned
+/// run of `sorted` keys is sorted already (`sorted = 1`: none is; otherwise a power of two
+/// multiple of `tile`): the steps of the whole sort whose input runs are at least that long.
+///
+/// The whole sort (`sorted = 1`) is the tile sort, then merge passes that alternate between
+/// the caller's buffer and the scratch buffer, starting where [`tile_sort_to_scratch`] says so
+/// that the last pass lands in the caller's buffer (no copy). The buffers of every step are
+/// those of the whole sort, so runs sorted beforehand must lie where the whole sort would have
+/// left them: in the scratch buffer exactly when the first of these steps reads from it
+/// ([`chunk_schedule`] puts them there).
+///
+/// ```
+/// use kernels_gpu::merge::{Pass, schedule};
+///
+/// // 5 tiles of 4 keys: the tile sort, then merge passes over runs of 4, 8 and 16.
+/// let all: Vec<_> = schedule(20, 4, 1).map(|s| s.pass).collect();
+/// assert_eq!(all[0], Pass::SortTiles);
+/// assert_eq!(all[3], Pass::Merge { width: 16 });
+/// // Runs of 8 sorted already: the last two passes, from the caller's buffer to the scratch
+/// // and back.
+/// let rest: Vec<_> = schedule(20, 4, 8).collect();
+/// assert_eq!(rest.len(), 2);
+/// assert_eq!(rest[0].pass, Pass::Merge { width: 8 });
+/// assert!(!rest[0].from_scratch && rest[0].to_scratch);
+/// assert!(rest[1].from_scratch && !rest[1].to_scratch && rest[1].last);
+/// ```
+pub fn schedule(n: u64, tile: u64, sorted: u64) -> impl Iterator<Item = Step> {
+    debug_assert!(
+        sorted <= 1 || (sorted.is_multiple_of(tile) && (sorted / tile).is_power_of_two()),
+        "runs of {sorted} keys with tiles of {tile}"
+    );
     let passes = merge_passes(n, tile);
     let first_to_scratch = tile_sort_to_scratch(n, tile);
-    (0..=passes).map(move |p| {
-        // After pass p the data is in scratch iff (first_to_scratch xor p odd).
-        let to_scratch = first_to_scratch ^ (p % 2 == 1);
-        Step {
-            pass: if p == 0 {
-                Pass::SortTiles
-            } else {
-                Pass::Merge {
-                    width: tile << (p - 1),
-                }
-            },
-            from_scratch: p > 0 && !to_scratch,
-            to_scratch,
-            last: p == passes,
-        }
-    })
+    (0..=passes)
+        .map(move |p| {
+            // After pass p the data is in scratch iff (first_to_scratch xor p odd).
+            let to_scratch = first_to_scratch ^ (p % 2 == 1);
+            Step {
+                pass: if p == 0 {
+                    Pass::SortTiles
+                } else {
+                    Pass::Merge {
+                        width: tile << (p - 1),
+                    }
+                },
+                from_scratch: p > 0 && !to_scratch,
+                to_scratch,
+                last: p == passes,
+            }
+        })
+        .skip_while(move |step| step.pass.runs_in() < sorted)
+}
+
+/// The first steps of the sort of `n > 0` keys, those that sort each aligned chunk of `chunk`
+/// keys (a power of two multiple of `tile`) as one run: the tile sort and the merge passes
+/// over runs shorter than `chunk`. Launched on one chunk at a time (its part of the keys,
+/// values, scratch and splits, with the chunk's length as `n`), they do to it exactly what the
+/// whole sort's passes do, in the same buffers; `schedule(n, tile, chunk)` then finishes the
+/// sort. Every chunk gets the same steps: a short last chunk is merely copied from one buffer
+/// to the other by the passes whose runs are at least as long as it, so that it ends where the others
+/// do.
+///
+/// ```
+/// use kernels_gpu::merge::{chunk_schedule, schedule};
+///
+/// let (n, tile, chunk) = (100, 4, 16);
+/// let steps: Vec<_> = chunk_schedule(n, tile, chunk).chain(schedule(n, tile, chunk)).collect();
+/// assert!(steps.into_iter().eq(schedule(n, tile, 1)));
+/// assert_eq!(chunk_schedule(n, tile, chunk).count(), 3); // tile sort, runs of 4 and 8
+/// ```
+pub fn chunk_schedule(n: u64, tile: u64, chunk: u64) -> impl Iterator<Item = Step> {
+    schedule(n, tile, 1).take_while(move |step| step.pass.runs_in() < chunk)
 }
 
 /// How a merge launch pairs sorted runs: a pass of the sort, or one merge of two runs.
@@ -437,6 +503,46 @@ mod tests {
     }
 
     #[test]
+    fn chunk_steps_then_the_rest_are_the_whole_schedule() {
+        for tile in [2u64, 4, 2048] {
+            for n in [
+                1u64,
+                2,
+                3,
+                4,
+                5,
+                17,
+                100,
+                1000,
+                4096,
+                4097,
+                1 << 22,
+                (3 << 22) + 12345,
+            ] {
+                let whole: Vec<Step> = schedule(n, tile, 1).collect();
+                assert!(schedule(n, tile, 0).eq(whole.iter().copied()));
+                for chunk_log2 in 0..8 {
+                    let chunk = tile << chunk_log2;
+                    let first: Vec<Step> = chunk_schedule(n, tile, chunk).collect();
+                    let rest: Vec<Step> = schedule(n, tile, chunk).collect();
+                    let what = format!("n = {n}, tile = {tile}, chunk = {chunk}");
+                    assert_eq!([&first[..], &rest[..]].concat(), whole, "{what}");
+                    // The same steps for every chunk: the tile sort and one pass per doubling.
+                    assert_eq!(first.len() as u32, (chunk_log2 + 1).min(whole.len() as u32));
+                    assert_eq!(first[0].pass, Pass::SortTiles, "{what}");
+                    assert!(rest.iter().all(|s| s.pass.runs_in() >= chunk), "{what}");
+                    // Passes over the whole array remain exactly when it is more than a chunk.
+                    assert_eq!(rest.is_empty(), n <= chunk, "{what}");
+                    // Where the chunks' steps leave the runs is where the rest reads them.
+                    if let (Some(a), Some(b)) = (first.last(), rest.first()) {
+                        assert_eq!(a.to_scratch, b.from_scratch, "{what}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn pass_counts_and_first_destination() {
         assert_eq!(merge_passes(0, 4), 0);
         assert_eq!(merge_passes(4, 4), 0);
@@ -446,7 +552,7 @@ mod tests {
         assert!(tile_sort_to_scratch(5, 4));
         assert!(!tile_sort_to_scratch(16, 4));
         for n in 1..100 {
-            let steps: Vec<Step> = schedule(n, 4).collect();
+            let steps: Vec<Step> = schedule(n, 4, 1).collect();
             assert_eq!(steps.len() as u32, merge_passes(n, 4) + 1);
             assert_eq!(steps[0].pass, Pass::SortTiles);
             assert!(!steps[0].from_scratch);

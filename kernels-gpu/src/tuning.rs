@@ -148,6 +148,31 @@ pub const PARTITION_PROBES: usize = 15;
 /// keys ahead. At least [`MERGE_VT`] (checked where the block code is instantiated).
 pub const MERGE_KEY_PAD: u32 = 64;
 
+/// log2 of [`OVERLAP_CHUNK`].
+pub const OVERLAP_CHUNK_LOG2: u32 = 22;
+
+/// Keys per overlap chunk of the merge sort with tile-sort tiles of `tile` keys: the tile times
+/// the power of two that comes nearest [`OVERLAP_CHUNK`] from above (its chunks must be whole
+/// runs of the merge passes).
+pub const fn merge_overlap_chunk(tile: u64) -> u64 {
+    tile * OVERLAP_CHUNK.div_ceil(tile).next_power_of_two()
+}
+/// Keys per chunk of a host-slice sort that overlaps its copies with the sort
+/// ([`crate::overlap`]): each chunk is sorted (bitonic stages up to it, or tile sort and merge
+/// passes up to runs of it) as soon as it has landed, while the next one is in flight. A power
+/// of two multiple of both tiles. 2^22 u32 keys are 16 MiB, 0.33 ms of PCIe Gen5 (~50 GB/s),
+/// about what sorting them takes (0.26 ms merge, 0.34 ms bitonic, from the per-pass times at
+/// 2^25 in docs/perf.md); smaller chunks leave more passes over the whole array after the
+/// upload, larger ones a longer sort of the last chunk (docs/perf.md, "Overlapping the copies
+/// with the sort"). Slices of at most one chunk are sorted after the whole upload.
+pub const OVERLAP_CHUNK: u64 = 1 << OVERLAP_CHUNK_LOG2;
+/// Launches the last merge pass of an overlapped merge sort is split into (ranges of output
+/// tiles), so that the copy of each range back to the host starts when its launch is done: the
+/// download (2.7 ms at 2^25 u32) then waits for a quarter of the last pass (~0.04 ms) instead
+/// of all of it. More parts cost more partly filled waves. (The bitonic sort splits the end of
+/// its last stage by chunks instead: `bitonic::block_tail`.)
+pub const LAST_PASS_PARTS: u64 = 4;
+
 /// Threads per block of the multi-GPU helper kernels (sample, ranks, fill, check).
 pub const MULTI_THREADS: u32 = 256;
 
@@ -209,3 +234,9 @@ const _: () = assert!(TILE_THREADS.is_power_of_two() && TILE_THREADS >= 32);
 const _: () = assert!(GLOBAL_MAX_FUSED_STEPS >= 1 && GLOBAL_MAX_FUSED_STEPS <= 5);
 const _: () =
     assert!(GLOBAL_MAX_MIRROR_STEPS >= 1 && GLOBAL_MAX_MIRROR_STEPS <= GLOBAL_MAX_FUSED_STEPS);
+const _: () = assert!(
+    OVERLAP_CHUNK.is_power_of_two()
+        && OVERLAP_CHUNK >= TILE_KEYS as u64
+        && OVERLAP_CHUNK >= MERGE_TILE as u64
+        && LAST_PASS_PARTS >= 1
+);

@@ -16,6 +16,9 @@ use std::process::ExitCode;
 
 /// Largest n for which the single-thread CPU bitonic sort runs unless asked for by name.
 const BITONIC1_DEFAULT_MAX: usize = 1 << 24;
+/// Largest key bytes for which the pinned copies alone are timed beside the host-to-host sort
+/// (they pin a copy of the keys).
+const COPIES_MAX_BYTES: usize = 1 << 30;
 
 /// Where to sort (`--backend auto|gpu|cpu`).
 ///
@@ -325,6 +328,8 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
     };
     let mut rows = Vec::new();
     let mut failures = Vec::new();
+    // The pinned copies alone, and the host-to-host median to compare with them.
+    let mut floor: Option<(Timing, f64)> = None;
     let mut record = |what: String, ms: Timing, v: Option<Result<(), Mismatch>>| {
         if let Some(Err(m)) = &v {
             failures.push(format!("{what}: {m}"));
@@ -353,6 +358,11 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
             e2e_ms,
             verdict(&sorted),
         );
+        // The floor of the host-to-host sort, where pinning a copy of the keys is cheap.
+        if n * size_of::<K>() <= COPIES_MAX_BYTES {
+            let copies = timing::gpu_pinned_copies(gpu, &input, job.reps)?;
+            floor = Some((copies, e2e_ms.median));
+        }
     } else {
         let (ms, sorted) = timing::cpu(CpuAlgo::Rayon, &input, order, job.cpu_reps);
         record(
@@ -374,6 +384,16 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
         order
     );
     print_table(&rows, n);
+    if let Some((copies, host_to_host)) = floor {
+        println!(
+            "pinned copies alone (up and down, {:.1} MiB each way, CUDA events): {:.3} ms median \
+             (min {:.3}); host to host / copies: {:.2}",
+            (n * size_of::<K>()) as f64 / f64::from(1 << 20),
+            copies.median,
+            copies.min,
+            host_to_host / copies.median
+        );
+    }
     if !failures.is_empty() {
         for f in &failures {
             eprintln!("gpusort: VERIFICATION FAILED: {f}");

@@ -1,18 +1,21 @@
 //! Launches of the bitonic sort: the pass schedule of [`kernels_gpu::bitonic::schedule`] turned
-//! into kernel launches with their grid math.
+//! into kernel launches with their grid math, whole or chunk by chunk ([`Chunked`]).
 
 use super::GpuSorter;
+use super::overlap::ChunkedSort;
 use crate::error::{CudaContext, Error, Result};
 use cust::function::Function;
 use cust::launch;
 use cust::module::Module;
 use cust::sys as cuda;
-use kernels_gpu::bitonic::{Pass, schedule};
+use kernels_gpu::bitonic::{Pass, block_tail, chunk_schedule, schedule};
 use kernels_gpu::keys::IDENTITY;
+use kernels_gpu::overlap::chunk_ranges;
 use kernels_gpu::tuning::{
-    GLOBAL_MAX_FUSED_STEPS, GLOBAL_MAX_MIRROR_STEPS, GLOBAL_THREADS, TILE_KEYS, TILE_LOG2,
-    TILE_THREADS, tile_shared_bytes,
+    GLOBAL_MAX_FUSED_STEPS, GLOBAL_MAX_MIRROR_STEPS, GLOBAL_THREADS, OVERLAP_CHUNK,
+    OVERLAP_CHUNK_LOG2, TILE_KEYS, TILE_LOG2, TILE_THREADS, tile_shared_bytes,
 };
+use std::ops::Range;
 
 /// The kernels for keys of one width.
 struct Kernels {
@@ -120,48 +123,143 @@ pub(super) fn enqueue(
     key_bytes: usize,
     map: u32,
 ) -> Result<()> {
+    let passes = schedule(
+        n,
+        0,
+        TILE_LOG2,
+        GLOBAL_MAX_MIRROR_STEPS,
+        GLOBAL_MAX_FUSED_STEPS,
+    );
+    enqueue_passes(sorter, keys, n, key_bytes, passes, (map, map))
+}
+
+/// Queues `passes` over the `n` keys at `keys`: the tile sort (if any) encodes with `encode`,
+/// the last of `passes` decodes with `decode` (`IDENTITY` leaves the keys encoded).
+fn enqueue_passes(
+    sorter: &GpuSorter,
+    keys: u64,
+    n: u64,
+    key_bytes: usize,
+    passes: impl Iterator<Item = Pass>,
+    (encode, decode): (u32, u32),
+) -> Result<()> {
+    let mut passes = passes.peekable();
+    while let Some(pass) = passes.next() {
+        let last = passes.peek().is_none();
+        let decode = if last { decode } else { IDENTITY };
+        launch(sorter, keys, n, key_bytes, pass, (encode, decode))?;
+    }
+    Ok(())
+}
+
+/// Queues one pass over the `n` keys at `keys` on the sorter's stream.
+fn launch(
+    sorter: &GpuSorter,
+    keys: u64,
+    n: u64,
+    key_bytes: usize,
+    pass: Pass,
+    (encode, decode): (u32, u32),
+) -> Result<()> {
     let k = kernels(key_bytes);
     let shared = k.shared_bytes;
     let module = &sorter.module;
     let stream = &sorter.stream;
     let tiles = n.div_ceil(u64::from(TILE_KEYS)) as u32;
-    let mut passes = schedule(
-        n,
-        TILE_LOG2,
-        GLOBAL_MAX_MIRROR_STEPS,
-        GLOBAL_MAX_FUSED_STEPS,
-    )
-    .peekable();
-    while let Some(pass) = passes.next() {
-        let decode = if passes.peek().is_none() {
-            map
+    // SAFETY (all launches): `keys` holds n keys on this context's device, and the launch
+    // shapes are those the kernels document.
+    let launched = match pass {
+        Pass::SortTiles => {
+            let f = function(module, k.sort_tiles)?;
+            unsafe { launch!(f<<<tiles, TILE_THREADS, shared, stream>>>(keys, n, encode, decode)) }
+        }
+        Pass::MergeTiles { .. } => {
+            let f = function(module, k.merge_tiles)?;
+            unsafe { launch!(f<<<tiles, TILE_THREADS, shared, stream>>>(keys, n, decode)) }
+        }
+        Pass::Global(p) => {
+            let names = if p.mirror {
+                &k.global_mirror[..]
+            } else {
+                &k.global[..]
+            };
+            let f = function(module, names[p.steps as usize - 1])?;
+            let blocks = p.units(n).div_ceil(u64::from(GLOBAL_THREADS)) as u32;
+            let top = p.top;
+            unsafe { launch!(f<<<blocks, GLOBAL_THREADS, 0, stream>>>(keys, n, top)) }
+        }
+    };
+    launched.context(&format!("launching {pass:?} for {n} keys"))
+}
+
+/// The bitonic sort of `n` keys at device address `keys` as the host-slice pipeline queues it
+/// ([`ChunkedSort`]): each chunk sorted ascending on its own, which is exactly what the
+/// network's stages up to the chunk leave (every comparator points the same way: see
+/// [`kernels_gpu::bitonic`]), then the stages above the chunk over the whole array. The last
+/// stage's passes after its mirrored one compare keys within chunks only
+/// ([`kernels_gpu::bitonic::block_tail`]): they run chunk by chunk, so that each chunk's keys are
+/// final, and copied back, while the next is merged. Keys are encoded by each chunk's tile sort
+/// and decoded by each chunk's last tile merge.
+pub(super) struct Chunked<'a> {
+    pub sorter: &'a GpuSorter,
+    pub keys: u64,
+    pub n: u64,
+    pub key_bytes: usize,
+    pub map: u32,
+}
+
+impl ChunkedSort for Chunked<'_> {
+    fn sort_chunk(&mut self, range: Range<u64>) -> Result<()> {
+        let len = range.end - range.start;
+        let passes = chunk_schedule(
+            len,
+            TILE_LOG2,
+            GLOBAL_MAX_MIRROR_STEPS,
+            GLOBAL_MAX_FUSED_STEPS,
+        );
+        // The only chunk is the whole sort: it decodes too.
+        let decode = if self.n <= OVERLAP_CHUNK {
+            self.map
         } else {
             IDENTITY
         };
-        // SAFETY (all launches): `keys` holds n keys on this context's device, and the launch
-        // shapes are those the kernels document.
-        let launched = match pass {
-            Pass::SortTiles => {
-                let f = function(module, k.sort_tiles)?;
-                unsafe { launch!(f<<<tiles, TILE_THREADS, shared, stream>>>(keys, n, map, decode)) }
-            }
-            Pass::MergeTiles { .. } => {
-                let f = function(module, k.merge_tiles)?;
-                unsafe { launch!(f<<<tiles, TILE_THREADS, shared, stream>>>(keys, n, decode)) }
-            }
-            Pass::Global(p) => {
-                let names = if p.mirror {
-                    &k.global_mirror[..]
-                } else {
-                    &k.global[..]
-                };
-                let f = function(module, names[p.steps as usize - 1])?;
-                let blocks = p.units(n).div_ceil(u64::from(GLOBAL_THREADS)) as u32;
-                let top = p.top;
-                unsafe { launch!(f<<<blocks, GLOBAL_THREADS, 0, stream>>>(keys, n, top)) }
-            }
-        };
-        launched.context(&format!("launching {pass:?} for {n} keys"))?;
+        let at = self.keys + range.start * self.key_bytes as u64;
+        enqueue_passes(
+            self.sorter,
+            at,
+            len,
+            self.key_bytes,
+            passes,
+            (self.map, decode),
+        )
     }
-    Ok(())
+
+    fn finish(&mut self, written: &mut dyn FnMut(Range<u64>) -> Result<()>) -> Result<()> {
+        let (n, kb) = (self.n, self.key_bytes);
+        let passes: Vec<Pass> = schedule(
+            n,
+            OVERLAP_CHUNK_LOG2,
+            TILE_LOG2,
+            GLOBAL_MAX_MIRROR_STEPS,
+            GLOBAL_MAX_FUSED_STEPS,
+        )
+        .collect();
+        if passes.is_empty() {
+            // At most one chunk: its sort was the whole sort.
+            return written(0..n);
+        }
+        let tail = block_tail(&passes, OVERLAP_CHUNK_LOG2);
+        let (head, tail) = passes.split_at(passes.len() - tail);
+        for &pass in head {
+            launch(self.sorter, self.keys, n, kb, pass, (IDENTITY, IDENTITY))?;
+        }
+        for range in chunk_ranges(n, OVERLAP_CHUNK) {
+            let at = self.keys + range.start * kb as u64;
+            let len = range.end - range.start;
+            let maps = (IDENTITY, self.map);
+            enqueue_passes(self.sorter, at, len, kb, tail.iter().copied(), maps)?;
+            written(range)?;
+        }
+        Ok(())
+    }
 }

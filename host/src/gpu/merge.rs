@@ -1,17 +1,21 @@
 //! Launches of the stable merge sort: the schedule of [`kernels_gpu::merge::schedule`] turned
-//! into kernel launches, the scratch buffer's layout, and the kernels' shared-memory settings.
+//! into kernel launches (whole, or chunk by chunk: `Chunked`), the scratch buffer's layout,
+//! and the kernels' shared-memory settings.
 
 use super::GpuSorter;
 use super::bitonic::{function, set_shared_attributes};
+use super::overlap::ChunkedSort;
 use crate::error::{CudaContext, Result};
 use cust::launch;
 use cust::module::Module;
 use kernels_gpu::keys::IDENTITY;
-use kernels_gpu::merge::{Pass, merge_passes, schedule};
+use kernels_gpu::merge::{Pass, Step, chunk_schedule, merge_passes, schedule};
+use kernels_gpu::overlap::tile_parts;
 use kernels_gpu::tuning::{
-    MERGE_THREADS, MERGE_TILE, PARTITION_THREADS, merge_shared_bytes, merge_sort_shared_bytes,
-    merge_sort_threads, merge_sort_tile,
+    LAST_PASS_PARTS, MERGE_THREADS, MERGE_TILE, PARTITION_THREADS, merge_overlap_chunk,
+    merge_shared_bytes, merge_sort_shared_bytes, merge_sort_threads, merge_sort_tile,
 };
+use std::ops::Range;
 
 /// Value widths the kernels carry, in bytes (0: keys only). Values are only moved, so a payload
 /// of any type travels in the smallest of these that holds it.
@@ -40,6 +44,11 @@ fn kernels(key_bytes: usize, value_bytes: usize) -> (&'static str, &'static str)
 /// Keys per tile-sort tile for these widths ([`merge_sort_tile`]).
 fn sort_tile(key_bytes: usize, value_bytes: usize) -> u32 {
     merge_sort_tile(key_bytes as u32, value_bytes as u32)
+}
+
+/// [`sort_tile`] of a launch's widths, as `u64`.
+fn sort_tile_of(l: &Launch) -> u64 {
+    u64::from(sort_tile(l.key_bytes, l.value_bytes))
 }
 
 /// Dynamic shared memory of a merge-pass block.
@@ -130,6 +139,54 @@ pub(super) fn enqueue(sorter: &GpuSorter, l: &Launch) -> Result<()> {
     if l.n == 0 {
         return Ok(());
     }
+    let all = Window::new(l, 0..l.n);
+    for step in schedule(l.n, u64::from(sort_tile(l.key_bytes, l.value_bytes)), 1) {
+        enqueue_step(sorter, l, &all, step, 1, &mut |_| Ok(()))?;
+    }
+    Ok(())
+}
+
+/// The part of every buffer of a sort that the launches for keys `range` see: for a chunk, its
+/// keys, values, scratch and splits, with the chunk's length as `n`.
+struct Window {
+    keys: u64,
+    values: u64,
+    scratch_keys: u64,
+    scratch_values: u64,
+    splits: u64,
+    n: u64,
+}
+
+impl Window {
+    /// `range` starts at a multiple of `MERGE_TILE` (its splits start at its first tile's).
+    fn new(l: &Launch, range: Range<u64>) -> Window {
+        let layout = Layout::new(l.n, l.key_bytes, l.value_bytes);
+        let (kb, vb, at) = (l.key_bytes as u64, l.value_bytes as u64, range.start);
+        debug_assert_eq!(at % u64::from(MERGE_TILE), 0);
+        // No values: null pointers, as the kernels expect.
+        let values = |base: u64| if vb == 0 { 0 } else { base + at * vb };
+        Window {
+            keys: l.keys + at * kb,
+            values: values(l.values),
+            scratch_keys: l.scratch + at * kb,
+            scratch_values: values(l.scratch + layout.values),
+            splits: l.scratch + layout.splits + at / u64::from(MERGE_TILE) * 8,
+            n: range.end - range.start,
+        }
+    }
+}
+
+/// Queues one step of the sort on the keys `w` sees, the merge in `parts` launches over
+/// consecutive ranges of output tiles, calling `written(keys)` after each (with the keys it
+/// writes, relative to the window).
+fn enqueue_step(
+    sorter: &GpuSorter,
+    l: &Launch,
+    w: &Window,
+    step: Step,
+    parts: u64,
+    written: &mut dyn FnMut(Range<u64>) -> Result<()>,
+) -> Result<()> {
     let (sort_name, merge_name) = kernels(l.key_bytes, l.value_bytes);
     let partition_name = if l.key_bytes == 8 {
         "merge_partition_u64"
@@ -137,65 +194,101 @@ pub(super) fn enqueue(sorter: &GpuSorter, l: &Launch) -> Result<()> {
         "merge_partition_u32"
     };
     let shared = shared_bytes(l.key_bytes, l.value_bytes);
-    let layout = Layout::new(l.n, l.key_bytes, l.value_bytes);
-    let (scratch_keys, scratch_values, splits) = (
-        l.scratch,
-        if l.value_bytes == 0 {
-            0
+    let (module, stream, n, splits) = (&sorter.module, &sorter.stream, w.n, w.splits);
+    let tile = u64::from(MERGE_TILE);
+    let tiles = n.div_ceil(tile);
+    let pick = |scratch: bool| {
+        if scratch {
+            (w.scratch_keys, w.scratch_values)
         } else {
-            l.scratch + layout.values
-        },
-        l.scratch + layout.splits,
-    );
-    let (module, stream, n) = (&sorter.module, &sorter.stream, l.n);
-    let tiles = n.div_ceil(u64::from(MERGE_TILE));
-    let grid = tiles as u32;
-    let sort_tile = u64::from(sort_tile(l.key_bytes, l.value_bytes));
-    let sort_threads = merge_sort_threads(l.key_bytes as u32, l.value_bytes as u32);
-    let sort_grid = n.div_ceil(sort_tile) as u32;
-    let partition_blocks = tiles.div_ceil(u64::from(PARTITION_THREADS)) as u32;
-    for step in schedule(n, sort_tile) {
-        let pick = |scratch: bool| {
-            if scratch {
-                (scratch_keys, scratch_values)
-            } else {
-                (l.keys, l.values)
+            (w.keys, w.values)
+        }
+    };
+    let ((src_k, src_v), (dst_k, dst_v)) = (pick(step.from_scratch), pick(step.to_scratch));
+    let decode = if step.last { l.decode } else { IDENTITY };
+    // SAFETY (all launches): the buffers hold the window's keys and values (and the scratch
+    // its layout) on this context's device; the launch shapes are those the kernels document.
+    match step.pass {
+        Pass::SortTiles => {
+            let f = function(module, sort_name)?;
+            let sort_tile = u64::from(sort_tile(l.key_bytes, l.value_bytes));
+            let (grid, map) = (n.div_ceil(sort_tile) as u32, l.encode);
+            let threads = merge_sort_threads(l.key_bytes as u32, l.value_bytes as u32);
+            let shared = sort_shared_bytes(l.key_bytes, l.value_bytes);
+            unsafe {
+                launch!(f<<<grid, threads, shared, stream>>>(
+                    src_k, dst_k, src_v, dst_v, n, map, decode
+                ))
             }
-        };
-        let ((src_k, src_v), (dst_k, dst_v)) = (pick(step.from_scratch), pick(step.to_scratch));
-        let decode = if step.last { l.decode } else { IDENTITY };
-        // SAFETY (all launches): the buffers hold n keys and values (and the scratch its
-        // layout) on this context's device; the launch shapes are those the kernels document.
-        let launched = match step.pass {
-            Pass::SortTiles => {
-                let f = function(module, sort_name)?;
-                let map = l.encode;
-                let shared = sort_shared_bytes(l.key_bytes, l.value_bytes);
-                unsafe {
-                    launch!(f<<<sort_grid, sort_threads, shared, stream>>>(
-                        src_k, dst_k, src_v, dst_v, n, map, decode
-                    ))
-                }
+            .context(&format!("launching the tile sort for {n} keys"))?;
+            written(0..n)
+        }
+        Pass::Merge { width } => {
+            let f = function(module, partition_name)?;
+            let partition_blocks = tiles.div_ceil(u64::from(PARTITION_THREADS)) as u32;
+            unsafe {
+                launch!(f<<<partition_blocks, PARTITION_THREADS, 0, stream>>>(
+                    src_k, splits, n, width
+                ))
             }
-            Pass::Merge { width } => {
-                let f = function(module, partition_name)?;
-                unsafe {
-                    launch!(f<<<partition_blocks, PARTITION_THREADS, 0, stream>>>(
-                        src_k, splits, n, width
-                    ))
-                }
-                .context(&format!("launching the merge partition for {n} keys"))?;
-                let f = function(module, merge_name)?;
+            .context(&format!("launching the merge partition for {n} keys"))?;
+            let f = function(module, merge_name)?;
+            for part in tile_parts(tiles, parts) {
+                let (first_tile, grid) = (part.start, (part.end - part.start) as u32);
                 unsafe {
                     launch!(f<<<grid, MERGE_THREADS, shared, stream>>>(
-                        src_k, dst_k, src_v, dst_v, splits, n, width, decode
+                        src_k, dst_k, src_v, dst_v, splits, n, width, first_tile, decode
                     ))
                 }
+                .context(&format!(
+                    "launching a merge pass of width {width} for {n} keys"
+                ))?;
+                written(part.start * tile..(part.end * tile).min(n))?;
             }
-        };
-        launched.context(&format!("launching {:?} for {n} keys", step.pass))?;
+            Ok(())
+        }
     }
-    Ok(())
+}
+
+/// The stable sort of [`Launch`] as the host-slice pipeline queues it ([`ChunkedSort`]): each
+/// chunk's tile sort and merge passes up to runs of a chunk on the chunk alone
+/// ([`kernels_gpu::merge::chunk_schedule`]), which leaves it sorted as one run in the buffer
+/// where the whole sort would have left it; then the merge passes over the whole array, the
+/// last one's merge in [`LAST_PASS_PARTS`] launches. Keys are encoded by each chunk's tile sort
+/// and decoded by the last pass.
+pub(super) struct Chunked<'a> {
+    pub sorter: &'a GpuSorter,
+    pub launch: Launch,
+}
+
+impl ChunkedSort for Chunked<'_> {
+    fn chunk(&self) -> u64 {
+        merge_overlap_chunk(sort_tile_of(&self.launch))
+    }
+
+    fn sort_chunk(&mut self, range: Range<u64>) -> Result<()> {
+        let (l, tile) = (&self.launch, sort_tile_of(&self.launch));
+        let w = Window::new(l, range);
+        for step in chunk_schedule(l.n, tile, self.chunk()) {
+            enqueue_step(self.sorter, l, &w, step, 1, &mut |_| Ok(()))?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, written: &mut dyn FnMut(Range<u64>) -> Result<()>) -> Result<()> {
+        let (l, tile) = (&self.launch, sort_tile_of(&self.launch));
+        let all = Window::new(l, 0..l.n);
+        let mut steps = schedule(l.n, tile, self.chunk()).peekable();
+        while let Some(step) = steps.next() {
+            if steps.peek().is_some() {
+                enqueue_step(self.sorter, l, &all, step, 1, &mut |_| Ok(()))?;
+            } else {
+                return enqueue_step(self.sorter, l, &all, step, LAST_PASS_PARTS, written);
+            }
+        }
+        // At most one chunk: its steps were the whole sort.
+        written(0..l.n)
+    }
 }
 
 /// Queues the stable merge of two sorted runs of keys (encoded), A = `src[..a_len]` and
@@ -311,6 +404,51 @@ mod tests {
                 !body.contains(".local"),
                 "{name} keeps arrays in local memory (see docs/perf.md, Merge sort v2 plan)"
             );
+        }
+    }
+
+    #[test]
+    fn a_chunk_window_offsets_every_buffer_by_its_first_key() {
+        for (kb, vb) in [(4, 0), (4, 16), (8, 4), (8, 8), (8, 16)] {
+            let c = merge_overlap_chunk(u64::from(sort_tile(kb, vb)));
+            assert_eq!(c % u64::from(MERGE_TILE), 0, "chunks start on a merge tile");
+            let n = 3 * c + 12345;
+            let l = Launch {
+                keys: 0x1000_0000_0000,
+                values: if vb == 0 { 0 } else { 0x2000_0000_0000 },
+                scratch: 0x3000_0000_0000,
+                n,
+                key_bytes: kb,
+                value_bytes: vb,
+                encode: IDENTITY,
+                decode: IDENTITY,
+            };
+            let layout = Layout::new(n, kb, vb);
+            let (kb, vb) = (kb as u64, vb as u64);
+            let whole = Window::new(&l, 0..n);
+            assert_eq!((whole.keys, whole.values, whole.n), (l.keys, l.values, n));
+            assert_eq!(whole.splits, l.scratch + layout.splits);
+            for (i, range) in kernels_gpu::overlap::chunk_ranges(n, c).enumerate() {
+                let w = Window::new(&l, range.clone());
+                let at = range.start;
+                assert_eq!(w.n, if i < 3 { c } else { 12345 });
+                assert_eq!(w.keys, l.keys + at * kb);
+                assert_eq!(w.scratch_keys, l.scratch + at * kb);
+                assert_eq!(
+                    w.splits,
+                    l.scratch + layout.splits + at / u64::from(MERGE_TILE) * 8
+                );
+                if vb == 0 {
+                    assert_eq!((w.values, w.scratch_values), (0, 0), "no values: null");
+                } else {
+                    assert_eq!(w.values, l.values + at * vb);
+                    assert_eq!(w.scratch_values, l.scratch + layout.values + at * vb);
+                    assert_eq!(w.scratch_values % vb.max(8), 0, "values stay aligned");
+                }
+                // The chunk's splits lie inside the scratch buffer.
+                let tiles = w.n.div_ceil(u64::from(MERGE_TILE));
+                assert!(w.splits + tiles * 8 <= l.scratch + layout.total);
+            }
         }
     }
 

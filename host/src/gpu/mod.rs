@@ -18,6 +18,7 @@
 mod bitonic;
 pub(crate) use bitonic::function;
 pub mod merge;
+mod overlap;
 mod progress;
 mod staging;
 
@@ -33,7 +34,7 @@ use cust::stream::{Stream, StreamFlags};
 use cust::sys as cuda;
 use kernels_gpu::tuning::MAX_KEYS;
 use rayon::prelude::*;
-use staging::{Byte, Slots, Staging, bytes_of, bytes_of_mut};
+use staging::Staging;
 use std::sync::{Mutex, PoisonError};
 
 /// The kernels of `kernels-gpu`, compiled to PTX by `host/build.rs` (rustc's
@@ -95,6 +96,8 @@ impl GpuAlgo {
 /// may move between threads (it is `Send` and `Sync`). Work is queued on one stream of its own,
 /// created blocking: it is ordered with CUDA's legacy default stream, where `cust`'s
 /// synchronous copies run, so keys copied with them are in place before a sort starts.
+/// Host-slice sorts also use a second stream of their own for their copies, which overlap the
+/// sort; they return when all is done.
 ///
 /// Dropping it releases the module, the stream and its hold on the primary context; device
 /// buffers made by [`GpuSorter::alloc`] and [`GpuSorter::upload`] are freed by their own drop.
@@ -122,7 +125,9 @@ pub struct GpuSorter {
     // Field order is drop order: module and stream go before the context that owns them.
     module: Module,
     stream: Stream,
-    /// Pinned chunks for host-slice sorts, allocated by the first one.
+    /// The copies of host-slice sorts, which overlap the sort on `stream` (`overlap`).
+    copies: Stream,
+    /// Pinned slots for host-slice sorts, allocated by the first one.
     staging: Mutex<Option<Staging>>,
     /// Cap on the device memory host-slice sorts plan with ([`GpuSorter::set_memory_budget`]).
     memory_budget: Option<u64>,
@@ -201,10 +206,13 @@ impl GpuSorter {
         // synchronous copies run (a pageable host-to-device copy may return before its DMA is
         // done), so a sort never starts on keys still in flight.
         let stream = Stream::new(StreamFlags::DEFAULT, None).context("creating a CUDA stream")?;
+        // Blocking too; ordered with the sorting stream through events only.
+        let copies = Stream::new(StreamFlags::DEFAULT, None).context("creating a CUDA stream")?;
         let staging = Mutex::new(None);
         Ok(GpuSorter {
             module,
             stream,
+            copies,
             staging,
             memory_budget: None,
             progress: None,
@@ -383,13 +391,16 @@ impl GpuSorter {
     /// # Current implementation
     ///
     /// Copies the keys into a new device buffer of the same length, sorts it in place with
-    /// [`GpuSorter::sort_unstable_device`] (a bitonic network: O(n log² n) compare-exchanges,
-    /// the same for every input of length n), copies it back and frees it. The copies go through
-    /// two reused 16 MiB pinned chunks, filled and emptied on all cores while the DMA engine
-    /// moves the other chunk. Device memory: n keys; host memory: the two chunks, allocated by
-    /// the first host-slice sort. For 0 or 1 keys it returns at once, without
-    /// touching the device. With keys already on the device, call
-    /// [`GpuSorter::sort_unstable_device`] and save both copies.
+    /// the network of [`GpuSorter::sort_unstable_device`] (a bitonic network: O(n log² n)
+    /// compare-exchanges, the same for every input of length n), copies it back and frees it.
+    /// The copies go through eight reused 4 MiB pinned slots, filled and emptied on all cores
+    /// while the DMA engine moves others, and overlap the sort: the keys go up in chunks of
+    /// [`OVERLAP_CHUNK`](kernels_gpu::tuning::OVERLAP_CHUNK) keys, each sorted as soon as it
+    /// has landed, and the last pass is launched in parts, each copied back as soon as it is
+    /// written. Device memory: n keys; host memory: the slots, allocated by the first
+    /// host-slice sort. For 0 or 1 keys it returns at once, without touching the device. With
+    /// keys already on the device, call [`GpuSorter::sort_unstable_device`] and save both
+    /// copies.
     ///
     /// # Errors
     /// [`Error::TooLong`] beyond [`MAX_KEYS`] keys, [`Error::OutOfDeviceMemory`] if the
@@ -561,7 +572,8 @@ impl GpuSorter {
         Ok(())
     }
 
-    /// Sorts host keys (and values) that fit on the device with `algo`: one round trip.
+    /// Sorts host keys (and values) that fit on the device with `algo`: one round trip, the
+    /// copies overlapping the sort ([`overlap`]).
     fn sort_fitting<K: SortKey, P: Copy>(
         &self,
         keys: HostKeys<'_, K>,
@@ -569,87 +581,49 @@ impl GpuSorter {
         order: Order,
         algo: GpuAlgo,
     ) -> Result<()> {
+        check_len(keys.len())?;
         let slot = value_slot::<P>()?;
+        let n = keys.len() as u64;
+        let key_bytes = size_of::<K>();
+        let map = K::key_map(order);
+        self.bind()?;
         match algo {
             GpuAlgo::Bitonic => {
                 assert_eq!(slot, 0, "the bitonic sort carries no values");
-                self.round_trip(keys, values, |device, _| {
-                    self.enqueue_sort_unstable(device, order)
+                self.round_trip(keys, values, |keys, _| {
+                    Ok(bitonic::Chunked {
+                        sorter: self,
+                        keys,
+                        n,
+                        key_bytes,
+                        map,
+                    })
                 })
             }
             GpuAlgo::Merge => {
-                let mut scratch = self.sort_scratch::<K>(keys.len(), slot)?;
-                self.round_trip(keys, values, |device, device_values| {
-                    let (ptr, len) = (device.as_device_ptr().as_raw(), device.len());
-                    self.enqueue_merge::<K>(ptr, device_values, slot, len, order, &mut scratch)
+                let scratch = self.sort_scratch::<K>(keys.len(), slot)?;
+                let scratch_ptr = scratch
+                    .buffer
+                    .as_ref()
+                    .map_or(0, |b| b.as_device_ptr().as_raw());
+                // `scratch` lives until the round trip has waited for the sort.
+                self.round_trip(keys, values, |keys, values| {
+                    Ok(merge::Chunked {
+                        sorter: self,
+                        launch: merge::Launch {
+                            keys,
+                            values,
+                            scratch: scratch_ptr,
+                            n,
+                            key_bytes,
+                            value_bytes: slot,
+                            encode: map,
+                            decode: map,
+                        },
+                    })
                 })
             }
         }
-    }
-
-    /// Copies `keys` and `values` into new device buffers, queues `work` on them (the keys and
-    /// the values' device address, 0 when they are zero-sized), and copies the results back
-    /// (the keys only if they are to be sorted), all through the pinned staging chunks. Values
-    /// travel in slots of [`value_slot`] bytes.
-    fn round_trip<K: SortKey, P: Copy>(
-        &self,
-        keys: HostKeys<'_, K>,
-        values: &mut [P],
-        work: impl FnOnce(&mut DeviceBuffer<K>, u64) -> Result<()>,
-    ) -> Result<()> {
-        let n = keys.len();
-        let value_slots = Slots {
-            elem: size_of::<P>(),
-            slot: value_slot::<P>()?,
-        };
-        let key_slots = Slots::packed(size_of::<K>());
-        let mut device = self.alloc::<K>(n, "the keys")?;
-        let mut device_values = self.alloc::<Byte>(n * value_slots.slot, "the values")?;
-        // SAFETY: the byte view covers exactly the device buffer, which outlives it.
-        let mut device_bytes = unsafe {
-            DeviceSlice::from_raw_parts_mut(
-                device.as_device_ptr().cast::<Byte>(),
-                n * key_slots.elem,
-            )
-        };
-        let mut staging = self.staging.lock().unwrap_or_else(PoisonError::into_inner);
-        let staging = match &mut *staging {
-            Some(staging) => staging,
-            empty => empty.insert(Staging::new()?),
-        };
-        staging.upload(
-            bytes_of(keys.as_slice()),
-            key_slots,
-            &mut device_bytes,
-            &self.stream,
-        )?;
-        if value_slots.slot > 0 {
-            staging.upload(
-                bytes_of(values),
-                value_slots,
-                &mut device_values,
-                &self.stream,
-            )?;
-        }
-        let values_ptr = if value_slots.slot > 0 {
-            device_values.as_device_ptr().as_raw()
-        } else {
-            0
-        };
-        work(&mut device, values_ptr)?;
-        if let HostKeys::Sort(keys) = keys {
-            // SAFETY: SortKey types are plain integers and floats (the trait is sealed): any
-            // bytes are a valid key.
-            let host = unsafe { bytes_of_mut(keys) };
-            staging.download(&device_bytes, key_slots, host, &self.stream)?;
-        }
-        if value_slots.slot > 0 {
-            // SAFETY: the device holds the values' own bytes, permuted with the keys, each
-            // value's bytes still together in its slot: valid values of `P`.
-            let host = unsafe { bytes_of_mut(values) };
-            staging.download(&device_values, value_slots, host, &self.stream)?;
-        }
-        Ok(())
     }
 
     /// Sorts keys already on the device, in place, and waits for the sort to finish: the
@@ -871,7 +845,8 @@ impl GpuSorter {
     /// free device memory (or the budget of [`GpuSorter::set_memory_budget`]), chunks that fit
     /// are sorted one after another and merged on the CPU, stably and on all cores, with host
     /// buffers as large as the keys and payloads; [`GpuSorter::set_progress`] reports on it.
-    /// Copies go through the sorter's pinned staging chunks.
+    /// Copies go through the sorter's pinned staging slots and overlap the sort, as in
+    /// [`GpuSorter::sort_unstable`].
     ///
     /// # Errors
     /// [`Error::PayloadTooLarge`] for a `P` of more than 16 bytes, [`Error::LengthMismatch`],

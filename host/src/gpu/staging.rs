@@ -2,8 +2,15 @@
 //!
 //! A copy from pageable memory makes the driver stage it through its own small pinned buffers,
 //! one piece after another (at 2^25 keys both copies took ~20 ms of a 25 ms host-to-host sort
-//! on an H200). The sorter keeps two pinned chunks instead and pipelines them: while the DMA
-//! engine moves one chunk, all cores (rayon) copy the next piece of the slice into the other.
+//! on an H200). The sorter keeps a ring of pinned slots instead and pipelines them: while the
+//! DMA engine moves the pieces queued in some slots, all cores (rayon) copy the next piece of
+//! the slice into (or out of) another. Each slot's event says when its last DMA is done; a slot
+//! is refilled, or read, only after that.
+//!
+//! Neither direction waits for the whole copy: an upload returns once every piece is in pinned
+//! memory and queued, so that the caller can queue work behind each piece (the host-slice sort
+//! sorts each chunk as it lands, `super::overlap`); a download makes the copy stream wait, piece
+//! by piece, for the work that writes it.
 //!
 //! Copies move [`Byte`]s, which may be uninitialised (the padding of a payload type), and may
 //! spread elements into wider slots on the way to the device ([`Slots`]) and pack them again
@@ -16,12 +23,19 @@ use cust::memory::{AsyncCopyDestination, DeviceCopy, DeviceSlice, LockedBuffer};
 use cust::stream::Stream;
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
+use std::ops::Range;
+use std::time::{Duration, Instant};
 
-/// Bytes per pinned chunk: large enough that each DMA runs at full speed, small enough that
-/// the first copy starts early.
-const CHUNK_BYTES: usize = 16 << 20;
-/// Host memcpy grain per rayon task.
-const COPY_GRAIN: usize = 1 << 20;
+/// Bytes per pinned slot, the unit of each DMA. Each direction has one slot's host copy that
+/// nothing overlaps (the first piece's copy in before the first DMA, the last piece's copy out
+/// after the last DMA): ~0.1 ms at 4 MiB, where 16 MiB slots cost ~0.4 ms each (docs/perf.md).
+/// A 4 MiB DMA still runs at the full PCIe rate.
+const SLOT_BYTES: usize = 4 << 20;
+/// Pinned slots (32 MiB in all): the DMA engine can have this many pieces queued, so that a host
+/// thread held up by kernel launches or the OS does not leave it idle.
+const SLOTS: usize = 8;
+/// Host memcpy grain per rayon task: 16 tasks per slot.
+const COPY_GRAIN: usize = 256 << 10;
 
 /// A byte that need not be initialised: what the copies move. Any value's bytes, padding
 /// included, may be viewed as `Byte`s; none is ever read as an integer.
@@ -66,113 +80,165 @@ impl Slots {
         Slots { elem, slot: elem }
     }
 
-    /// Elements per pinned chunk.
-    fn per_chunk(self) -> usize {
-        CHUNK_BYTES / self.slot
+    /// Elements per pinned slot.
+    fn per_piece(self) -> usize {
+        SLOT_BYTES / self.slot
     }
 }
 
-/// Two pinned chunks and the events that say when the DMA engine is done with each.
+/// The pinned slots, the events that say when the DMA engine is done with each, and the slot
+/// the next piece goes through (round robin, across calls, so that an upload of values right
+/// after one of keys keeps the DMA engine busy).
 pub(crate) struct Staging {
-    chunks: [LockedBuffer<Byte>; 2],
-    released: [Event; 2],
+    slots: Vec<LockedBuffer<Byte>>,
+    released: Vec<Event>,
+    next: usize,
+    /// Time spent in host copies into and out of the slots, and their bytes (host side),
+    /// since the last [`Staging::take_copying`].
+    copying: (Duration, usize),
 }
 
 impl Staging {
     pub(crate) fn new() -> Result<Staging> {
-        // SAFETY: `Byte` may hold anything, initialised or not.
-        let chunk = || unsafe { LockedBuffer::<Byte>::uninitialized(CHUNK_BYTES) };
-        let event = || Event::new(EventFlags::DISABLE_TIMING).context("creating a CUDA event");
+        let mut slots = Vec::with_capacity(SLOTS);
+        let mut released = Vec::with_capacity(SLOTS);
+        for _ in 0..SLOTS {
+            // SAFETY: `Byte` may hold anything, initialised or not.
+            let slot = unsafe { LockedBuffer::<Byte>::uninitialized(SLOT_BYTES) };
+            slots.push(slot.context("allocating pinned host memory")?);
+            let event = Event::new(EventFlags::DISABLE_TIMING);
+            released.push(event.context("creating a CUDA event")?);
+        }
         Ok(Staging {
-            chunks: [
-                chunk().context("allocating pinned host memory")?,
-                chunk().context("allocating pinned host memory")?,
-            ],
-            released: [event()?, event()?],
+            slots,
+            released,
+            next: 0,
+            copying: (Duration::ZERO, 0),
         })
     }
 
-    /// `device[..] = host[..]`, elements spread into their slots, returning once the copy is
-    /// complete. `host` holds whole elements; `device` has one slot for each.
-    pub(crate) fn upload(
+    /// Time spent in host copies and the bytes they copied since the last call: whether the
+    /// host or the DMA engine sets the pace.
+    pub(crate) fn take_copying(&mut self) -> (Duration, usize) {
+        std::mem::replace(&mut self.copying, (Duration::ZERO, 0))
+    }
+
+    /// Runs a host copy of `bytes` bytes, timing it.
+    fn timed(&mut self, bytes: usize, copy: impl FnOnce(&mut Staging)) {
+        let start = Instant::now();
+        copy(self);
+        self.copying.0 += start.elapsed();
+        self.copying.1 += bytes;
+    }
+
+    /// The slot the next piece goes through, once its last DMA is done.
+    fn take_slot(&mut self) -> Result<usize> {
+        let slot = self.next;
+        self.next = (slot + 1) % SLOTS;
+        self.released[slot]
+            .synchronize()
+            .context("waiting for a copy through pinned memory")?;
+        Ok(slot)
+    }
+
+    /// Queues `device[..] = host[..]` on `stream`, elements spread into their slots, and
+    /// returns once every piece is in pinned memory and its DMA queued (not done: work queued
+    /// on `stream` afterwards sees the keys). `between()` runs after each piece's DMA is
+    /// queued: work queued there overlaps the copy of the next piece into pinned memory. `host`
+    /// holds whole elements; `device` has one slot for each.
+    ///
+    /// # Safety
+    /// `device` must stay allocated until the work queued on `stream` is done.
+    pub(crate) unsafe fn upload(
         &mut self,
         host: &[Byte],
         slots: Slots,
         device: &mut DeviceSlice<Byte>,
         stream: &Stream,
+        mut between: impl FnMut() -> Result<()>,
     ) -> Result<()> {
         assert_eq!(device.len(), host.len() / slots.elem * slots.slot);
-        let per_chunk = slots.per_chunk();
-        for (i, piece) in host.chunks(per_chunk * slots.elem).enumerate() {
-            let slot = i % 2;
-            // The DMA that last read this chunk must be done before it is overwritten.
-            self.released[slot]
-                .synchronize()
-                .context("waiting for a host-to-device copy")?;
+        let per_piece = slots.per_piece();
+        for (i, piece) in host.chunks(per_piece * slots.elem).enumerate() {
+            let slot = self.take_slot()?;
             let len = piece.len() / slots.elem * slots.slot;
-            let chunk = &mut self.chunks[slot][..len];
-            copy_elements(piece, slots.elem, chunk, slots.slot, slots.elem);
-            let at = i * per_chunk * slots.slot;
+            self.timed(piece.len(), |this| {
+                let pinned = &mut this.slots[slot][..len];
+                copy_elements(piece, slots.elem, pinned, slots.slot, slots.elem);
+            });
+            let pinned = &self.slots[slot][..len];
+            let at = i * per_piece * slots.slot;
             let mut target = device.index(at..at + len);
-            // SAFETY: the chunk stays untouched until `released[slot]` fires, and the device
-            // slice outlives the stream synchronisation below.
-            unsafe { target.async_copy_from(&*chunk, stream) }
+            // SAFETY: the slot stays untouched until `released[slot]` fires; the caller keeps
+            // the device memory until the stream is done.
+            unsafe { target.async_copy_from(pinned, stream) }
                 .context("copying keys to the device")?;
             self.released[slot]
                 .record(stream)
                 .context("recording a CUDA event")?;
+            between()?;
         }
-        stream.synchronize().context("copying keys to the device")
+        Ok(())
     }
 
-    /// `host[..] = device[..]`, elements packed from their slots, after the work already queued
-    /// on `stream`.
+    /// `host[..] = device[..]`, elements packed from their slots, by DMAs queued on `stream`;
+    /// returns when all is copied. Before queueing the DMA of the elements `range`, it calls
+    /// `before(range)`, which makes `stream` wait for the work that writes them (ranges come in
+    /// order and cover all elements).
     pub(crate) fn download(
         &mut self,
         device: &DeviceSlice<Byte>,
         slots: Slots,
         host: &mut [Byte],
         stream: &Stream,
+        mut before: impl FnMut(Range<usize>) -> Result<()>,
     ) -> Result<()> {
         let total = host.len() / slots.elem;
         assert_eq!(device.len(), total * slots.slot);
-        let per_chunk = slots.per_chunk();
-        let pieces = total.div_ceil(per_chunk);
-        // Elements of piece `i`: its first and its count.
-        let piece = |i: usize| (i * per_chunk, per_chunk.min(total - i * per_chunk));
-        let queue = |this: &mut Staging, i: usize| -> Result<()> {
-            let slot = i % 2;
-            let (first, count) = piece(i);
-            let (at, len) = (first * slots.slot, count * slots.slot);
+        let per_piece = slots.per_piece();
+        let pieces = total.div_ceil(per_piece);
+        // Elements of piece `i`.
+        let piece = |i: usize| i * per_piece..(per_piece * (i + 1)).min(total);
+        let mut slot_of = Vec::with_capacity(pieces);
+        let mut queue = |this: &mut Staging, i: usize| -> Result<usize> {
+            // The slot's last DMA (of an upload, or of a download already copied out) is done.
+            let slot = this.take_slot()?;
+            let elements = piece(i);
+            let (at, len) = (elements.start * slots.slot, elements.len() * slots.slot);
+            before(elements)?;
             let source = device.index(at..at + len);
-            // SAFETY: the chunk is read only after `released[slot]` fires.
-            unsafe { source.async_copy_to(&mut this.chunks[slot][..len], stream) }
+            // SAFETY: the slot is read only after `released[slot]` fires; `device` is borrowed
+            // until this returns, after the last DMA.
+            unsafe { source.async_copy_to(&mut this.slots[slot][..len], stream) }
                 .context("copying sorted keys to the host")?;
             this.released[slot]
                 .record(stream)
-                .context("recording a CUDA event")
+                .context("recording a CUDA event")?;
+            Ok(slot)
         };
-        if pieces > 0 {
-            queue(self, 0)?;
+        // Keep every slot's DMA queued: the next piece goes into the slot just copied out.
+        for i in 0..pieces.min(SLOTS) {
+            slot_of.push(queue(self, i)?);
         }
         for i in 0..pieces {
-            // Queue the next piece's DMA before copying this one out, so the two overlap.
-            if i + 1 < pieces {
-                queue(self, i + 1)?;
-            }
-            let slot = i % 2;
+            let slot = slot_of[i];
             self.released[slot]
                 .synchronize()
                 .context("copying sorted keys to the host")?;
-            let (first, count) = piece(i);
-            let (at, len) = (first * slots.elem, count * slots.elem);
-            copy_elements(
-                &self.chunks[slot][..count * slots.slot],
-                slots.slot,
-                &mut host[at..at + len],
-                slots.elem,
-                slots.elem,
-            );
+            let elements = piece(i);
+            let (at, len) = (elements.start * slots.elem, elements.len() * slots.elem);
+            self.timed(len, |this| {
+                copy_elements(
+                    &this.slots[slot][..elements.len() * slots.slot],
+                    slots.slot,
+                    &mut host[at..at + len],
+                    slots.elem,
+                    slots.elem,
+                );
+            });
+            if i + SLOTS < pieces {
+                slot_of.push(queue(self, i + SLOTS)?);
+            }
         }
         Ok(())
     }
@@ -255,10 +321,10 @@ mod tests {
     }
 
     #[test]
-    fn chunks_hold_whole_slots() {
+    fn pieces_hold_whole_slots() {
         for slot in [4, 8, 16] {
             let slots = Slots { elem: 3, slot };
-            assert_eq!(slots.per_chunk() * slot, CHUNK_BYTES);
+            assert_eq!(slots.per_piece() * slot, SLOT_BYTES);
         }
         assert_eq!(Slots::packed(8), Slots { elem: 8, slot: 8 });
     }

@@ -751,7 +751,8 @@ mod tests {
     use super::*;
     use crate::block::OneThread;
     use crate::keys::{KIND_FLOAT, KIND_SIGNED, KIND_UNSIGNED, key_map};
-    use crate::merge::{Pass, schedule};
+    use crate::merge::{Pass, Step, chunk_schedule, schedule};
+    use crate::overlap::{chunk_ranges, tile_parts};
     use crate::tuning::merge_sort_shared_bytes;
     use proptest::prelude::*;
 
@@ -802,6 +803,23 @@ mod tests {
         map: u32,
         offset: usize,
     ) {
+        emulate_chunked::<K, V, VT>(keys, values, nts, map, offset, None);
+    }
+
+    /// As [`emulate`], or with `Some((chunk, parts))` as the host-slice pipeline launches the
+    /// sort: the steps of `chunk_schedule` on one chunk of `chunk` keys at a time (each launch
+    /// given the chunk's part of every buffer and the chunk's length), then those of
+    /// `schedule(n, sort tile, chunk)` on the whole array, the last one's merge launched in
+    /// `parts` ranges of tiles.
+    fn emulate_chunked<K: KeyBits + Default, V: Payload, const VT: usize>(
+        keys: &mut [K],
+        values: &mut [V],
+        nts: (u32, u32),
+        map: u32,
+        offset: usize,
+        chunked: Option<(u64, u64)>,
+    ) {
+        use crate::keys::IDENTITY;
         let n = keys.len() as u64;
         if n == 0 {
             return;
@@ -809,16 +827,23 @@ mod tests {
         let (sort_nt, nt) = nts;
         let sort_nv = u64::from(sort_nt) * VT as u64;
         let nv = u64::from(nt) * VT as u64;
-        let tiles = n.div_ceil(nv);
         let (keys0, values0) = (DeviceBuf::new(keys, offset), DeviceBuf::new(values, offset));
         let scratch_keys = DeviceBuf::new(&vec![K::default(); keys.len()], offset);
         let scratch_values = DeviceBuf::new(&vec![V::default(); values.len()], offset);
-        let mut splits = vec![u64::MAX; tiles as usize];
+        let mut splits = vec![u64::MAX; n.div_ceil(nv) as usize];
         let mut shared = shared_for::<K, V>(sort_nv);
         let shared = shared.as_mut_ptr() as *mut u8;
         let (k0, v0) = (keys0.ptr, values0.ptr);
         let (k1, v1) = (scratch_keys.ptr, scratch_values.ptr);
-        for step in schedule(n, sort_nv) {
+        let splits = splits.as_mut_ptr();
+        // One step launched on keys `at .. at + len` (a chunk, or all of them), its merge in
+        // `parts` launches.
+        let launch = |step: Step, at: u64, len: u64, parts: u64| {
+            let at = at as usize;
+            // SAFETY: `at + len <= n`: every pointer stays inside its buffer.
+            let (k0, v0, k1, v1) = unsafe { (k0.add(at), v0.add(at), k1.add(at), v1.add(at)) };
+            // SAFETY: chunks start at multiples of the merge tile.
+            let splits = unsafe { splits.add(at / nv as usize) };
             let pick = |scratch: bool| if scratch { (k1, v1) } else { (k0, v0) };
             let ((sk, sv), (dk, dv)) = (pick(step.from_scratch), pick(step.to_scratch));
             let buf = Buffers {
@@ -828,37 +853,46 @@ mod tests {
                 dst_values: dv,
             };
             let decode = if step.last { map } else { IDENTITY };
-            for tile in 0..tiles {
-                // SAFETY: buffers of n keys and values; shared memory of the right size.
-                unsafe {
-                    match step.pass {
-                        Pass::SortTiles => {
-                            if tile < n.div_ceil(sort_nv) {
-                                sort_tile::<K, V, _, VT>(
-                                    &OneThread, sort_nt, shared, buf, n, tile, map, decode,
-                                )
-                            }
-                        }
-                        Pass::Merge { width } => {
-                            if tile == 0 {
-                                for k in 0..tiles {
-                                    let pairing = Pairing::Pass { width };
-                                    partition_unit(sk, splits.as_mut_ptr(), n, pairing, nv, k);
-                                }
-                            }
-                            merge_tile::<K, V, _, VT>(
-                                &OneThread,
-                                nt,
-                                shared,
-                                buf,
-                                splits.as_ptr(),
-                                n,
-                                Pairing::Pass { width },
-                                tile,
-                                decode,
-                            )
+            // SAFETY: buffers of len keys and values; shared memory of the right size.
+            unsafe {
+                match step.pass {
+                    Pass::SortTiles => {
+                        for tile in 0..len.div_ceil(sort_nv) {
+                            sort_tile::<K, V, _, VT>(
+                                &OneThread, sort_nt, shared, buf, len, tile, map, decode,
+                            );
                         }
                     }
+                    Pass::Merge { width } => {
+                        let pairing = Pairing::Pass { width };
+                        let tiles = len.div_ceil(nv);
+                        for k in 0..tiles {
+                            partition_unit(sk, splits, len, pairing, nv, k);
+                        }
+                        for part in tile_parts(tiles, parts) {
+                            // The kernel's tile is its first tile plus its block index.
+                            for tile in part {
+                                merge_tile::<K, V, _, VT>(
+                                    &OneThread, nt, shared, buf, splits, len, pairing, tile, decode,
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        };
+        match chunked {
+            None => schedule(n, sort_nv, 1).for_each(|step| launch(step, 0, n, 1)),
+            Some((chunk, parts)) => {
+                for range in chunk_ranges(n, chunk) {
+                    for step in chunk_schedule(n, sort_nv, chunk) {
+                        launch(step, range.start, range.end - range.start, 1);
+                    }
+                }
+                let rest: Vec<Step> = schedule(n, sort_nv, chunk).collect();
+                for (i, &step) in rest.iter().enumerate() {
+                    let last = i + 1 == rest.len();
+                    launch(step, 0, n, if last { parts } else { 1 });
                 }
             }
         }
@@ -1124,6 +1158,76 @@ mod tests {
             expected.sort_by_key(|p| p.0);
             let got: Vec<(u32, u128)> = keys.into_iter().zip(got_values).collect();
             assert_eq!(got, expected, "u32 keys, n = {n}");
+        }
+    }
+
+    #[test]
+    fn chunked_launches_sort_stably_like_the_whole_sort() {
+        // Tiles of 8 keys (nt = 4, vt = 2), chunks of 8 to 64: one chunk, several, ragged last
+        // chunks down to one key, last passes in several parts.
+        for n in [1usize, 7, 8, 9, 63, 64, 65, 100, 129, 200, 257, 1000, 1025] {
+            let input = few_distinct_u32(n, n as u64 + 3);
+            let values: Vec<u32> = (0..n as u32).collect();
+            for map in [IDENTITY, key_map(KIND_FLOAT, true)] {
+                let (mut want_keys, mut want_values) = (input.clone(), values.clone());
+                emulate::<u32, u32, 2>(&mut want_keys, &mut want_values, (4, 4), map, 0);
+                // Tile sorts of 4 and of 8 threads (tiles of 8 and 16 keys), merges of 4.
+                for (nts, chunks) in [((4, 4), [8u64, 16, 64]), ((8, 4), [16, 32, 64])] {
+                    for chunk in chunks {
+                        for parts in [1u64, 3, 4] {
+                            let chunked = Some((chunk, parts));
+                            let what = format!(
+                                "n = {n}, map = {map}, threads {nts:?}, chunk = {chunk}, {parts} parts"
+                            );
+                            let (mut keys, mut got_values) = (input.clone(), values.clone());
+                            emulate_chunked::<u32, u32, 2>(
+                                &mut keys,
+                                &mut got_values,
+                                nts,
+                                map,
+                                0,
+                                chunked,
+                            );
+                            assert_eq!(keys, want_keys, "{what}");
+                            assert_eq!(got_values, want_values, "{what}");
+                            let mut keys_only = input.clone();
+                            let mut none = vec![(); n];
+                            emulate_chunked::<u32, (), 2>(
+                                &mut keys_only,
+                                &mut none,
+                                nts,
+                                map,
+                                0,
+                                chunked,
+                            );
+                            assert_eq!(keys_only, want_keys, "{what}, keys only");
+                        }
+                    }
+                }
+            }
+        }
+        // The real tiles with chunks of 4 tiles, and 64-bit keys with 16-byte values.
+        use crate::tuning::{MERGE_THREADS, MERGE_VT};
+        const VT: usize = MERGE_VT as usize;
+        let tile = u64::from(MERGE_THREADS) * VT as u64;
+        for n in [
+            4 * tile as usize - 1,
+            4 * tile as usize + 1,
+            3 * 4 * tile as usize + 1234,
+        ] {
+            let wide: Vec<u64> = (0..n as u64)
+                .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 3)
+                .collect();
+            let values: Vec<u128> = (0..n as u128).map(|i| i << 64 | !i).collect();
+            let map = key_map(KIND_SIGNED, true);
+            let (mut want_keys, mut want_values) = (wide.clone(), values.clone());
+            let nts = (MERGE_THREADS, MERGE_THREADS);
+            emulate::<u64, u128, VT>(&mut want_keys, &mut want_values, nts, map, 0);
+            let (mut keys, mut got_values) = (wide.clone(), values.clone());
+            let chunked = Some((4 * tile, 4));
+            emulate_chunked::<u64, u128, VT>(&mut keys, &mut got_values, nts, map, 0, chunked);
+            assert_eq!(keys, want_keys, "n = {n}");
+            assert_eq!(got_values, want_values, "n = {n}");
         }
     }
 

@@ -69,17 +69,20 @@ macro_rules! merge_sort_kernels {
             }
         }
 
-        /// One merge pass over runs of `width` keys: output tile `blockIdx.x` merges its slices
-        /// of two runs (from `splits`, written by the partition kernel of the same pass) from
-        /// `src_*` into `dst_*`, keys through the inverse of `decode`.
+        /// One merge pass over runs of `width` keys: output tile `first_tile + blockIdx.x`
+        /// merges its slices of two runs (from `splits`, written by the partition kernel of the
+        /// same pass) from `src_*` into `dst_*`, keys through the inverse of `decode`. A pass is
+        /// one launch from tile 0, or several over consecutive ranges of tiles (the host-slice
+        /// pipeline splits the last pass so that each range's copy starts early).
         ///
-        /// Launch: `ceil(n / MERGE_TILE)` blocks of `MERGE_THREADS` threads,
+        /// Launch: up to `ceil(n / MERGE_TILE) − first_tile` blocks of `MERGE_THREADS` threads,
         /// `merge_shared_bytes(MERGE_TILE, size_of::<key>(), size_of::<value>())` bytes of
         /// dynamic shared memory.
         ///
         /// # Safety
-        /// As the tile sort (`width` a multiple of `MERGE_SORT_TILE`); `src_*` and `dst_*` do
-        /// not overlap; `splits` holds `ceil(n / MERGE_TILE)` splits of this pass.
+        /// As the tile sort (`width` a multiple of the tile sort's tile); `src_*` and `dst_*` do
+        /// not overlap; `splits` holds `ceil(n / MERGE_TILE)` splits of this pass; the launch's
+        /// tiles lie below `ceil(n / MERGE_TILE)`.
         #[unsafe(no_mangle)]
         pub unsafe extern "gpu-kernel" fn $merge(
             src_keys: *mut $key,
@@ -89,6 +92,7 @@ macro_rules! merge_sort_kernels {
             splits: *const u64,
             n: u64,
             width: u64,
+            first_tile: u64,
             decode: u32,
         ) {
             let buf = Buffers {
@@ -97,7 +101,7 @@ macro_rules! merge_sort_kernels {
                 src_values: payload(src_values),
                 dst_values: payload(dst_values),
             };
-            let tile = u64::from(block_idx_x());
+            let tile = first_tile + u64::from(block_idx_x());
             // SAFETY: the launch contract.
             unsafe {
                 merge_tile::<$key, $value, _, VT>(
