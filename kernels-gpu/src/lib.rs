@@ -7,10 +7,13 @@
 //!   unsigned keys.
 //! - [`bitonic`]: pure index math of the bitonic network (also compiled and tested on the host).
 //! - [`merge`]: pure index math of the stable merge sort: merge path, pass schedule, partitions.
+//! - [`small`]: pure index math of the one-launch bitonic sort of small inputs: which keys a
+//!   block holds in each window, the grid barrier's counter.
 //! - `gpu` (nvptx only): thread/block indices, barriers and shared memory, so kernels read
 //!   like CUDA kernels.
-//! - [`block`]: what one block does to a shared-memory tile. The merge sort's block code is
-//!   generic over [`block::Block`] and also builds for the host, where tests run it on the CPU.
+//! - [`block`]: what one block does to a shared-memory tile. The merge sort's and the small
+//!   sort's block code is generic over the block ([`block::Block`], [`block::small::Team`]) and
+//!   also builds for the host, where tests run it on the CPU.
 //! - `kernels` (nvptx only): thin `extern "gpu-kernel"` entry points.
 //!
 //! On the host this crate is an `rlib` of pure functions and constants ([`tuning`], [`keys`],
@@ -50,6 +53,7 @@ pub mod block;
 pub mod keys;
 pub mod merge;
 pub mod multi;
+pub mod small;
 pub mod tuning;
 
 #[cfg(target_arch = "nvptx64")]
