@@ -1,5 +1,6 @@
 //! Every GPU sort (the bitonic network and the stable merge sort) against std's, through one
-//! set of test bodies: lengths around powers of two and both tile sizes, random lengths, all key
+//! set of test bodies: lengths around powers of two and both tile sizes, every length class of
+//! the one-launch small sort (1 to 16 blocks, both key widths), random lengths, all key
 //! types and both orders, std's named patterns, NaN/±0/±∞, 2^25 + 12345 keys, writes past the end
 //! (poisoned tails), and for the merge sort stability (keys tagged with their input index), pairs
 //! with `u32`/`u64`/`u128` values, payloads of 1 to 16 bytes (`sort_by_key`) and argsort, also
@@ -217,6 +218,86 @@ fn key_types_and_patterns_64_bit() {
     every_pattern::<u64>(&gpu, 0x0BAD_F00D_DEAD_BEEF);
     every_pattern::<i64>(&gpu, -0x0BAD_F00D_DEAD_BEEF);
     every_pattern::<f64>(&gpu, f64::from_bits(0x7FF8_0000_0BAD_F00D));
+}
+
+/// Lengths of the one-launch small sort: around its block sizes (512 to 4096 keys: one block)
+/// and every block count up to 16 (2^16 keys), plus the first length past it.
+fn small_sort_lengths() -> Vec<usize> {
+    let mut lengths = vec![2, 3, 31, 511, 512, 513, 1000, 4095, 4096, 4097];
+    for log2 in 13..=16 {
+        let p = 1usize << log2;
+        lengths.extend([p / 2 + 1, p - 1, p]);
+    }
+    lengths.extend([TILE_KEYS as usize + 1, 12345, 40957, 1 << 16 | 1]);
+    lengths.sort_unstable();
+    lengths.dedup();
+    lengths
+}
+
+#[test]
+fn small_sort_lengths_all_key_types() {
+    let Some(gpu) = gpu_or_skip("small_sort_lengths_all_key_types") else {
+        return;
+    };
+    let seed = test_seed(17);
+    for (i, n) in small_sort_lengths().into_iter().enumerate() {
+        let dist = [Dist::Uniform, Dist::Few, Dist::Blog][i % 3];
+        let s = seed + n as u64;
+        for order in ORDERS {
+            let what = format!("small sort, seed {seed}, {dist:?}");
+            assert_sorts::<u32>(&gpu, &generate(n, dist, s), order, 0xDEAD_BEEF, &what);
+            assert_sorts::<i32>(&gpu, &generate(n, dist, s), order, -7, &what);
+            assert_sorts::<f32>(&gpu, &generate(n, dist, s), order, 0.25, &what);
+            assert_sorts::<u64>(&gpu, &generate(n, dist, s), order, u64::MAX - 1, &what);
+            assert_sorts::<i64>(&gpu, &generate(n, dist, s), order, i64::MIN, &what);
+            assert_sorts::<f64>(&gpu, &generate(n, dist, s), order, -0.5, &what);
+        }
+    }
+}
+
+#[test]
+fn small_sorts_back_to_back_on_one_stream() {
+    // Launches of 1, 2, 4, 8 and 16 blocks queued without waiting in between share the
+    // sorter's scratch and grid-barrier counter; each must see only its own keys.
+    let Some(gpu) = gpu_or_skip("small_sorts_back_to_back_on_one_stream") else {
+        return;
+    };
+    let lengths = [
+        1 << 16,
+        5000,
+        (1 << 14) + 3,
+        1 << 13 | 1,
+        1 << 16,
+        777,
+        (1 << 15) - 5,
+    ];
+    let inputs: Vec<Vec<u64>> = lengths
+        .iter()
+        .map(|&n| generate(n, Dist::Uniform, n as u64))
+        .collect();
+    let mut buffers: Vec<_> = inputs
+        .iter()
+        .map(|v| gpu.upload(v).expect("upload"))
+        .collect();
+    for _round in 0..3 {
+        for (buffer, input) in buffers.iter_mut().zip(&inputs) {
+            buffer.copy_from(&input[..]).expect("restore");
+        }
+        for buffer in buffers.iter_mut() {
+            gpu.enqueue_sort_unstable(buffer, Order::Descending)
+                .expect("enqueue");
+        }
+        gpu.synchronize("small sorts").expect("sorts");
+        for (buffer, input) in buffers.iter().zip(&inputs) {
+            let mut want = input.clone();
+            want.sort_unstable_by(|a, b| b.cmp(a));
+            let mut got = vec![0u64; input.len()];
+            buffer.copy_to(&mut got[..]).expect("download");
+            if let Some(d) = first_difference(&got, &want) {
+                panic!("n = {}: {d}", input.len());
+            }
+        }
+    }
 }
 
 #[test]

@@ -1,6 +1,10 @@
 //! The only module that touches nvptx intrinsics: thread and block indices, the block barrier
-//! and dynamic shared memory, named as in CUDA so that kernels read like CUDA kernels.
+//! and dynamic shared memory, named as in CUDA so that kernels read like CUDA kernels; warp
+//! shuffles and the grid barrier of cooperative launches as inline PTX.
 
+use crate::block::small::{Run, SharedMem, Team};
+use crate::keys::KeyBits;
+use crate::small::{barrier_increment, barrier_passed, barrier_target};
 use core::arch::nvptx;
 
 /// `threadIdx.x`
@@ -115,5 +119,110 @@ impl<const THREADS: u32> crate::block::Block for CudaBlock<THREADS> {
     #[inline(always)]
     fn regs<T: Copy>(&self, _units: u32, init: T) -> crate::block::One<T> {
         crate::block::One(init)
+    }
+}
+
+/// `cooperative_groups::this_grid().sync()`: every thread of every block of the launch waits
+/// here until all have arrived, and sees every global-memory write made before the barrier by
+/// any of them.
+///
+/// Thread 0 of each block arrives on `counter` with a release `atom.add` after a block barrier
+/// (so the release covers the whole block's writes), spins with acquire loads until the counter
+/// reaches the barrier's target ([`crate::small::barrier_target`]), and a block barrier lets
+/// the other threads go on. The counter is never reset: each barrier adds
+/// [`crate::small::BARRIER_STRIDE`] to it in all.
+///
+/// # Safety
+/// A cooperative launch of `blocks` blocks (all resident at once, else this never returns);
+/// every thread of every block calls it, the same number of times; `counter` is a device word,
+/// a multiple of `BARRIER_STRIDE` at launch, that no concurrent launch uses.
+#[inline(always)]
+pub unsafe fn grid_sync(counter: *mut u32, blocks: u32) {
+    sync_threads();
+    if thread_idx_x() == 0 {
+        let address = counter as u64;
+        let old: u32;
+        // SAFETY: `counter` is a valid device word (the caller's contract); generic addressing.
+        unsafe {
+            core::arch::asm!(
+                "atom.release.gpu.add.u32 {old}, [{address}], {increment};",
+                old = out(reg32) old,
+                address = in(reg64) address,
+                increment = in(reg32) barrier_increment(blocks),
+            )
+        };
+        let target = barrier_target(old);
+        loop {
+            let now: u32;
+            // SAFETY: as above.
+            unsafe {
+                core::arch::asm!(
+                    "ld.acquire.gpu.u32 {now}, [{address}];",
+                    now = out(reg32) now,
+                    address = in(reg64) address,
+                )
+            };
+            if barrier_passed(now, target) {
+                break;
+            }
+        }
+    }
+    sync_threads();
+}
+
+/// A block's shared memory as the small sort addresses it.
+pub struct SharedTile<K>(*mut K);
+
+impl<K: Copy> SharedMem<K> for SharedTile<K> {
+    #[inline(always)]
+    unsafe fn read(&mut self, _thread: u32, slot: u32) -> K {
+        // SAFETY: slot lies inside the shared memory (the trait's contract).
+        unsafe { *self.0.add(slot as usize) }
+    }
+    #[inline(always)]
+    unsafe fn write(&mut self, _thread: u32, slot: u32, key: K) {
+        // SAFETY: as above.
+        unsafe { *self.0.add(slot as usize) = key }
+    }
+}
+
+/// The calling thread as a [`Team`] of the small sort: its run of keys in registers, warp
+/// shuffles, the block's shared memory and barrier.
+pub struct ThreadRun<K> {
+    run: Run<K>,
+    shared: SharedTile<K>,
+}
+
+impl<K: KeyBits> ThreadRun<K> {
+    /// The calling thread, with the block's shared memory at `shared`.
+    ///
+    /// # Safety
+    /// `shared` is this block's shared memory, as large as the small sort's plan needs.
+    #[inline(always)]
+    pub unsafe fn new(shared: *mut K) -> Self {
+        ThreadRun {
+            run: [K::INFINITY; crate::tuning::SMALL_RUN as usize],
+            shared: SharedTile(shared),
+        }
+    }
+}
+
+impl<K: KeyBits + WarpShuffle> Team<K> for ThreadRun<K> {
+    type Shared = SharedTile<K>;
+
+    #[inline(always)]
+    fn each(&mut self, mut f: impl FnMut(u32, &mut Run<K>, &mut SharedTile<K>)) {
+        f(thread_idx_x(), &mut self.run, &mut self.shared)
+    }
+
+    #[inline(always)]
+    fn exchange(&mut self, lane_mask: u32, mut f: impl FnMut(u32, &mut Run<K>, &Run<K>)) {
+        let theirs: Run<K> = core::array::from_fn(|r| self.run[r].shfl_xor(lane_mask));
+        f(thread_idx_x(), &mut self.run, &theirs)
+    }
+
+    #[inline(always)]
+    fn sync(&mut self) {
+        sync_threads()
     }
 }

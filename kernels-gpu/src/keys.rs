@@ -67,6 +67,15 @@ pub trait KeyBits: Copy + PartialOrd {
     fn encode(self, map: u32) -> Self;
     /// Inverse of [`KeyBits::encode`].
     fn decode(self, map: u32) -> Self;
+    /// Every bit flipped if `flip`, else unchanged: flipped keys sort in the reverse order, so an
+    /// ascending comparator on them is a descending one on the keys.
+    ///
+    /// ```
+    /// use kernels_gpu::keys::KeyBits;
+    /// assert_eq!(5u32.complement(true), !5);
+    /// assert_eq!(5u64.complement(false), 5);
+    /// ```
+    fn complement(self, flip: bool) -> Self;
 }
 
 macro_rules! impl_key_bits {
@@ -90,6 +99,11 @@ macro_rules! impl_key_bits {
                 let ordered = self ^ descending;
                 let sext = (ordered as $signed >> (<$t>::BITS - 1)) as $t;
                 ordered ^ (flip ^ descending) ^ (!sext & sign_dependent)
+            }
+
+            #[inline(always)]
+            fn complement(self, flip: bool) -> Self {
+                self ^ <$t>::from(flip).wrapping_neg()
             }
         }
 

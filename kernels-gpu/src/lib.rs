@@ -8,10 +8,13 @@
 //! - [`bitonic`]: pure index math of the bitonic network (also compiled and tested on the host).
 //! - [`merge`]: pure index math of the stable merge sort: merge path, pass schedule, partitions.
 //! - [`overlap`]: chunks and launch ranges of host-slice sorts that overlap copies and sort.
+//! - [`small`]: pure index math of the one-launch bitonic sort of small inputs: which keys a
+//!   block holds in each window, the grid barrier's counter.
 //! - `gpu` (nvptx only): thread/block indices, barriers and shared memory, so kernels read
 //!   like CUDA kernels.
-//! - [`block`]: what one block does to a shared-memory tile. The merge sort's block code is
-//!   generic over [`block::Block`] and also builds for the host, where tests run it on the CPU.
+//! - [`block`]: what one block does to a shared-memory tile. The merge sort's and the small
+//!   sort's block code is generic over the block ([`block::Block`], [`block::small::Team`]) and
+//!   also builds for the host, where tests run it on the CPU.
 //! - `kernels` (nvptx only): thin `extern "gpu-kernel"` entry points.
 //!
 //! On the host this crate is an `rlib` of pure functions and constants ([`tuning`], [`keys`],
@@ -52,6 +55,7 @@ pub mod keys;
 pub mod merge;
 pub mod multi;
 pub mod overlap;
+pub mod small;
 pub mod tuning;
 
 #[cfg(target_arch = "nvptx64")]

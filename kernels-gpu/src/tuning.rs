@@ -43,6 +43,39 @@ pub const fn tile_shared_bytes(key_bytes: u32) -> u32 {
     tile_shared_words(TILE_KEYS) * key_bytes
 }
 
+/// log2 of the keys each thread of the one-launch small sort keeps in registers
+/// ([`crate::small`]).
+pub const SMALL_RUN_LOG2: u32 = 4;
+/// Keys each thread of the small sort keeps in registers.
+pub const SMALL_RUN: u32 = 1 << SMALL_RUN_LOG2;
+/// log2 of the fewest keys the small sort handles per block: one warp's runs (32 × 16). Shorter
+/// inputs are padded with +∞ in registers; warp shuffles then always have 32 lanes.
+pub const SMALL_MIN_LOG2: u32 = SMALL_RUN_LOG2 + 5;
+/// log2 of the most keys one block of the small sort holds (2^12 = 256 threads × 16 keys): a
+/// sort of 2^k keys runs on 2^(k − 12) blocks, one multiprocessor each. At most
+/// `SMALL_RUN_LOG2 + 9` (every bit of a block's index is then a register or lane bit in one of
+/// its two layouts), and large enough that every stage above the block spans two windows at
+/// most ([`crate::small::SmallPlan::new`]): for 2^16 keys, at least 10.
+pub const SMALL_TILE_LOG2: u32 = 12;
+/// log2 of the largest network the small sort handles (2^16 keys: 16 blocks); it sizes the
+/// sorter's workspace (2^16 × 8 bytes).
+pub const SMALL_MAX_LOG2: u32 = 16;
+/// Inputs of at most this many keys are sorted by the one-launch small sort
+/// (`bitonic_small_*`), longer ones by the tile sort and its passes. Set it to 0 to sort every
+/// length with the multi-launch path (for comparisons).
+pub const SMALL_SORT_MAX_KEYS: u64 = 1 << SMALL_MAX_LOG2;
+
+/// Dynamic shared memory of a small-sort block, in bytes, for blocks of 2^`tile_log2` keys of
+/// `key_bytes` bytes: one padded tile ([`tile_shared_words`]), which its transposes go through.
+///
+/// ```
+/// use kernels_gpu::tuning::small_shared_bytes;
+/// assert_eq!(small_shared_bytes(12, 8), (4096 + 128) * 8);
+/// ```
+pub const fn small_shared_bytes(tile_log2: u32, key_bytes: u32) -> u32 {
+    tile_shared_words(1 << tile_log2) * key_bytes
+}
+
 /// Threads per block of the global compare-exchange passes.
 pub const GLOBAL_THREADS: u32 = 256;
 /// Most bitonic steps one global pass fuses: each thread holds 2^m keys in registers and writes
@@ -69,6 +102,8 @@ pub const MAX_REGISTERS: &[(&str, u32)] = &[
     ("merge_sort_tiles_u64_u32", MERGE_SORT_MAX_REGISTERS),
     ("merge_sort_tiles_u64_u64", MERGE_SORT_MAX_REGISTERS),
     ("merge_sort_tiles_u32_u128", MERGE_SORT_MAX_REGISTERS),
+    ("bitonic_small_u32", SMALL_MAX_REGISTERS),
+    ("bitonic_small_u64", SMALL_MAX_REGISTERS),
 ];
 
 /// Registers per thread that let one block of [`MERGE_SORT_THREADS`] threads fit in a
@@ -77,6 +112,14 @@ const MERGE_SORT_MAX_REGISTERS: u32 = if 65536 / MERGE_SORT_THREADS > 255 {
     255
 } else {
     65536 / MERGE_SORT_THREADS
+};
+
+/// Registers a thread of the small sort may use: a block of 2^SMALL_TILE_LOG2 / SMALL_RUN
+/// threads must fit the multiprocessor's 65536 registers (ptxas used 126 for `u32` keys and 160
+/// for `u64` keys with no limit, docs/perf.md).
+const SMALL_MAX_REGISTERS: u32 = {
+    let fit = 65536 >> (SMALL_TILE_LOG2 - SMALL_RUN_LOG2);
+    if fit < 255 { fit } else { 255 }
 };
 
 /// `--algo auto` for keys alone sorts with the bitonic network for 2^AUTO_BITONIC_MIN_LOG2 ≤ n <
@@ -240,3 +283,9 @@ const _: () = assert!(
         && OVERLAP_CHUNK >= MERGE_TILE as u64
         && LAST_PASS_PARTS >= 1
 );
+const _: () = assert!(SMALL_RUN_LOG2 >= 1 && SMALL_RUN_LOG2 <= 5);
+const _: () = assert!(SMALL_MIN_LOG2 <= SMALL_TILE_LOG2 && SMALL_TILE_LOG2 <= SMALL_RUN_LOG2 + 9);
+const _: () = assert!(SMALL_TILE_LOG2 <= SMALL_MAX_LOG2 && SMALL_MAX_LOG2 <= 20);
+const _: () = assert!(SMALL_SORT_MAX_KEYS <= 1 << SMALL_MAX_LOG2);
+// Every length up to 2^SMALL_MAX_LOG2 has a plan of one window per stage above the block.
+const _: () = assert!(crate::small::SmallPlan::new(SMALL_MAX_LOG2, SMALL_TILE_LOG2).is_some());

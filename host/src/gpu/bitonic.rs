@@ -1,24 +1,54 @@
-//! Launches of the bitonic sort: the pass schedule of [`kernels_gpu::bitonic::schedule`] turned
-//! into kernel launches with their grid math, whole or chunk by chunk ([`Chunked`]).
+//! Launches of the bitonic sort: up to [`SMALL_SORT_MAX_KEYS`] keys one launch of the small
+//! sort ([`kernels_gpu::small`]), above that the pass schedule of
+//! [`kernels_gpu::bitonic::schedule`] turned into kernel launches with their grid math, whole
+//! or chunk by chunk ([`Chunked`]).
 
 use super::GpuSorter;
 use super::overlap::ChunkedSort;
-use crate::error::{CudaContext, Error, Result};
+use crate::error::{CudaContext, Error, Result, driver};
 use cust::function::Function;
 use cust::launch;
+use cust::memory::DeviceBuffer;
 use cust::module::Module;
 use cust::sys as cuda;
 use kernels_gpu::bitonic::{Pass, block_tail, chunk_schedule, schedule};
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::overlap::chunk_ranges;
+use kernels_gpu::small::SmallPlan;
 use kernels_gpu::tuning::{
     GLOBAL_MAX_FUSED_STEPS, GLOBAL_MAX_MIRROR_STEPS, GLOBAL_THREADS, OVERLAP_CHUNK,
-    OVERLAP_CHUNK_LOG2, TILE_KEYS, TILE_LOG2, TILE_THREADS, tile_shared_bytes,
+    OVERLAP_CHUNK_LOG2, SMALL_MAX_LOG2, SMALL_SORT_MAX_KEYS, SMALL_TILE_LOG2, TILE_KEYS, TILE_LOG2,
+    TILE_THREADS, small_shared_bytes, tile_shared_bytes,
 };
+use std::ffi::c_void;
 use std::ops::Range;
+
+/// The small sort's device memory, allocated once per sorter (512 KiB): the scratch through
+/// which its blocks exchange keys between windows (2^[`SMALL_MAX_LOG2`] keys of up to 8 bytes)
+/// and the grid barrier's arrival counter. Sorts on one sorter are ordered on its stream, so
+/// they share both.
+pub(super) struct Workspace {
+    scratch: DeviceBuffer<u64>,
+    barrier: DeviceBuffer<u32>,
+}
+
+impl Workspace {
+    /// Allocates the scratch and a zeroed counter (the kernels keep it a multiple of
+    /// [`kernels_gpu::small::BARRIER_STRIDE`]).
+    pub(super) fn new() -> Result<Self> {
+        // SAFETY: any bits are a valid u64; the kernels write scratch before reading it.
+        let scratch = unsafe { DeviceBuffer::uninitialized(1 << SMALL_MAX_LOG2) }
+            .context("allocating the small sort's scratch")?;
+        let barrier =
+            DeviceBuffer::from_slice(&[0u32]).context("allocating the grid barrier's counter")?;
+        Ok(Workspace { scratch, barrier })
+    }
+}
 
 /// The kernels for keys of one width.
 struct Kernels {
+    /// The one-launch sort of at most [`SMALL_SORT_MAX_KEYS`] keys.
+    small: &'static str,
     sort_tiles: &'static str,
     merge_tiles: &'static str,
     /// Global passes of 1, 2, … steps.
@@ -29,6 +59,7 @@ struct Kernels {
 }
 
 const KERNELS_32: Kernels = Kernels {
+    small: "bitonic_small_u32",
     sort_tiles: "bitonic_sort_tiles_u32",
     merge_tiles: "bitonic_merge_tiles_u32",
     global: [
@@ -46,6 +77,7 @@ const KERNELS_32: Kernels = Kernels {
 };
 
 const KERNELS_64: Kernels = Kernels {
+    small: "bitonic_small_u64",
     sort_tiles: "bitonic_sort_tiles_u64",
     merge_tiles: "bitonic_merge_tiles_u64",
     global: [
@@ -72,12 +104,15 @@ fn kernels(key_bytes: usize) -> &'static Kernels {
 
 /// Lets the tile kernels use more than the default 48 KB of dynamic shared memory, and asks for
 /// the largest shared-memory carve-out (left to itself the driver picked 64 KB for a 34 KB tile,
-/// room for one block per multiprocessor where registers allow more: docs/perf.md).
+/// room for one block per multiprocessor where registers allow more: docs/perf.md). The same
+/// for the small sort, sized for its largest block.
 pub(super) fn configure(module: &Module) -> Result<()> {
-    for k in [&KERNELS_32, &KERNELS_64] {
+    for (k, key_bytes) in [(&KERNELS_32, 4), (&KERNELS_64, 8)] {
         for name in [k.sort_tiles, k.merge_tiles] {
             set_shared_attributes(module, name, k.shared_bytes)?;
         }
+        let small = small_shared_bytes(SMALL_TILE_LOG2, key_bytes);
+        set_shared_attributes(module, k.small, small)?;
     }
     Ok(())
 }
@@ -123,6 +158,9 @@ pub(super) fn enqueue(
     key_bytes: usize,
     map: u32,
 ) -> Result<()> {
+    if n <= SMALL_SORT_MAX_KEYS {
+        return enqueue_small(sorter, keys, n, key_bytes, map);
+    }
     let passes = schedule(
         n,
         0,
@@ -217,13 +255,12 @@ impl ChunkedSort for Chunked<'_> {
             GLOBAL_MAX_MIRROR_STEPS,
             GLOBAL_MAX_FUSED_STEPS,
         );
-        // The only chunk is the whole sort: it decodes too.
-        let decode = if self.n <= OVERLAP_CHUNK {
-            self.map
-        } else {
-            IDENTITY
-        };
         let at = self.keys + range.start * self.key_bytes as u64;
+        // The only chunk is the whole sort (one launch for small ones): it decodes too.
+        if self.n <= OVERLAP_CHUNK {
+            return enqueue(self.sorter, at, len, self.key_bytes, self.map);
+        }
+        let decode = IDENTITY;
         enqueue_passes(
             self.sorter,
             at,
@@ -262,4 +299,56 @@ impl ChunkedSort for Chunked<'_> {
         }
         Ok(())
     }
+}
+
+/// Queues the one-launch small sort of `n ≤ SMALL_SORT_MAX_KEYS` keys (nothing for n < 2). One
+/// block is a plain launch; several wait for each other at grid barriers, so they go through
+/// `cuLaunchCooperativeKernel`, which guarantees that all are resident at once (or refuses).
+fn enqueue_small(sorter: &GpuSorter, keys: u64, n: u64, key_bytes: usize, map: u32) -> Result<()> {
+    if n < 2 {
+        return Ok(());
+    }
+    let name = kernels(key_bytes).small;
+    let f = function(&sorter.module, name)?;
+    let plan = SmallPlan::for_len(n);
+    let (blocks, threads) = (plan.blocks(), plan.threads());
+    let shared = small_shared_bytes(plan.tile_log2, key_bytes as u32);
+    let scratch = sorter.small.scratch.as_device_ptr().as_raw();
+    let barrier = sorter.small.barrier.as_device_ptr().as_raw();
+    let (n, encode, decode) = (n as u32, map, map);
+    let stream = &sorter.stream;
+    let what = || format!("launching {name} for {n} keys ({blocks} blocks)");
+    if blocks == 1 {
+        // SAFETY: `keys` holds n ≤ 2^plan.log2 keys on this context's device; the scratch and
+        // the counter are this sorter's, used in stream order; the launch shape is the kernel's.
+        let launched = unsafe {
+            launch!(f<<<1, threads, shared, stream>>>(keys, scratch, barrier, n, encode, decode))
+        };
+        return launched.context(&what());
+    }
+    let mut params: [*mut c_void; 6] = [
+        &keys as *const u64 as *mut c_void,
+        &scratch as *const u64 as *mut c_void,
+        &barrier as *const u64 as *mut c_void,
+        &n as *const u32 as *mut c_void,
+        &encode as *const u32 as *mut c_void,
+        &decode as *const u32 as *mut c_void,
+    ];
+    // SAFETY: as above; `params` points to the six arguments, in the kernel's order and types
+    // (device addresses as u64, then three u32), which live until the call returns.
+    let status = unsafe {
+        cuda::cuLaunchCooperativeKernel(
+            f.to_raw(),
+            blocks,
+            1,
+            1,
+            threads,
+            1,
+            1,
+            shared,
+            stream.as_inner(),
+            params.as_mut_ptr(),
+        )
+    };
+    driver(status, "cuLaunchCooperativeKernel", what)
 }

@@ -8,7 +8,8 @@
 //! | `cuMemAlloc`, `cuMemcpyHtoD`, `cuMemGetInfo` | [`GpuSorter::alloc`], [`GpuSorter::upload`], [`GpuSorter::memory_info`] |
 //! | kernel launches | [`GpuSorter::sort_unstable_device`], [`GpuSorter::enqueue_sort_unstable`], [`GpuSorter::sort_device`], [`GpuSorter::enqueue_sort`] |
 //!
-//! Two sorts: `sort_unstable*` (the bitonic network, in place, no scratch) and `sort*`,
+//! Two sorts: `sort_unstable*` (the bitonic network, in place, no scratch per call; up to 2^16
+//! keys in one launch through a 512 KiB workspace each sorter allocates once) and `sort*`,
 //! `sort_pairs*`, `sort_by_key`, `argsort*` (the stable merge-path merge sort, with a scratch
 //! buffer as large as the keys and values; see [`merge::scratch_bytes`]).
 //!
@@ -133,6 +134,8 @@ pub struct GpuSorter {
     memory_budget: Option<u64>,
     /// Told how sorts in chunks advance ([`GpuSorter::set_progress`]).
     progress: Option<ProgressHook>,
+    /// Scratch and barrier counter of the one-launch small sort.
+    small: bitonic::Workspace,
     context: Context,
     device: Device,
     name: String,
@@ -209,6 +212,7 @@ impl GpuSorter {
         // Blocking too; ordered with the sorting stream through events only.
         let copies = Stream::new(StreamFlags::DEFAULT, None).context("creating a CUDA stream")?;
         let staging = Mutex::new(None);
+        let small = bitonic::Workspace::new()?;
         Ok(GpuSorter {
             module,
             stream,
@@ -216,6 +220,7 @@ impl GpuSorter {
             staging,
             memory_budget: None,
             progress: None,
+            small,
             context,
             device,
             name,
@@ -634,11 +639,16 @@ impl GpuSorter {
     ///
     /// # Current implementation
     ///
-    /// The bitonic network, in place: zero temporary device memory. A sort of n keys is
-    /// one tile-sort launch, then for each of the ⌈log₂ n⌉ − 13 stages above the 8192-key tile a
-    /// few global passes and one tile merge ([`kernels_gpu::bitonic::schedule`]). Keys are
-    /// mapped to order-preserving unsigned bits as they are first loaded and mapped back as
-    /// they are last stored, so signed, float and descending sorts cost no extra pass.
+    /// The bitonic network, in place: no temporary device memory per call. Up to
+    /// [`SMALL_SORT_MAX_KEYS`](kernels_gpu::tuning::SMALL_SORT_MAX_KEYS) (2^16) keys it is one
+    /// launch ([`kernels_gpu::small`]): up to 4096 keys one block sorts them in registers; above,
+    /// 2 to 16 blocks sort 4096-key tiles and finish the network in a few *windows*, exchanging
+    /// keys through a 512 KiB workspace the sorter allocated once, with grid barriers between
+    /// windows. Longer inputs take one tile-sort launch, then for each of the ⌈log₂ n⌉ − 13
+    /// stages above the 8192-key tile a few global passes and one tile merge
+    /// ([`kernels_gpu::bitonic::schedule`]). Keys are mapped to order-preserving unsigned bits
+    /// as they are first loaded and mapped back as they are last stored, so signed, float and
+    /// descending sorts cost no extra pass.
     ///
     /// # Errors
     /// [`Error::TooLong`] beyond [`MAX_KEYS`] keys, or [`Error::Cuda`] (launch or execution

@@ -1,6 +1,8 @@
-//! What one block does. The merge sort's block code is generic over a [`Block`] and builds for
-//! the host too, where the CPU tests run it with one thread that does every thread's work.
+//! What one block does. The merge sort's block code is generic over a [`Block`], the small
+//! sort's over a [`small::Team`]; both build for the host too, where the CPU tests run every
+//! thread's work on one CPU thread.
 pub mod merge;
+pub mod small;
 #[cfg(target_arch = "nvptx64")]
 pub mod tile;
 

@@ -1,10 +1,13 @@
-//! Bitonic sort kernels for 32- and 64-bit keys. The host launches them in the order of
-//! [`crate::bitonic::schedule`]: one tile sort, then per larger stage some global passes and
-//! one tile merge.
+//! Bitonic sort kernels for 32- and 64-bit keys. Up to
+//! [`SMALL_SORT_MAX_KEYS`](crate::tuning::SMALL_SORT_MAX_KEYS) keys, the host launches the
+//! one-launch small sort; above, the others in the order of [`crate::bitonic::schedule`]: one
+//! tile sort, then per larger stage some global passes and one tile merge.
 
 use crate::bitonic::{FusedPass, fused_pass_unit};
+use crate::block::small::SmallSort;
 use crate::block::tile::Tile;
-use crate::gpu::{block_idx_x, dynamic_shared, global_thread_x};
+use crate::gpu::{ThreadRun, block_idx_x, dynamic_shared, global_thread_x, grid_sync};
+use crate::small::SmallPlan;
 use crate::tuning::TILE_KEYS;
 
 /// The tile of this block: its first key and how many keys it holds.
@@ -15,7 +18,49 @@ fn this_tile(n: u64) -> (u64, u32) {
 }
 
 macro_rules! bitonic_kernels {
-    ($key:ty, $sort_tiles:ident, $merge_tiles:ident, [$($global:ident: $group:literal, $mirror:literal),*]) => {
+    ($key:ty, $small:ident, $sort_tiles:ident, $merge_tiles:ident, [$($global:ident: $group:literal, $mirror:literal),*]) => {
+        /// Sorts `keys[..n]` ascending in one launch (`2 ≤ n ≤ 2^SMALL_MAX_LOG2`): the windows
+        /// of `SmallPlan::for_len(n)` with a grid barrier between each two
+        /// (`crate::small`, `crate::block::small`). Keys go through the key map `encode` when
+        /// first loaded and through the inverse of `decode` when last stored.
+        ///
+        /// Launch: `plan.blocks()` blocks of `plan.threads()` threads, cooperative when there
+        /// are several blocks (`cuLaunchCooperativeKernel`: they wait for each other, so all
+        /// must be resident); `small_shared_bytes(plan.tile_log2, size_of::<key>())` bytes of
+        /// dynamic shared memory.
+        ///
+        /// # Safety
+        /// `keys` holds `n` device keys, `scratch` `2^plan.log2` (when there are several
+        /// blocks); `barrier` is a device word, a multiple of `small::BARRIER_STRIDE`, used by
+        /// no concurrent launch; the launch is as above.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $small(
+            keys: *mut $key,
+            scratch: *mut $key,
+            barrier: *mut u32,
+            n: u32,
+            encode: u32,
+            decode: u32,
+        ) {
+            let plan = SmallPlan::for_len(u64::from(n));
+            // SAFETY: the launch gives each block a tile of shared memory and plan.threads()
+            // threads.
+            let mut sort = unsafe {
+                SmallSort::new(ThreadRun::new(dynamic_shared::<$key>()), plan, block_idx_x())
+            };
+            let mut w = 0;
+            while w < plan.windows() {
+                if w > 0 {
+                    // SAFETY: a cooperative launch of plan.blocks() blocks, all of whose
+                    // threads get here once per window.
+                    unsafe { grid_sync(barrier, plan.blocks()) };
+                }
+                // SAFETY: the launch contract; the barrier ends window w − 1 everywhere.
+                unsafe { sort.window(w, keys, scratch, n, encode, decode) };
+                w += 1;
+            }
+        }
+
         /// Sorts each tile of `TILE_KEYS` keys ascending in shared memory, applying the key map
         /// `encode` as keys are loaded and the inverse of `decode` as they are stored
         /// (`decode` = `IDENTITY` unless this is the only pass).
@@ -77,7 +122,7 @@ macro_rules! bitonic_kernels {
     };
 }
 
-bitonic_kernels!(u32, bitonic_sort_tiles_u32, bitonic_merge_tiles_u32, [
+bitonic_kernels!(u32, bitonic_small_u32, bitonic_sort_tiles_u32, bitonic_merge_tiles_u32, [
     bitonic_global_1_u32: 2, false,
     bitonic_global_2_u32: 4, false,
     bitonic_global_3_u32: 8, false,
@@ -86,7 +131,7 @@ bitonic_kernels!(u32, bitonic_sort_tiles_u32, bitonic_merge_tiles_u32, [
     bitonic_global_mirror_2_u32: 4, true,
     bitonic_global_mirror_3_u32: 8, true
 ]);
-bitonic_kernels!(u64, bitonic_sort_tiles_u64, bitonic_merge_tiles_u64, [
+bitonic_kernels!(u64, bitonic_small_u64, bitonic_sort_tiles_u64, bitonic_merge_tiles_u64, [
     bitonic_global_1_u64: 2, false,
     bitonic_global_2_u64: 4, false,
     bitonic_global_3_u64: 8, false,

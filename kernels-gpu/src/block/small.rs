@@ -1,0 +1,681 @@
+//! What one block of the one-launch small sort does in a window ([`crate::small`]): load its
+//! 2^L keys into registers, run the window's steps, store them. Generic over the block's
+//! threads ([`Team`]): on the GPU a `Team` is one thread with its registers, warp shuffles and
+//! the block's shared memory; in the CPU tests ([`CpuTeam`]) it is every thread of the block in
+//! turn, with a check that no barrier is missing.
+//!
+//! # Layouts
+//!
+//! Each thread keeps [`SMALL_RUN`] keys in registers, in one of two layouts of the block's
+//! local index (T = 2^(L − 4) threads, thread t, register r):
+//! - *runs*: local `t·16 + r`. Steps on local bits 0..4 compare registers of one thread, bits
+//!   4..9 registers of two lanes of a warp (shuffles);
+//! - *columns*: local `r·T + t`. Steps on local bits L − 4 .. L compare registers of one
+//!   thread. Loads and stores of global memory use this layout: a warp's 32 threads touch 32
+//!   consecutive local keys, which are consecutive in global memory within the runs a window's
+//!   fixed bits leave.
+//!
+//! A step on bit q ≥ L − 4 runs in columns, every other step in runs (L ≤ 13, so q < L − 4 ≤ 9
+//! is a register or lane bit there). Changing layout is a transpose through shared memory: each
+//! thread writes its registers, one barrier, each reads its new ones. With two layouts,
+//! transposes alternate direction, so the slots a thread writes are the ones it read in the
+//! transpose before: no barrier is needed before the writes, and one tile of shared memory
+//! serves all transposes (the CPU tests' race check confirms it).
+
+use crate::bitonic::{compare_exchange, sort_network};
+use crate::keys::KeyBits;
+use crate::small::{SmallPlan, Window, conversion_mask, flips};
+use crate::tuning::{SMALL_RUN, SMALL_RUN_LOG2, tile_shared_words};
+
+const RUN: usize = SMALL_RUN as usize;
+
+/// One thread's keys.
+pub type Run<K> = [K; RUN];
+
+/// Shared memory of a block, addressed in keys.
+pub trait SharedMem<K> {
+    /// The key at `slot`, read by thread `thread`.
+    ///
+    /// # Safety
+    /// `slot` lies inside the block's shared memory.
+    unsafe fn read(&mut self, thread: u32, slot: u32) -> K;
+    /// Writes `key` at `slot` for thread `thread`.
+    ///
+    /// # Safety
+    /// As [`SharedMem::read`].
+    unsafe fn write(&mut self, thread: u32, slot: u32, key: K);
+}
+
+/// The threads of one block, each with a [`Run`] of keys in registers.
+///
+/// Code runs in phases separated by [`Team::sync`]; in a phase a thread may read a shared slot
+/// that another thread wrote only in an earlier phase. [`Team::exchange`] is a warp shuffle:
+/// every thread of the block must reach it (no divergence).
+pub trait Team<K> {
+    /// The block's shared memory.
+    type Shared: SharedMem<K>;
+    /// Runs `f(t, run, shared)` for every thread `t` this team runs (on the GPU: the calling
+    /// thread), with `t`'s registers.
+    fn each(&mut self, f: impl FnMut(u32, &mut Run<K>, &mut Self::Shared));
+    /// Runs `f(t, run, theirs)` for every thread `t`, where `theirs` holds the registers of
+    /// thread `t ^ lane_mask` (same warp: `lane_mask < 32`) as they were before this call.
+    fn exchange(&mut self, lane_mask: u32, f: impl FnMut(u32, &mut Run<K>, &Run<K>));
+    /// Block barrier: every thread's earlier shared-memory writes are visible to every thread
+    /// after it.
+    fn sync(&mut self);
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Layout {
+    /// Local index `t·RUN + r`.
+    Runs,
+    /// Local index `r·threads + t`.
+    Columns,
+}
+
+/// Local index of thread `t`'s register `r` in `layout`; `column_shift` = log2 of the threads.
+#[inline(always)]
+fn local(layout: Layout, t: u32, r: u32, column_shift: u32) -> u32 {
+    match layout {
+        Layout::Runs => t * SMALL_RUN + r,
+        Layout::Columns => (r << column_shift) | t,
+    }
+}
+
+/// Shared-memory slot of local index `i`: one padding key after every 32, so that a warp's
+/// accesses in either layout hit 32 different banks (for 4-byte keys).
+#[inline(always)]
+fn padded(i: u32) -> u32 {
+    i + i / 32
+}
+
+/// Calls `f(r)` for every register `r < RUN`, written out: LLVM does not always unroll a loop
+/// with a large body, and a register array indexed in a loop moves to local memory.
+#[inline(always)]
+fn each_register(mut f: impl FnMut(usize)) {
+    macro_rules! calls {
+        ($($r:literal)*) => { $( if $r < RUN { f($r) } )* };
+    }
+    calls!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+}
+
+const _: () = assert!(RUN <= 32, "each_register calls 32 registers at most");
+
+/// The step on register bit `J` (registers `r`, `r + 2^J`) if `bottom ≤ J ≤ top`.
+#[inline(always)]
+fn register_step<K: KeyBits, const J: u32>(run: &mut Run<K>, top: u32, bottom: u32) {
+    if J < SMALL_RUN_LOG2 && bottom <= J && J <= top {
+        let d = 1usize << J;
+        each_register(|i| {
+            if i & d == 0 {
+                compare_exchange(&mut run[..], i, i + d);
+            }
+        });
+    }
+}
+
+/// Steps on register bits `top ..= bottom` (those below [`SMALL_RUN_LOG2`]), highest first.
+/// Each bit is a constant, so the registers are addressed by constants only.
+#[inline(always)]
+fn register_steps<K: KeyBits>(run: &mut Run<K>, top: u32, bottom: u32) {
+    register_step::<K, 4>(run, top, bottom);
+    register_step::<K, 3>(run, top, bottom);
+    register_step::<K, 2>(run, top, bottom);
+    register_step::<K, 1>(run, top, bottom);
+    register_step::<K, 0>(run, top, bottom);
+}
+
+const _: () = assert!(
+    SMALL_RUN_LOG2 <= 5,
+    "register_steps covers register bits 0..5"
+);
+
+/// Global indices of one thread's keys in columns: register r holds local `(r << shift) | t`,
+/// whose global index is the thread's part plus the spread of each set bit of r, each spread
+/// computed once per window (the local bits are disjoint, so the spreads add).
+#[derive(Clone, Copy)]
+struct ColumnIndex {
+    base: u32,
+    bit: [u32; 5],
+}
+
+impl ColumnIndex {
+    #[inline(always)]
+    fn new(win: &Window, t: u32, block: u32, shift: u32) -> Self {
+        let spread = |b: u32| {
+            if b < SMALL_RUN_LOG2 {
+                win.spread(1 << (shift + b))
+            } else {
+                0
+            }
+        };
+        ColumnIndex {
+            base: win.global(t, block),
+            bit: [spread(0), spread(1), spread(2), spread(3), spread(4)],
+        }
+    }
+
+    /// Global index of register `r` (a constant after unrolling, so the tests of its bits
+    /// fold away).
+    #[inline(always)]
+    fn of(&self, r: usize) -> u32 {
+        let mut g = self.base;
+        for (b, &spread) in self.bit.iter().enumerate() {
+            if r >> b & 1 == 1 {
+                g += spread;
+            }
+        }
+        g
+    }
+}
+
+/// One block of the small sort.
+pub struct SmallSort<K, T> {
+    team: T,
+    plan: SmallPlan,
+    block: u32,
+    layout: Layout,
+    _keys: core::marker::PhantomData<K>,
+}
+
+impl<K: KeyBits, T: Team<K>> SmallSort<K, T> {
+    /// Block `block` of `plan`.
+    ///
+    /// # Safety
+    /// The team's shared memory holds `tile_shared_words(2^plan.tile_log2)` keys used by this
+    /// block alone; the team has `plan.threads()` threads.
+    #[inline(always)]
+    pub unsafe fn new(team: T, plan: SmallPlan, block: u32) -> Self {
+        SmallSort {
+            team,
+            plan,
+            block,
+            layout: Layout::Columns,
+            _keys: core::marker::PhantomData,
+        }
+    }
+
+    /// Window `w` of the sort of `keys[..n]`: load this block's keys (from `keys` through the
+    /// key map `encode`, +∞ past `n`, in window 0; from `scratch` after), run the window's
+    /// steps, store them (to `keys[..n]` through the inverse of `decode` in the last window; to
+    /// `scratch` before).
+    ///
+    /// # Safety
+    /// `keys` holds `n ≤ 2^plan.log2` keys and `scratch` 2^plan.log2; every block of the plan
+    /// runs window `w − 1` completely (all of them, with their memory effects visible) before
+    /// any runs window `w`.
+    #[inline(always)]
+    pub unsafe fn window(
+        &mut self,
+        w: u32,
+        keys: *mut K,
+        scratch: *mut K,
+        n: u32,
+        encode: u32,
+        decode: u32,
+    ) {
+        let win = self.plan.window(w);
+        let first = w == 0;
+        let last = w + 1 == self.plan.windows();
+        // SAFETY: the caller's contract; a window's blocks touch disjoint positions.
+        unsafe { self.load(&win, if first { keys } else { scratch }, first, n, encode) };
+        if win.sort {
+            self.sort_tile(&win);
+        } else {
+            if win.tail_stage != 0 {
+                self.steps(win.tail_top, 0);
+            }
+            if win.head_stage != 0 {
+                if win.convert_head {
+                    self.convert(&win, win.head_stage);
+                }
+                self.steps(self.plan.tile_log2 - 1, win.head_bottom);
+            }
+        }
+        // SAFETY: as above.
+        unsafe { self.store(&win, if last { keys } else { scratch }, last, n, decode) };
+    }
+
+    /// Global memory → registers (columns), converting each key to the window's storage.
+    ///
+    /// # Safety
+    /// `src` holds `n` keys if `first`, else 2^log2.
+    #[inline(always)]
+    unsafe fn load(&mut self, win: &Window, src: *const K, first: bool, n: u32, encode: u32) {
+        let (win, block) = (*win, self.block);
+        let shift = self.plan.tile_log2 - SMALL_RUN_LOG2;
+        let flip_mask = conversion_mask(win.load_from, win.load_to, win.log2);
+        self.team.each(|t, run, _| {
+            let index = ColumnIndex::new(&win, t, block, shift);
+            each_register(|r| {
+                let g = index.of(r);
+                let raw = if !first {
+                    // SAFETY: g < 2^log2, the scratch's length.
+                    unsafe { *src.add(g as usize) }
+                } else if g < n {
+                    // SAFETY: g < n.
+                    unsafe { *src.add(g as usize) }.encode(encode)
+                } else {
+                    K::INFINITY
+                };
+                run[r] = raw.complement((g & flip_mask).count_ones() & 1 == 1);
+            })
+        });
+        self.layout = Layout::Columns;
+    }
+
+    /// Registers → global memory (in columns); in the last window only positions below `n`,
+    /// through the inverse of `decode`.
+    ///
+    /// # Safety
+    /// As [`SmallSort::load`] with `last` for `first`.
+    #[inline(always)]
+    unsafe fn store(&mut self, win: &Window, dst: *mut K, last: bool, n: u32, decode: u32) {
+        self.to(Layout::Columns);
+        let (win, block) = (*win, self.block);
+        let shift = self.plan.tile_log2 - SMALL_RUN_LOG2;
+        self.team.each(|t, run, _| {
+            let index = ColumnIndex::new(&win, t, block, shift);
+            each_register(|r| {
+                let g = index.of(r);
+                if !last {
+                    // SAFETY: g < 2^log2.
+                    unsafe { *dst.add(g as usize) = run[r] };
+                } else if g < n {
+                    // SAFETY: g < n.
+                    unsafe { *dst.add(g as usize) = run[r].decode(decode) };
+                }
+            })
+        });
+    }
+
+    /// Window 0: sorts the block's keys (stages 1 ..= L), each 2^k-key group ascending in
+    /// stage k's storage.
+    #[inline(always)]
+    fn sort_tile(&mut self, win: &Window) {
+        self.to(Layout::Runs);
+        // Stages 1 ..= log2 RUN: the load stored keys as for stage log2 RUN, in which a run is
+        // sorted ascending; any sort of the run does.
+        self.team.each(|_, run, _| sort_network(&mut run[..]));
+        let mut stage = SMALL_RUN_LOG2 + 1;
+        while stage <= self.plan.tile_log2 {
+            self.convert(win, stage);
+            self.steps(stage - 1, 0);
+            stage += 1;
+        }
+    }
+
+    /// Converts the keys from stage `stage − 1`'s storage to `stage`'s. In runs, where a
+    /// thread's keys share global bits `stage − 1` and `stage` (a tested property of the plans),
+    /// so one mask serves the whole run.
+    #[inline(always)]
+    fn convert(&mut self, win: &Window, stage: u32) {
+        self.to(Layout::Runs);
+        let (win, block) = (*win, self.block);
+        self.team.each(|t, run, _| {
+            let flip = flips(stage - 1, stage, win.global(t * SMALL_RUN, block), win.log2);
+            each_register(|r| run[r] = run[r].complement(flip));
+        });
+    }
+
+    /// The steps of one stage on local bits `top ..= bottom`, highest first: the lower local
+    /// index of each pair keeps the smaller key.
+    #[inline(always)]
+    fn steps(&mut self, top: u32, bottom: u32) {
+        let columns_from = self.plan.tile_log2 - SMALL_RUN_LOG2;
+        let mut top = top;
+        if top >= columns_from {
+            self.to(Layout::Columns);
+            let low = bottom.max(columns_from) - columns_from;
+            let high = top - columns_from;
+            self.team.each(|_, run, _| register_steps(run, high, low));
+            if bottom >= columns_from {
+                return;
+            }
+            top = columns_from - 1;
+        }
+        self.to(Layout::Runs);
+        let lanes_low = bottom.max(SMALL_RUN_LOG2);
+        let mut q = top + 1;
+        while q > lanes_low {
+            q -= 1;
+            self.lane_step(q - SMALL_RUN_LOG2);
+        }
+        if bottom < SMALL_RUN_LOG2 {
+            let high = top.min(SMALL_RUN_LOG2 - 1);
+            self.team
+                .each(|_, run, _| register_steps(run, high, bottom));
+        }
+    }
+
+    /// The step on lane bit `b` (runs): register r of lane t meets register r of lane
+    /// `t ^ 2^b`; the lower lane keeps the minimum.
+    #[inline(always)]
+    fn lane_step(&mut self, b: u32) {
+        let mask = 1 << b;
+        self.team.exchange(mask, |t, run, theirs| {
+            let lower = t & mask == 0;
+            each_register(|r| {
+                let (mine, other) = (run[r], theirs[r]);
+                let (lo, hi) = if other < mine {
+                    (other, mine)
+                } else {
+                    (mine, other)
+                };
+                run[r] = if lower { lo } else { hi };
+            });
+        });
+    }
+
+    /// Moves the keys into `target`'s layout through shared memory (nothing if already there).
+    #[inline(always)]
+    fn to(&mut self, target: Layout) {
+        let from = self.layout;
+        if from == target {
+            return;
+        }
+        let shift = self.plan.tile_log2 - SMALL_RUN_LOG2;
+        self.team.each(|t, run, shared| {
+            each_register(|r| {
+                let slot = padded(local(from, t, r as u32, shift));
+                // SAFETY: padded(local) < tile_shared_words(2^tile_log2), the constructor's
+                // contract.
+                unsafe { shared.write(t, slot, run[r]) };
+            })
+        });
+        self.team.sync();
+        self.team.each(|t, run, shared| {
+            each_register(|r| {
+                let slot = padded(local(target, t, r as u32, shift));
+                // SAFETY: as above.
+                run[r] = unsafe { shared.read(t, slot) };
+            })
+        });
+        self.layout = target;
+    }
+}
+
+/// Every thread of a block, run one after another on the CPU, with their registers and a
+/// shared memory that panics on a race: a slot written in a phase (between two barriers) by
+/// one thread and read or written in the same phase by another.
+#[cfg(not(target_arch = "nvptx64"))]
+pub struct CpuTeam<K> {
+    runs: Vec<Run<K>>,
+    shared: CpuShared<K>,
+}
+
+/// The shared memory of a [`CpuTeam`].
+#[cfg(not(target_arch = "nvptx64"))]
+pub struct CpuShared<K> {
+    slots: Vec<K>,
+    /// Phases start at 1; an access record of an earlier phase is stale.
+    phase: u64,
+    access: Vec<Access>,
+}
+
+/// Who touched a slot in the current phase.
+#[cfg(not(target_arch = "nvptx64"))]
+#[derive(Clone, Copy, Default)]
+struct Access {
+    phase: u64,
+    thread: u32,
+    written: bool,
+    by_several: bool,
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl<K: KeyBits> CpuTeam<K> {
+    /// `threads` threads and `slots` keys of shared memory.
+    pub fn new(threads: u32, slots: u32) -> Self {
+        CpuTeam {
+            runs: vec![[K::INFINITY; RUN]; threads as usize],
+            shared: CpuShared {
+                slots: vec![K::INFINITY; slots as usize],
+                phase: 1,
+                access: vec![Access::default(); slots as usize],
+            },
+        }
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl<K> CpuShared<K> {
+    fn touch(&mut self, thread: u32, slot: u32, write: bool) {
+        let phase = self.phase;
+        let a = &mut self.access[slot as usize];
+        if a.phase != phase {
+            *a = Access {
+                phase,
+                thread,
+                written: write,
+                by_several: false,
+            };
+            return;
+        }
+        let race = if a.thread == thread {
+            write && a.by_several
+        } else {
+            write || a.written
+        };
+        assert!(
+            !race,
+            "shared slot {slot}: thread {thread} and thread {} in one phase",
+            a.thread
+        );
+        a.written |= write;
+        a.by_several |= a.thread != thread;
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl<K: Copy> SharedMem<K> for CpuShared<K> {
+    unsafe fn read(&mut self, thread: u32, slot: u32) -> K {
+        self.touch(thread, slot, false);
+        self.slots[slot as usize]
+    }
+    unsafe fn write(&mut self, thread: u32, slot: u32, key: K) {
+        self.touch(thread, slot, true);
+        self.slots[slot as usize] = key;
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl<K: KeyBits> Team<K> for CpuTeam<K> {
+    type Shared = CpuShared<K>;
+
+    fn each(&mut self, mut f: impl FnMut(u32, &mut Run<K>, &mut CpuShared<K>)) {
+        for (t, run) in self.runs.iter_mut().enumerate() {
+            f(t as u32, run, &mut self.shared);
+        }
+    }
+
+    fn exchange(&mut self, lane_mask: u32, mut f: impl FnMut(u32, &mut Run<K>, &Run<K>)) {
+        assert!(
+            lane_mask < 32 && self.runs.len() % 32 == 0,
+            "shuffles stay in full warps"
+        );
+        let before = self.runs.clone();
+        for (t, run) in self.runs.iter_mut().enumerate() {
+            f(t as u32, run, &before[t ^ lane_mask as usize]);
+        }
+    }
+
+    fn sync(&mut self) {
+        self.shared.phase += 1;
+    }
+}
+
+/// Sorts `keys` as the `bitonic_small_*` kernel does, on the CPU: every block of the plan for
+/// `keys.len()` through every window, blocks one after another within a window (their keys
+/// are disjoint), with a barrier between windows. For the tests; `plan` may be any plan that
+/// fits `keys.len()`.
+///
+/// # Panics
+/// If the plan has fewer than `keys.len()` positions, or on a shared-memory race.
+///
+/// # Examples
+///
+/// ```
+/// use kernels_gpu::block::small::sort_like_the_gpu;
+/// use kernels_gpu::keys::IDENTITY;
+/// use kernels_gpu::small::SmallPlan;
+///
+/// let mut keys: Vec<u32> = (0..3000).map(|i| (i * 7919) % 3001).collect();
+/// sort_like_the_gpu(&mut keys, SmallPlan::new(12, 10).unwrap(), IDENTITY, IDENTITY);
+/// assert!(keys.is_sorted());
+/// ```
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn sort_like_the_gpu<K: KeyBits>(keys: &mut [K], plan: SmallPlan, encode: u32, decode: u32) {
+    assert!(keys.len() as u64 <= 1 << plan.log2);
+    let n = keys.len() as u32;
+    let mut scratch = vec![K::INFINITY; 1 << plan.log2];
+    let slots = tile_shared_words(1 << plan.tile_log2);
+    let mut blocks: Vec<SmallSort<K, CpuTeam<K>>> = (0..plan.blocks())
+        // SAFETY: the team has the plan's threads and a tile's shared memory.
+        .map(|b| unsafe { SmallSort::new(CpuTeam::new(plan.threads(), slots), plan, b) })
+        .collect();
+    for w in 0..plan.windows() {
+        for block in &mut blocks {
+            // The grid barrier's block barrier.
+            block.team.sync();
+            // SAFETY: keys and scratch hold n and 2^log2 keys; window w − 1 is done everywhere.
+            unsafe {
+                block.window(
+                    w,
+                    keys.as_mut_ptr(),
+                    scratch.as_mut_ptr(),
+                    n,
+                    encode,
+                    decode,
+                )
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::{DESCENDING, IDENTITY, KIND_FLOAT, KIND_SIGNED, key_map};
+    use proptest::prelude::*;
+
+    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+        let mut x = seed | 1;
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
+    fn check<K: KeyBits + Ord + std::fmt::Debug>(keys: &[K], plan: SmallPlan) {
+        let mut expected = keys.to_vec();
+        expected.sort_unstable();
+        let mut got = keys.to_vec();
+        sort_like_the_gpu(&mut got, plan, IDENTITY, IDENTITY);
+        if got != expected {
+            let at = got.iter().zip(&expected).position(|(a, b)| a != b).unwrap();
+            panic!(
+                "{plan:?}, n = {}: at {at} got {:?}, expected {:?}",
+                keys.len(),
+                got[at],
+                expected[at]
+            );
+        }
+    }
+
+    #[test]
+    fn every_tuned_length_class_sorts_u32_and_u64() {
+        // Lengths around the block sizes and powers of two up to 2^16, both widths.
+        let mut next = xorshift(7);
+        for n in [
+            0, 1, 2, 31, 512, 513, 1000, 4095, 4096, 4097, 8191, 8192, 8193, 12345, 16385, 32769,
+            65535, 65536,
+        ] {
+            let plan = SmallPlan::for_len(n as u64);
+            let v32: Vec<u32> = (0..n).map(|_| next() as u32).collect();
+            check(&v32, plan);
+            let v64: Vec<u64> = (0..n).map(|_| next()).collect();
+            check(&v64, plan);
+        }
+    }
+
+    #[test]
+    fn every_plan_shape_sorts() {
+        // Every feasible block size (9 ..= 13 bits) with 1 to 16 blocks, full and partial.
+        let mut next = xorshift(11);
+        for tile in 9..=13 {
+            for log2 in tile..=tile + 4 {
+                let Some(plan) = SmallPlan::new(log2, tile) else {
+                    continue;
+                };
+                for n in [(1usize << log2) - 3, (1 << (log2 - 1)) + 1, 1 << log2] {
+                    let keys: Vec<u32> = (0..n).map(|_| (next() % 1000) as u32).collect();
+                    check(&keys, plan);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn key_maps_apply_on_first_load_and_last_store() {
+        let mut next = xorshift(3);
+        for n in [700, 9000, 40000] {
+            let floats: Vec<f32> = (0..n)
+                .map(|i| match i % 97 {
+                    0 => f32::NAN,
+                    1 => -0.0,
+                    2 => f32::NEG_INFINITY,
+                    _ => (next() as i32) as f32 / 1e3,
+                })
+                .collect();
+            let mut bits: Vec<u32> = floats.iter().map(|f| f.to_bits()).collect();
+            let map = key_map(KIND_FLOAT, true);
+            sort_like_the_gpu(&mut bits, SmallPlan::for_len(n as u64), map, map);
+            let mut expected = floats.clone();
+            expected.sort_by(|a, b| b.total_cmp(a));
+            let expected: Vec<u32> = expected.iter().map(|f| f.to_bits()).collect();
+            assert_eq!(bits, expected, "f32 descending, n = {n}");
+
+            let ints: Vec<i64> = (0..n).map(|_| next() as i64 >> 40).collect();
+            let mut bits: Vec<u64> = ints.iter().map(|&i| i as u64).collect();
+            let map = key_map(KIND_SIGNED, false);
+            sort_like_the_gpu(&mut bits, SmallPlan::for_len(n as u64), map, map);
+            let mut expected = ints.clone();
+            expected.sort_unstable();
+            assert_eq!(bits, expected.iter().map(|&i| i as u64).collect::<Vec<_>>());
+        }
+        assert_eq!(DESCENDING & IDENTITY, 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "in one phase")]
+    fn the_cpu_team_catches_a_missing_barrier() {
+        let mut team = CpuTeam::<u32>::new(32, 64);
+        team.each(|t, _, shared| unsafe { shared.write(t, t, t) });
+        // No team.sync() here: thread 1 reads what thread 0 wrote in the same phase.
+        team.each(|t, run, shared| run[0] = unsafe { shared.read(t, t ^ 1) });
+    }
+
+    proptest! {
+        // Each case emulates every thread of up to 16 blocks: keep the count modest.
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        #[test]
+        fn random_lengths_and_patterns_sort(
+            n in 0usize..=(1 << 16),
+            seed: u64,
+            pattern in 0u32..4,
+        ) {
+            let mut next = xorshift(seed);
+            let keys: Vec<u32> = (0..n as u32).map(|i| match pattern {
+                0 => next() as u32,
+                1 => (next() % 4) as u32 * (u32::MAX / 3), // few distinct, including MAX
+                2 => i,                                      // ascending
+                _ => u32::MAX - i,                           // descending
+            }).collect();
+            check(&keys, SmallPlan::for_len(n as u64));
+        }
+    }
+}
