@@ -587,17 +587,12 @@ pub unsafe fn sort_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
     // `len` hold +∞ and come after every real key, +∞ included (a stable sort keeps them last).
     let mut coop = 2;
     while coop <= nt {
-        // Groups of at most a warp read and write only their own slots.
-        let sync = || {
-            if coop <= 32 {
-                block.sync_warp()
-            } else {
-                block.sync()
-            }
-        };
-        sync(); // the previous round's reads are done
+        // Block barriers in every round: with warp barriers (`bar.warp.sync`) for the rounds
+        // whose groups fit in a warp, compute-sanitizer's racecheck reported hazards between
+        // `put` and the next merge's reads (docs/perf.md); the sort is the same either way.
+        block.sync(); // the previous round's reads are done
         sh.put(&mut regs);
-        sync();
+        block.sync();
         let run = coop / 2 * VT as u32;
         sh.for_each_unit(|u| {
             let (keys, slots) = regs.unit(u);
