@@ -122,15 +122,15 @@ const SMALL_MAX_REGISTERS: u32 = {
     if fit < 255 { fit } else { 255 }
 };
 
-/// `--algo auto` for keys alone sorts with the bitonic network for 2^AUTO_BITONIC_MIN_LOG2 ≤ n <
-/// 2^AUTO_BITONIC_END_LOG2 and with the merge sort otherwise. Measured (H200, 2026-11-21,
-/// `docs/results/h200-2026-11-21/bench.csv`, u32 and f32 alike), bitonic time / merge time:
-/// 1.5 at 2^10–2^11 (the merge sort's 2048-key tile vs the bitonic's 8192), 1.0 at 2^12,
-/// 0.77–0.88 from 2^13 to 2^21, 0.98–1.00 at 2^22–2^23, then 1.32 at 2^24 rising to 1.69 at
-/// 2^28. 64-bit keys use the same bounds until measured.
-pub const AUTO_BITONIC_MIN_LOG2: u32 = 12;
-/// See [`AUTO_BITONIC_MIN_LOG2`].
-pub const AUTO_BITONIC_END_LOG2: u32 = 23;
+/// `--algo auto` for keys alone sorts with the bitonic network for n < 2^AUTO_BITONIC_END_LOG2_32
+/// (4-byte keys) or n < 2^AUTO_BITONIC_END_LOG2_64 (8-byte keys), with the merge sort above.
+/// Measured (H200, 2026-11-21, `docs/results/h200-2026-11-21b/bench.csv`, after the one-launch
+/// small sort and merge sort v2), bitonic time / merge time: u32 0.56–0.80 from 2^10 to 2^16,
+/// 0.88–0.90 from 2^17 to 2^20, 1.12 at 2^21, 1.39 at 2^22 rising to 2.6 at 2^28; u64 0.53–0.90
+/// up to 2^16 (1.15 at 2^13), 1.14–1.20 from 2^17 to 2^20, then rising to 4.0 at 2^28.
+pub const AUTO_BITONIC_END_LOG2_32: u32 = 21;
+/// See [`AUTO_BITONIC_END_LOG2_32`].
+pub const AUTO_BITONIC_END_LOG2_64: u32 = 17;
 
 /// Largest number of keys the kernels accept. The global passes use 64-bit indices; the limit
 /// comes from the grid: a one-step pass launches n/2 threads in blocks of [`GLOBAL_THREADS`],

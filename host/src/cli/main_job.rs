@@ -345,7 +345,7 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
         .as_ref()
         .map_or("CPU only".to_string(), |g| g.device_name().to_string());
     if let Some(gpu) = &gpu {
-        let algo = job.algo.gpu(n);
+        let algo = job.algo.gpu(n, size_of::<K>());
         let (kernel_ms, sorted) = timing::gpu_kernel(gpu, algo, &input, order, job.reps)?;
         record(
             format!("gpu {} (kernels, device-resident)", algo.name()),

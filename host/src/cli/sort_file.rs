@@ -36,10 +36,10 @@ pub enum SortAlgo {
 }
 
 impl SortAlgo {
-    /// The GPU sort it names for sorting `n` keys alone.
-    pub fn gpu(self, n: usize) -> GpuAlgo {
+    /// The GPU sort it names for sorting `n` keys alone of `key_bytes` bytes.
+    pub fn gpu(self, n: usize, key_bytes: usize) -> GpuAlgo {
         match self {
-            SortAlgo::Auto => GpuAlgo::fastest_for(n),
+            SortAlgo::Auto => GpuAlgo::fastest_for(n, key_bytes),
             SortAlgo::Bitonic => GpuAlgo::Bitonic,
             SortAlgo::Merge => GpuAlgo::Merge,
         }
@@ -264,7 +264,7 @@ impl Job<'_> {
                 threads()
             ));
         };
-        gpu.sort_with(self.algo.gpu(keys.len()), keys, self.order)
+        gpu.sort_with(self.algo.gpu(keys.len(), size_of::<K>()), keys, self.order)
             .with_context(|| format!("sorting {} on the GPU", input.path().display()))?;
         Ok(gpu.device_name().to_string())
     }

@@ -62,18 +62,23 @@ pub enum GpuAlgo {
 }
 
 impl GpuAlgo {
-    /// The faster sort of `n` keys alone, by measurement
-    /// ([`kernels_gpu::tuning::AUTO_BITONIC_MIN_LOG2`]).
+    /// The faster sort of `n` keys alone of `key_bytes` (4 or 8) bytes, by measurement
+    /// ([`kernels_gpu::tuning::AUTO_BITONIC_END_LOG2_32`]).
     ///
     /// ```
     /// use gpusort::gpu::GpuAlgo;
-    /// assert_eq!(GpuAlgo::fastest_for(1 << 16), GpuAlgo::Bitonic);
-    /// assert_eq!(GpuAlgo::fastest_for(1 << 25), GpuAlgo::Merge);
+    /// assert_eq!(GpuAlgo::fastest_for(1 << 16, 4), GpuAlgo::Bitonic);
+    /// assert_eq!(GpuAlgo::fastest_for(1 << 20, 8), GpuAlgo::Merge);
+    /// assert_eq!(GpuAlgo::fastest_for(1 << 25, 4), GpuAlgo::Merge);
     /// ```
-    pub fn fastest_for(n: usize) -> GpuAlgo {
-        use kernels_gpu::tuning::{AUTO_BITONIC_END_LOG2, AUTO_BITONIC_MIN_LOG2};
-        let bitonic = (1usize << AUTO_BITONIC_MIN_LOG2)..(1usize << AUTO_BITONIC_END_LOG2);
-        if bitonic.contains(&n) {
+    pub fn fastest_for(n: usize, key_bytes: usize) -> GpuAlgo {
+        use kernels_gpu::tuning::{AUTO_BITONIC_END_LOG2_32, AUTO_BITONIC_END_LOG2_64};
+        let end = if key_bytes > 4 {
+            AUTO_BITONIC_END_LOG2_64
+        } else {
+            AUTO_BITONIC_END_LOG2_32
+        };
+        if n < 1usize << end {
             GpuAlgo::Bitonic
         } else {
             GpuAlgo::Merge
