@@ -24,6 +24,7 @@ use crate::error::{Error, Result, driver};
 use crate::gpu::{GpuSorter, merge};
 use crate::keys::{Order, SortKey};
 use cust::memory::{CopyDestination, DeviceBuffer, LockedBuffer};
+use cust::stream::{Stream, StreamFlags};
 use cust::sys as cuda;
 use kernels_gpu::keys::{IDENTITY, KeyBits};
 use kernels_gpu::tuning::{MAX_KEYS, MERGE_TILE, MULTI_SAMPLES};
@@ -165,6 +166,9 @@ pub struct MultiGpuSorter {
     /// Per GPU, the device workspace of the cuts ([`device::WORKSPACE_WORDS`]); locked while a
     /// sort finds its cuts.
     workspaces: Mutex<Vec<DeviceBuffer<u64>>>,
+    /// `copy_streams[to][from]`: the exchange's copies into GPU `to`, one stream per source so
+    /// that they run at the same time (one stream would queue them one after another).
+    copy_streams: Vec<Vec<Stream>>,
     gpus: Vec<GpuSorter>,
     /// `links[from][to]`.
     links: Vec<Vec<Link>>,
@@ -236,8 +240,23 @@ impl MultiGpuSorter {
             .iter()
             .map(|gpu| gpu.alloc::<u64>(device::WORKSPACE_WORDS, "the multi-GPU workspace"))
             .collect::<Result<_>>()?;
+        let copy_streams = gpus
+            .iter()
+            .map(|to| {
+                to.bind()?;
+                (0..gpus.len())
+                    .map(|_| {
+                        Stream::new(StreamFlags::NON_BLOCKING, None).map_err(|source| Error::Cuda {
+                            context: "creating a copy stream".into(),
+                            source,
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<_>>()?;
         Ok(MultiGpuSorter {
             workspaces: Mutex::new(workspaces),
+            copy_streams,
             gpus,
             links,
         })
@@ -396,6 +415,25 @@ impl MultiGpuSorter {
             })
             .collect::<Result<_>>()?;
         let scratch_ptrs: Vec<u64> = scratch.iter().map(|s| s.as_device_ptr().as_raw()).collect();
+        // With 3 or more GPUs a GPU may receive 3 or 4 runs: two merge passes, which from the
+        // scratch would end there and need a third to move the result into the part. A third
+        // buffer to receive into, where memory allows, saves that pass.
+        let receive: Vec<Option<DeviceBuffer<u8>>> = self
+            .gpus
+            .iter()
+            .zip(&lens)
+            .map(|(gpu, &len)| {
+                let bytes = (len * kb as u64) as usize;
+                if self.gpus.len() < 3 || bytes == 0 {
+                    return Ok(None);
+                }
+                match gpu.alloc::<u8>(bytes, "the multi-GPU receive buffer") {
+                    Ok(buffer) => Ok(Some(buffer)),
+                    Err(Error::OutOfDeviceMemory { .. }) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            })
+            .collect::<Result<_>>()?;
         let mut stats = MultiStats {
             gpus: self.gpus.len(),
             n,
@@ -444,6 +482,27 @@ impl MultiGpuSorter {
         };
         stats.select_ms = lap(&mut clock);
 
+        // Per GPU: its merge passes and the buffers they go through, first the one it receives
+        // into ([`merge_buffers`]).
+        let plans: Vec<(Vec<Vec<plan::Merge>>, Vec<u64>)> = (0..self.gpus.len())
+            .map(|to| {
+                let runs: Vec<u64> = plan::copies_to(&cuts, to).iter().map(|c| c.len).collect();
+                let merges = plan::merge_passes(&runs, false);
+                match &receive[to] {
+                    Some(r) if merges.len() >= 2 && merges.len() % 2 == 0 => {
+                        let r = r.as_device_ptr().as_raw();
+                        let buffers =
+                            merge_buffers(Some(r), scratch_ptrs[to], ptrs[to], merges.len());
+                        (merges, buffers)
+                    }
+                    _ => {
+                        let passes = plan::merge_passes(&runs, true);
+                        let buffers = merge_buffers(None, scratch_ptrs[to], ptrs[to], passes.len());
+                        (passes, buffers)
+                    }
+                }
+            })
+            .collect();
         let mut staging = None;
         for to in 0..self.gpus.len() {
             for c in plan::copies_to(&cuts, to) {
@@ -455,27 +514,31 @@ impl MultiGpuSorter {
                     stats.exchanged_bytes += c.len * kb as u64;
                 }
                 let src = ptrs[c.from] + c.src * kb as u64;
-                let dst = scratch_ptrs[to] + c.dst * kb as u64;
+                let dst = plans[to].1[0] + c.dst * kb as u64;
                 self.copy(c.from, to, src, dst, c.len * kb as u64, &mut staging)?;
+            }
+        }
+        for (gpu, streams) in self.gpus.iter().zip(&self.copy_streams) {
+            gpu.bind()?;
+            for stream in streams {
+                stream.synchronize().map_err(|source| Error::Cuda {
+                    context: "exchanging keys between GPUs".into(),
+                    source,
+                })?;
             }
         }
         self.synchronize("exchanging keys between GPUs")?;
         stats.exchange_ms = lap(&mut clock);
 
         for (to, gpu) in self.gpus.iter().enumerate() {
-            let runs: Vec<u64> = plan::copies_to(&cuts, to).iter().map(|c| c.len).collect();
             if lens[to] == 0 {
                 continue;
             }
             let splits = scratch_ptrs[to] + keys_bytes(lens[to], kb);
-            let passes = plan::merge_passes(&runs);
+            let (passes, buffers) = &plans[to];
             let last = passes.len() - 1;
             for (p, pass) in passes.iter().enumerate() {
-                let (src, dst) = if p % 2 == 0 {
-                    (scratch_ptrs[to], ptrs[to])
-                } else {
-                    (ptrs[to], scratch_ptrs[to])
-                };
+                let (src, dst) = (buffers[p], buffers[p + 1]);
                 let decode = if p == last { map } else { IDENTITY };
                 for m in pass {
                     let at = m.offset * kb as u64;
@@ -510,7 +573,7 @@ impl MultiGpuSorter {
     ) -> Result<()> {
         let (a, b) = (&self.gpus[from], &self.gpus[to]);
         let what = || format!("copying {bytes} bytes from GPU part {from} to part {to}");
-        let stream = b.stream().as_inner();
+        let stream = self.copy_streams[to][from].as_inner();
         match self.links[from][to] {
             Link::SameDevice => {
                 b.bind()?;
@@ -612,7 +675,7 @@ pub fn sort_parts_cpu<K: Ord + Copy>(parts: &mut [Vec<K>]) {
             .collect();
         let mut dst = src.clone();
         let runs: Vec<u64> = copies.iter().map(|c| c.len).collect();
-        for pass in plan::merge_passes(&runs) {
+        for pass in plan::merge_passes(&runs, true) {
             for m in pass {
                 let (o, a, l) = (m.offset as usize, m.a_len as usize, m.len as usize);
                 merge_into(&src[o..o + a], &src[o + a..o + l], &mut dst[o..o + l]);
@@ -635,6 +698,20 @@ fn merge_into<K: Ord + Copy>(a: &[K], b: &[K], out: &mut [K]) {
             j += 1;
         }
     }
+}
+
+/// The buffers `passes` merge passes go through, the receive buffer first: pass `p` reads
+/// `buffers[p]` and writes `buffers[p + 1]`, alternating between scratch and part so that the
+/// last writes the part (`passes` is even with a receive buffer, odd without).
+fn merge_buffers(receive: Option<u64>, scratch: u64, part: u64, passes: usize) -> Vec<u64> {
+    let alternating = (0..).map(|i| if i % 2 == 0 { scratch } else { part });
+    let buffers: Vec<u64> = receive
+        .into_iter()
+        .chain(alternating)
+        .take(passes + 1)
+        .collect();
+    debug_assert_eq!(buffers.last(), Some(&part), "the last pass writes the part");
+    buffers
 }
 
 /// Bytes of `n` keys of `key_bytes`, rounded up to 8.
@@ -699,6 +776,15 @@ mod tests {
             proptest::prop_assert_eq!(parts.iter().map(Vec::len).collect::<Vec<_>>(), lens);
             proptest::prop_assert_eq!(parts.concat(), expected);
         }
+    }
+
+    #[test]
+    fn merge_buffers_end_in_the_part() {
+        let (r, s, a) = (1, 2, 3);
+        assert_eq!(merge_buffers(Some(r), s, a, 2), [r, s, a]);
+        assert_eq!(merge_buffers(Some(r), s, a, 4), [r, s, a, s, a]);
+        assert_eq!(merge_buffers(None, s, a, 1), [s, a]);
+        assert_eq!(merge_buffers(None, s, a, 3), [s, a, s, a]);
     }
 
     #[test]

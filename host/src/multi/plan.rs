@@ -46,14 +46,14 @@ pub(crate) struct Merge {
 
 /// The merge passes over runs of `lens` (in order, laid end to end in the receive buffer): each
 /// pass merges neighbouring pairs (a last odd run is moved across) and goes to the other
-/// buffer. The passes alternate receive buffer → part → receive buffer …, and there is an odd
-/// number of them, so the last lands in the part; the last also decodes the keys. With one run
-/// (or none) that is a single pass that moves it; with 2^k runs for even k, one extra pass
-/// moves the merged run across.
-pub(crate) fn merge_passes(lens: &[u64]) -> Vec<Vec<Merge>> {
+/// buffer; the last also decodes the keys. With `odd`, there is an odd number of them, so that
+/// passes alternating receive buffer → part → receive buffer … end in the part: with one run
+/// (or none) a single pass that moves it, with an even number of merge passes one more that
+/// moves the merged run across. Without, just the merges (none for one run).
+pub(crate) fn merge_passes(lens: &[u64], odd: bool) -> Vec<Vec<Merge>> {
     let mut runs: Vec<u64> = lens.iter().copied().filter(|&l| l > 0).collect();
     let mut passes = Vec::new();
-    while runs.len() > 1 || passes.len() % 2 == 0 {
+    while runs.len() > 1 || (odd && passes.len() % 2 == 0) {
         let mut offset = 0;
         let mut pass = Vec::new();
         let merged: Vec<u64> = runs
@@ -131,7 +131,7 @@ mod tests {
         let lens: Vec<u64> = runs.iter().map(|r| r.len() as u64).collect();
         let mut src: Vec<(u8, u32)> = runs.concat();
         let mut dst = src.clone();
-        let passes = merge_passes(&lens);
+        let passes = merge_passes(&lens, true);
         assert_eq!(passes.len() % 2, 1, "an odd number of passes: {passes:?}");
         for pass in &passes {
             let covered: u64 = pass.iter().map(|m| m.len).sum();
@@ -169,12 +169,15 @@ mod tests {
 
     #[test]
     fn pass_counts() {
-        assert_eq!(merge_passes(&[]).len(), 1);
-        assert_eq!(merge_passes(&[5]).len(), 1);
-        assert_eq!(merge_passes(&[5, 0, 0]).len(), 1);
-        assert_eq!(merge_passes(&[5, 3]).len(), 1);
-        assert_eq!(merge_passes(&[5, 3, 2]).len(), 3);
-        assert_eq!(merge_passes(&[5, 3, 2, 1]).len(), 3);
-        assert_eq!(merge_passes(&[1; 8]).len(), 3);
+        assert_eq!(merge_passes(&[], true).len(), 1);
+        assert_eq!(merge_passes(&[5], true).len(), 1);
+        assert_eq!(merge_passes(&[5, 0, 0], true).len(), 1);
+        assert_eq!(merge_passes(&[5, 3], true).len(), 1);
+        assert_eq!(merge_passes(&[5, 3, 2], true).len(), 3);
+        assert_eq!(merge_passes(&[5, 3, 2, 1], true).len(), 3);
+        assert_eq!(merge_passes(&[1; 8], true).len(), 3);
+        assert_eq!(merge_passes(&[5], false).len(), 0);
+        assert_eq!(merge_passes(&[5, 3, 2, 1], false).len(), 2);
+        assert_eq!(merge_passes(&[1; 8], false).len(), 3);
     }
 }
