@@ -61,7 +61,9 @@ pub(crate) fn cuts<P: SortedParts>(parts: &mut P, stride: u64) -> Result<Cuts> {
     }
     let samples = parts.samples(stride)?;
     let mut probes: Vec<P::Key> = samples.concat();
-    probes.sort_unstable();
+    // G sorted runs laid end to end: std's stable sort finds and merges them in about G·2^14
+    // steps (the unstable sort took about a millisecond at G = 4).
+    probes.sort();
     probes.dedup();
     // From the samples alone, each probe's total rank is known to within a stride per part:
     // only the probes whose bounds straddle a target (and their neighbours) need exact ranks.
@@ -184,7 +186,7 @@ fn key_ranks_in_windows<K: Ord + Copy>(windows: &[(u64, Vec<K>)], r: u64) -> (Ve
         .iter()
         .flat_map(|(_, w)| w.iter().copied())
         .collect();
-    candidates.sort_unstable();
+    candidates.sort(); // sorted windows laid end to end: merged, not sorted from scratch
     candidates.dedup();
     let not_above = |v: K| -> Vec<u64> {
         let count = |(start, w): &(u64, Vec<K>)| start + w.partition_point(|&k| k <= v) as u64;
