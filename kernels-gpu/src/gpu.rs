@@ -48,14 +48,6 @@ pub fn sync_threads() {
     unsafe { nvptx::_syncthreads() }
 }
 
-/// `__syncwarp()`: a barrier (with memory ordering) among the threads of this warp; every
-/// thread of the warp must reach it.
-#[inline(always)]
-pub fn sync_warp() {
-    // SAFETY: kernels call it in warp-uniform control flow.
-    unsafe { core::arch::asm!("bar.warp.sync -1;") }
-}
-
 /// `extern __shared__ T smem[]`: the block's dynamic shared memory, sized at launch.
 #[inline(always)]
 pub fn dynamic_shared<T>() -> *mut T {
@@ -111,10 +103,6 @@ impl<const THREADS: u32> crate::block::Block for CudaBlock<THREADS> {
     #[inline(always)]
     fn sync(&self) {
         sync_threads()
-    }
-    #[inline(always)]
-    fn sync_warp(&self) {
-        sync_warp()
     }
     #[inline(always)]
     fn regs<T: Copy>(&self, _units: u32, init: T) -> crate::block::One<T> {

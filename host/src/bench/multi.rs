@@ -2,7 +2,7 @@
 //! ([`MultiGpuSorter::sort_device`]) for each GPU count, key type, order and size, keys made and
 //! checked on the GPUs, written to `bench-multi.csv` and `bench-multi.md`.
 
-use super::{keys_per_s, order_name, size_name};
+use super::{order_name, size_name};
 use crate::error::Result;
 use crate::keys::{DType, Order, SortKey};
 use crate::multi::{MultiGpuSorter, MultiStats};
@@ -89,20 +89,9 @@ fn measure_as<K: SortKey>(
 pub fn csv(measurements: &[MultiMeasurement]) -> String {
     let mut out = format!("{CSV_HEADER}\n");
     for m in measurements {
-        let _ = writeln!(
-            out,
-            "multi_merge,{},{},{},{},{:.6},{:.6},{:.6},{:.0},{},{}",
-            m.gpus,
-            m.dtype,
-            order_name(m.order),
-            m.n,
-            m.ms.median,
-            m.ms.min,
-            m.ms.max,
-            keys_per_s(m.n as usize, m.ms.median),
-            m.verified,
-            m.median_stats.path()
-        );
+        let row = super::report::csv_row(m.dtype, m.order, m.n, &m.ms, m.verified);
+        let path = m.median_stats.path();
+        let _ = writeln!(out, "multi_merge,{},{row},{path}", m.gpus);
     }
     out
 }

@@ -3,6 +3,7 @@
 use super::peers::PeerRow;
 use super::{Measurement, order_name, size_name};
 use crate::keys::{DType, Order};
+use crate::timing::Timing;
 use std::fmt::Write as _;
 
 /// The CSV's header line.
@@ -37,21 +38,23 @@ pub const CSV_HEADER: &str = "algo,dtype,order,n,ms_median,ms_min,ms_max,keys_pe
 pub fn csv(measurements: &[Measurement]) -> String {
     let mut out = format!("{CSV_HEADER}\n");
     for m in measurements {
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{:.6},{:.6},{:.6},{:.0},{}",
-            m.algo,
-            m.dtype,
-            order_name(m.order),
-            m.n,
-            m.ms.median,
-            m.ms.min,
-            m.ms.max,
-            m.keys_per_s(),
-            m.verified
-        );
+        let row = csv_row(m.dtype, m.order, m.n as u64, &m.ms, m.verified);
+        let _ = writeln!(out, "{},{row}", m.algo);
     }
     out
+}
+
+/// The columns from `dtype` to `verified` of a CSV row (shared with the multi-GPU CSV): times in
+/// ms to the nanosecond, keys per second at the median time, rounded to a whole key.
+pub(crate) fn csv_row(dtype: DType, order: Order, n: u64, ms: &Timing, verified: bool) -> String {
+    format!(
+        "{dtype},{},{n},{:.6},{:.6},{:.6},{:.0},{verified}",
+        order_name(order),
+        ms.median,
+        ms.min,
+        ms.max,
+        super::keys_per_s(n as usize, ms.median),
+    )
 }
 
 /// What the markdown report says above its table. See [`markdown`].

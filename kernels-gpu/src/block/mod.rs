@@ -22,9 +22,6 @@ pub trait Block {
     fn threads(&self) -> u32;
     /// Barrier: every unit's earlier shared-memory writes are visible to every unit after it.
     fn sync(&self);
-    /// Barrier among the 32 threads of this thread's warp (the units `32·w .. 32·w + 32`): for
-    /// phases in which groups of at most 32 units touch only their own slots.
-    fn sync_warp(&self);
     /// `init` for each of the `units` units (the block's `nt`) this thread runs.
     fn regs<T: Copy>(&self, units: u32, init: T) -> Self::Regs<T>;
 }
@@ -60,7 +57,6 @@ impl Block for OneThread {
         1
     }
     fn sync(&self) {}
-    fn sync_warp(&self) {}
     fn regs<T: Copy>(&self, units: u32, init: T) -> Vec<T> {
         vec![init; units as usize]
     }
