@@ -78,9 +78,10 @@ pub fn sprinkle_specials(keys: &mut [f32], stride: usize) {
 /// # Panics
 /// When `REQUIRE_GPUS` asks for more devices than there are.
 pub fn gpus_or_skip(what: &str, need: usize) -> usize {
-    let count = gpusort::MultiGpuSorter::new(None)
-        .map(|m| m.gpus().len())
-        .unwrap_or(0);
+    // Counting needs the driver only, not sorters (contexts, kernels, peer access) on every GPU.
+    let count = cust::init(cust::CudaFlags::empty())
+        .and_then(|()| cust::device::Device::num_devices())
+        .unwrap_or(0) as usize;
     let required: usize = std::env::var("REQUIRE_GPUS")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -498,9 +498,12 @@ impl MultiGpuSorter {
 
         // Per GPU: its merge passes and the buffers they go through, first the one it receives
         // into ([`merge_buffers`]).
+        let copies: Vec<Vec<plan::Copy>> = (0..self.gpus.len())
+            .map(|to| plan::copies_to(&cuts, to))
+            .collect();
         let plans: Vec<(Vec<Vec<plan::Merge>>, Vec<u64>)> = (0..self.gpus.len())
             .map(|to| {
-                let runs: Vec<u64> = plan::copies_to(&cuts, to).iter().map(|c| c.len).collect();
+                let runs: Vec<u64> = copies[to].iter().map(|c| c.len).collect();
                 let merges = plan::merge_passes(&runs, false);
                 match &receive[to] {
                     Some(r) if merges.len() >= 2 && merges.len() % 2 == 0 => {
@@ -519,7 +522,7 @@ impl MultiGpuSorter {
             .collect();
         let mut staging = None;
         for to in 0..self.gpus.len() {
-            for c in plan::copies_to(&cuts, to) {
+            for c in &copies[to] {
                 let link = self.links[c.from][to];
                 if !stats.links.contains(&link) && c.from != to {
                     stats.links.push(link);

@@ -25,7 +25,7 @@
 use crate::bitonic::{compare_exchange, sort_network};
 use crate::keys::KeyBits;
 use crate::small::{SmallPlan, Window, conversion_mask, flips};
-use crate::tuning::{SMALL_RUN, SMALL_RUN_LOG2, tile_shared_words};
+use crate::tuning::{SMALL_RUN, SMALL_RUN_LOG2};
 
 const RUN: usize = SMALL_RUN as usize;
 
@@ -526,6 +526,7 @@ impl<K: KeyBits> Team<K> for CpuTeam<K> {
 /// ```
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn sort_like_the_gpu<K: KeyBits>(keys: &mut [K], plan: SmallPlan, encode: u32, decode: u32) {
+    use crate::tuning::tile_shared_words;
     assert!(keys.len() as u64 <= 1 << plan.log2);
     let n = keys.len() as u32;
     let mut scratch = vec![K::INFINITY; 1 << plan.log2];

@@ -3,8 +3,9 @@
 //! The host launches them in the order of [`crate::merge::schedule`]: one tile sort, then per
 //! merge pass one partition and one merge launch.
 
-use crate::block::merge::{Align16, Buffers, merge_tile, partition_unit, sort_tile};
+use crate::block::merge::{Align16, Buffers, Payload, merge_tile, partition_unit, sort_tile};
 use crate::gpu::{CudaBlock, block_idx_x, dynamic_shared, global_thread_x};
+use crate::keys::KeyBits;
 use crate::merge::Pairing;
 use crate::tuning::{MERGE_THREADS, MERGE_TILE, MERGE_VT, merge_sort_threads};
 
@@ -19,6 +20,53 @@ fn payload<V>(p: *mut V) -> *mut V {
         core::ptr::NonNull::dangling().as_ptr()
     } else {
         p
+    }
+}
+
+/// A launch's buffers, value pointers through [`payload`].
+#[inline(always)]
+fn buffers<K, V>(
+    src_keys: *mut K,
+    dst_keys: *mut K,
+    src_values: *mut V,
+    dst_values: *mut V,
+) -> Buffers<K, V> {
+    Buffers {
+        src_keys,
+        dst_keys,
+        src_values: payload(src_values),
+        dst_values: payload(dst_values),
+    }
+}
+
+/// Output tile `tile` of a merge launch paired by `pairing`, in this block: the body of the
+/// merge-pass and two-run kernels.
+///
+/// # Safety
+/// As [`merge_tile`], for a block of `MERGE_THREADS` threads with its dynamic shared memory.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn merge_block<K: KeyBits, V: Payload>(
+    buf: Buffers<K, V>,
+    splits: *const u64,
+    n: u64,
+    pairing: Pairing,
+    tile: u64,
+    decode: u32,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        merge_tile::<K, V, _, VT>(
+            &BLOCK,
+            MERGE_THREADS,
+            dynamic_shared::<Align16>() as *mut u8,
+            buf,
+            splits,
+            n,
+            pairing,
+            tile,
+            decode,
+        )
     }
 }
 
@@ -45,12 +93,7 @@ macro_rules! merge_sort_kernels {
             encode: u32,
             decode: u32,
         ) {
-            let buf = Buffers {
-                src_keys,
-                dst_keys,
-                src_values: payload(src_values),
-                dst_values: payload(dst_values),
-            };
+            let buf = buffers(src_keys, dst_keys, src_values, dst_values);
             let tile = u64::from(block_idx_x());
             const THREADS: u32 =
                 merge_sort_threads(size_of::<$key>() as u32, size_of::<$value>() as u32);
@@ -95,27 +138,10 @@ macro_rules! merge_sort_kernels {
             first_tile: u64,
             decode: u32,
         ) {
-            let buf = Buffers {
-                src_keys,
-                dst_keys,
-                src_values: payload(src_values),
-                dst_values: payload(dst_values),
-            };
+            let buf = buffers(src_keys, dst_keys, src_values, dst_values);
             let tile = first_tile + u64::from(block_idx_x());
             // SAFETY: the launch contract.
-            unsafe {
-                merge_tile::<$key, $value, _, VT>(
-                    &BLOCK,
-                    MERGE_THREADS,
-                    dynamic_shared::<Align16>() as *mut u8,
-                    buf,
-                    splits,
-                    n,
-                    Pairing::Pass { width },
-                    tile,
-                    decode,
-                )
-            }
+            unsafe { merge_block(buf, splits, n, Pairing::Pass { width }, tile, decode) }
         }
     };
 }
@@ -212,28 +238,11 @@ macro_rules! merge_two_kernels {
             a_len: u64,
             decode: u32,
         ) {
-            let none = core::ptr::NonNull::<()>::dangling().as_ptr();
-            let buf = Buffers {
-                src_keys: src,
-                dst_keys: dst,
-                src_values: none,
-                dst_values: none,
-            };
+            let none = core::ptr::null_mut::<()>();
+            let buf = buffers(src, dst, none, none);
             let tile = u64::from(block_idx_x());
             // SAFETY: the launch contract.
-            unsafe {
-                merge_tile::<$key, (), _, VT>(
-                    &BLOCK,
-                    MERGE_THREADS,
-                    dynamic_shared::<Align16>() as *mut u8,
-                    buf,
-                    splits,
-                    n,
-                    Pairing::Two { a_len },
-                    tile,
-                    decode,
-                )
-            }
+            unsafe { merge_block(buf, splits, n, Pairing::Two { a_len }, tile, decode) }
         }
     };
 }
