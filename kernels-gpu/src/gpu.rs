@@ -1,9 +1,10 @@
 //! The only module that touches nvptx intrinsics: thread and block indices, the block barrier
 //! and dynamic shared memory, named as in CUDA so that kernels read like CUDA kernels; warp
-//! shuffles and the grid barrier of cooperative launches as inline PTX.
+//! shuffles, warp votes and the grid barrier of cooperative launches as inline PTX.
 
 use crate::block::small::{Run, SharedMem, Team};
 use crate::keys::KeyBits;
+use crate::merge::Vote;
 use crate::small::{barrier_increment, barrier_passed, barrier_target};
 use core::arch::nvptx;
 
@@ -84,6 +85,27 @@ impl WarpShuffle for u64 {
         let low = (self as u32).shfl_xor(lane_mask);
         let high = ((self >> 32) as u32).shfl_xor(lane_mask);
         (u64::from(high) << 32) | u64::from(low)
+    }
+}
+
+/// This thread's warp as a [`Vote`]: `__ballot_sync(0xffffffff, pred(lane))`. Every lane of
+/// the warp must vote (no divergence); blocks are whole warps.
+pub struct WarpVote;
+
+impl Vote for WarpVote {
+    #[inline(always)]
+    fn vote(&self, pred: impl Fn(u32) -> bool) -> u32 {
+        let mine = u32::from(pred(thread_idx_x() % 32));
+        let mask: u32;
+        // SAFETY: a full-warp ballot; callers keep the whole warp converged.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .pred p; setp.ne.u32 p, {mine}, 0; vote.sync.ballot.b32 {mask}, p, 0xffffffff; }}",
+                mask = out(reg32) mask,
+                mine = in(reg32) mine,
+            )
+        };
+        mask
     }
 }
 

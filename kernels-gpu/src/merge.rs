@@ -13,8 +13,6 @@
 //! larger than the merge's); since `2w` is then a multiple of `nv`, each output tile lies in
 //! one pair of runs.
 
-use crate::tuning::PARTITION_PROBES;
-
 /// `merge_path` for one index width, so that tiles use 32-bit math and passes 64-bit math.
 macro_rules! merge_path_fn {
     ($(#[$doc:meta])* $name:ident, $ix:ty) => {
@@ -59,44 +57,74 @@ merge_path_fn!(
     u32
 );
 
-/// [`merge_path`] as a `(P + 1)`-ary search: each step reads the keys at `P` evenly spaced
-/// points of the remaining range at once (all loads independent, so they are in flight
-/// together) and keeps the part between the last point that lies before the split and the first
-/// that does not. A range of `w` points takes `log_{P+1} w` steps instead of `log2 w`: for the
-/// partition kernel, which waits on device memory at every step, about 4× fewer round trips with
-/// `P = 15`. Same result as [`merge_path`].
+/// Lanes of the warp-cooperative merge-path search ([`merge_path_warp`]): one warp.
+pub const SEARCH_LANES: u32 = 32;
+
+/// A warp's vote: every lane evaluates a predicate, and every lane gets the mask of the lanes
+/// for which it held (`__ballot_sync`). On the GPU one lane evaluates its own; on the CPU
+/// ([`AllLanes`]) one caller evaluates all [`SEARCH_LANES`].
+pub trait Vote {
+    /// Bit `j` of the result: `pred(j)` held on lane `j`.
+    fn vote(&self, pred: impl Fn(u32) -> bool) -> u32;
+}
+
+/// [`Vote`] on the CPU: all lanes evaluated in turn.
+pub struct AllLanes;
+
+impl Vote for AllLanes {
+    #[inline(always)]
+    fn vote(&self, pred: impl Fn(u32) -> bool) -> u32 {
+        (0..SEARCH_LANES).fold(0, |mask, j| mask | (u32::from(pred(j)) << j))
+    }
+}
+
+/// Point `lane` (< [`SEARCH_LANES`]) of one step of the warp's search over `lo .. hi`
+/// (`lo < hi`): the 32 points split the range into 33 nearly equal parts; they lie in
+/// `lo .. hi` and do not decrease with `lane`.
+///
+/// ```
+/// use kernels_gpu::merge::search_point;
+/// assert_eq!((search_point(0, 33, 0), search_point(0, 33, 31)), (1, 32));
+/// assert_eq!(search_point(5, 6, 31), 5); // a range of one point
+/// ```
 #[inline(always)]
-pub fn merge_path_wide<K: PartialOrd, const P: usize>(
+pub const fn search_point(lo: u64, hi: u64, lane: u32) -> u64 {
+    lo + (hi - lo) * (lane as u64 + 1) / (SEARCH_LANES as u64 + 1)
+}
+
+/// [`merge_path`] as a warp-cooperative `33`-ary search: in each step lane `j` reads the keys
+/// at [`search_point`] `j` (all lanes' loads in flight together), a vote tells every lane where
+/// the split lies, and all keep the same part of the range. A range of `w` points takes
+/// `log_33 w` steps (5 for a run of 2^24 keys) instead of `log2 w` dependent round trips to
+/// device memory. Same result as [`merge_path`]; every lane returns it.
+#[inline(always)]
+pub fn merge_path_warp<K: PartialOrd>(
     diag: u64,
     a_len: u64,
     b_len: u64,
     a: impl Fn(u64) -> K,
     b: impl Fn(u64) -> K,
+    warp: &impl Vote,
 ) -> u64 {
     let mut lo = diag.saturating_sub(b_len);
     let mut hi = diag.min(a_len);
     while lo < hi {
-        let span = hi - lo;
-        let mut points = [0u64; P];
-        for (j, point) in points.iter_mut().enumerate() {
-            // In lo .. hi, non-decreasing in j.
-            *point = lo + span * (j as u64 + 1) / (P as u64 + 1);
+        // Bit j: the split lies at or before point j (B's key there is strictly smaller than
+        // A's). Clear for a prefix of the lanes, set for the rest.
+        let after = warp.vote(|j| {
+            let m = search_point(lo, hi, j);
+            b(diag - 1 - m) < a(m)
+        });
+        let first_after = after.trailing_zeros();
+        let new_lo = if first_after > 0 {
+            search_point(lo, hi, first_after - 1) + 1
+        } else {
+            lo
+        };
+        if first_after < SEARCH_LANES {
+            hi = search_point(lo, hi, first_after);
         }
-        // `after[j]`: the split lies at or before points[j] (B's key there is strictly smaller
-        // than A's). False for a prefix of the points, true for the rest.
-        let after = points.map(|m| b(diag - 1 - m) < a(m));
-        let (mut new_lo, mut new_hi) = (lo, hi);
-        for j in 0..P {
-            if !after[j] {
-                new_lo = points[j] + 1;
-            }
-        }
-        for j in (0..P).rev() {
-            if after[j] {
-                new_hi = points[j];
-            }
-        }
-        (lo, hi) = (new_lo, new_hi);
+        lo = new_lo;
     }
     lo
 }
@@ -287,7 +315,7 @@ impl Runs {
 
 /// The merge-path split at the start of output tile `k` of a merge launch: the global index of
 /// the first key of A that the tile takes (B's follows from it, see [`TileRanges::new`]).
-/// `key(i)` reads key `i` of the whole array.
+/// `key(i)` reads key `i` of the whole array; `warp` runs the search ([`merge_path_warp`]).
 ///
 /// `k * tile < n`; a pass's width is a multiple of `tile`.
 #[inline(always)]
@@ -297,15 +325,17 @@ pub fn partition<K: PartialOrd>(
     pairing: Pairing,
     tile: u64,
     key: impl Fn(u64) -> K,
+    warp: &impl Vote,
 ) -> u64 {
     let pos = k * tile;
     let runs = pairing.runs_at(pos, n);
-    let split = merge_path_wide::<K, PARTITION_PROBES>(
+    let split = merge_path_warp(
         pos - runs.a,
         runs.b - runs.a,
         runs.end - runs.b,
         |i| key(runs.a + i),
         |j| key(runs.b + j),
+        warp,
     );
     runs.a + split
 }
@@ -394,6 +424,23 @@ mod tests {
 
     proptest! {
         #[test]
+        fn the_warp_search_finds_the_split_in_long_runs(
+            a in prop::collection::vec(0u16..40, 0..3000).prop_map(|mut v| { v.sort(); v }),
+            b in prop::collection::vec(0u16..40, 0..3000).prop_map(|mut v| { v.sort(); v }),
+            d in 0usize..6001,
+        ) {
+            // Ranges of thousands of points: several vote rounds, many ties.
+            let diag = d.min(a.len() + b.len()) as u64;
+            let (al, bl) = (a.len() as u64, b.len() as u64);
+            let binary = merge_path(diag, al, bl, |i| a[i as usize], |j| b[j as usize]);
+            let warp = merge_path_warp(diag, al, bl, |i| a[i as usize], |j| b[j as usize],
+                &AllLanes);
+            prop_assert_eq!(warp, binary);
+        }
+    }
+
+    proptest! {
+        #[test]
         fn split_is_a_valid_point_on_its_diagonal(
             a in prop::collection::vec(0u8..6, 0..40).prop_map(sorted),
             b in prop::collection::vec(0u8..6, 0..40).prop_map(sorted),
@@ -405,17 +452,9 @@ mod tests {
             let i32 = merge_path_32(diag as u32, a.len() as u32, b.len() as u32,
                 |i| a[i as usize], |j| b[j as usize]) as usize;
             prop_assert_eq!(i, i32);
-            let wide = |p: usize| match p {
-                1 => merge_path_wide::<u8, 1>(diag as u64, a.len() as u64, b.len() as u64,
-                    |i| a[i as usize], |j| b[j as usize]),
-                3 => merge_path_wide::<u8, 3>(diag as u64, a.len() as u64, b.len() as u64,
-                    |i| a[i as usize], |j| b[j as usize]),
-                _ => merge_path_wide::<u8, 15>(diag as u64, a.len() as u64, b.len() as u64,
-                    |i| a[i as usize], |j| b[j as usize]),
-            } as usize;
-            for p in [1, 3, 15] {
-                prop_assert_eq!(wide(p), i, "{} probes", p);
-            }
+            let warp = merge_path_warp(diag as u64, a.len() as u64, b.len() as u64,
+                |i| a[i as usize], |j| b[j as usize], &AllLanes) as usize;
+            prop_assert_eq!(warp, i);
             prop_assert!(i <= a.len() && diag - i <= b.len());
             let j = diag - i;
             if i > 0 && j < b.len() {
@@ -444,7 +483,7 @@ mod tests {
             let tiles = n.div_ceil(tile);
             let pairing = Pairing::Pass { width };
             let parts: Vec<u64> =
-                (0..tiles).map(|k| partition(k, n, pairing, tile, |i| data[i as usize].0)).collect();
+                (0..tiles).map(|k| partition(k, n, pairing, tile, |i| data[i as usize].0, &AllLanes)).collect();
             let mut out = Vec::new();
             let mut covered = vec![0u32; n as usize];
             for k in 0..tiles {
@@ -485,7 +524,7 @@ mod tests {
             let pairing = Pairing::Two { a_len: a.len() as u64 };
             let tiles = n.div_ceil(tile);
             let parts: Vec<u64> =
-                (0..tiles).map(|k| partition(k, n, pairing, tile, |i| data[i as usize].0)).collect();
+                (0..tiles).map(|k| partition(k, n, pairing, tile, |i| data[i as usize].0, &AllLanes)).collect();
             let mut out = Vec::new();
             for k in 0..tiles {
                 let r = TileRanges::new(k, n, pairing, tile, parts[k as usize],

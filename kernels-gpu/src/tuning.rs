@@ -180,12 +180,10 @@ pub const fn merge_sort_threads(key_bytes: u32, value_bytes: u32) -> u32 {
 pub const fn merge_sort_tile(key_bytes: u32, value_bytes: u32) -> u32 {
     merge_sort_threads(key_bytes, value_bytes) * MERGE_VT
 }
-/// Threads per block of the merge sort's partition kernel (one split per output tile).
+/// Threads per block of the merge sort's partition kernel (a warp per split of an output tile,
+/// [`crate::merge::merge_path_warp`]: a 33-ary search, 5 dependent rounds of device-memory
+/// latency for a run of 2^24 keys).
 pub const PARTITION_THREADS: u32 = 128;
-/// Keys the partition kernel reads per step of its merge-path search (a `PARTITION_PROBES + 1`-ary
-/// search, [`crate::merge::merge_path_wide`]): 16-ary, so a run of 2^24 keys takes 6 dependent
-/// rounds of device-memory latency instead of 24.
-pub const PARTITION_PROBES: usize = 15;
 /// Slots after a tile's keys in shared memory that the merges may read but never use: a
 /// thread's serial merge reads one key ahead, and past the end of a partial tile up to `vt`
 /// keys ahead. At least [`MERGE_VT`] (checked where the block code is instantiated).
@@ -266,7 +264,7 @@ pub const fn merge_sort_shared_bytes(keys: u32, key_bytes: u32, value_bytes: u32
 }
 
 const _: () = assert!(MERGE_THREADS.is_power_of_two() && MERGE_THREADS >= 32 && MERGE_TILE >= 2048);
-const _: () = assert!(MERGE_VT <= MERGE_KEY_PAD && PARTITION_PROBES >= 1);
+const _: () = assert!(MERGE_VT <= MERGE_KEY_PAD && PARTITION_THREADS % 32 == 0);
 const _: () = assert!(
     MERGE_SORT_THREADS.is_power_of_two()
         && MERGE_SORT_THREADS >= MERGE_THREADS

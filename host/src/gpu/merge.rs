@@ -9,7 +9,7 @@ use crate::error::{CudaContext, Result};
 use cust::launch;
 use cust::module::Module;
 use kernels_gpu::keys::IDENTITY;
-use kernels_gpu::merge::{Pass, Step, chunk_schedule, merge_passes, schedule};
+use kernels_gpu::merge::{Pass, SEARCH_LANES, Step, chunk_schedule, merge_passes, schedule};
 use kernels_gpu::overlap::tile_parts;
 use kernels_gpu::tuning::{
     LAST_PASS_PARTS, MERGE_THREADS, MERGE_TILE, PARTITION_THREADS, merge_overlap_chunk,
@@ -225,7 +225,7 @@ fn enqueue_step(
         }
         Pass::Merge { width } => {
             let f = function(module, partition_name)?;
-            let partition_blocks = tiles.div_ceil(u64::from(PARTITION_THREADS)) as u32;
+            let partition_blocks = partition_blocks(tiles);
             unsafe {
                 launch!(f<<<partition_blocks, PARTITION_THREADS, 0, stream>>>(
                     src_k, splits, n, width
@@ -315,7 +315,7 @@ pub(crate) fn enqueue_merge_two(
     };
     let (module, stream) = (&sorter.module, &sorter.stream);
     let tiles = n.div_ceil(u64::from(MERGE_TILE));
-    let partition_blocks = tiles.div_ceil(u64::from(PARTITION_THREADS)) as u32;
+    let partition_blocks = partition_blocks(tiles);
     let f = function(module, partition_name)?;
     // SAFETY: the caller's buffers hold n keys and the splits on this context's device; the
     // launch shapes are those the kernels document.
@@ -481,4 +481,9 @@ mod tests {
         assert_eq!(sort_tile(8, 16), MERGE_TILE);
         assert_eq!(sort_tile(8, 8), MERGE_SORT_TILE);
     }
+}
+
+/// Blocks of the partition kernels for `tiles` output tiles: a warp per split.
+fn partition_blocks(tiles: u64) -> u32 {
+    (tiles * u64::from(SEARCH_LANES)).div_ceil(u64::from(PARTITION_THREADS)) as u32
 }

@@ -18,7 +18,8 @@
 //! - [`sort_tile`]: load a tile (keys encoded, +∞ past the end), each thread sorts its `vt` keys
 //!   in registers with odd-even transposition (stable: swaps only on strict `>`), then
 //!   `log2 nt` rounds of merges of pairs of sorted runs.
-//! - [`partition_unit`]: one merge-path split per output tile of a merge pass, in global memory.
+//! - [`partition_unit`]: one merge-path split per output tile of a merge pass, in global memory,
+//!   found by one warp ([`crate::merge::merge_path_warp`]).
 //! - [`merge_tile`]: load the tile's slices of the two runs, each thread merges `vt` outputs.
 //!
 //! Stores to device memory, and the tile sort's loads, are 16-byte vectors of consecutive keys
@@ -32,7 +33,7 @@
 
 use super::{Block, Regs};
 use crate::keys::{IDENTITY, KeyBits};
-use crate::merge::{Pairing, TileRanges, merge_path_32, partition};
+use crate::merge::{Pairing, TileRanges, Vote, merge_path_32, partition};
 use crate::tuning::{MERGE_KEY_PAD, merge_key_buffer_bytes};
 
 /// Values carried with the keys: `()` for keys-only sorts, `u32`, `u64` or `u128`. The kernels
@@ -627,9 +628,9 @@ pub unsafe fn sort_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
     }
 }
 
-/// Unit `k` of the partition kernel of a merge launch paired by `pairing`: writes the merge-path
-/// split at the start of output tile `k` (tiles of `nv` keys) to `splits[k]`; units past the
-/// last tile do nothing.
+/// Unit `k` of the partition kernel of a merge launch paired by `pairing`, a warp: writes the
+/// merge-path split at the start of output tile `k` (tiles of `nv` keys) to `splits[k]`; units
+/// past the last tile do nothing.
 ///
 /// # Safety
 /// `keys` holds `n` keys; `splits` has room for `ceil(n / nv)` indices.
@@ -641,10 +642,18 @@ pub unsafe fn partition_unit<K: KeyBits>(
     pairing: Pairing,
     nv: u64,
     k: u64,
+    warp: &impl Vote,
 ) {
     if k < n.div_ceil(nv) {
         // SAFETY: the search reads indices < n.
-        let split = partition(k, n, pairing, nv, |i| unsafe { *keys.add(i as usize) });
+        let split = partition(
+            k,
+            n,
+            pairing,
+            nv,
+            |i| unsafe { *keys.add(i as usize) },
+            warp,
+        );
         // SAFETY: k < ceil(n / nv).
         unsafe { *splits.add(k as usize) = split };
     }
@@ -746,7 +755,7 @@ mod tests {
     use super::*;
     use crate::block::OneThread;
     use crate::keys::{KIND_FLOAT, KIND_SIGNED, KIND_UNSIGNED, key_map};
-    use crate::merge::{Pass, Step, chunk_schedule, schedule};
+    use crate::merge::{AllLanes, Pass, Step, chunk_schedule, schedule};
     use crate::overlap::{chunk_ranges, tile_parts};
     use crate::tuning::merge_sort_shared_bytes;
     use proptest::prelude::*;
@@ -862,7 +871,7 @@ mod tests {
                         let pairing = Pairing::Pass { width };
                         let tiles = len.div_ceil(nv);
                         for k in 0..tiles {
-                            partition_unit(sk, splits, len, pairing, nv, k);
+                            partition_unit(sk, splits, len, pairing, nv, k, &AllLanes);
                         }
                         for part in tile_parts(tiles, parts) {
                             // The kernel's tile is its first tile plus its block index.
@@ -1041,7 +1050,7 @@ mod tests {
         };
         for k in 0..tiles {
             // SAFETY: n keys at src; room for the splits.
-            unsafe { partition_unit(src.ptr, splits.as_mut_ptr(), n, pairing, nv, k) };
+            unsafe { partition_unit(src.ptr, splits.as_mut_ptr(), n, pairing, nv, k, &AllLanes) };
         }
         for tile in 0..tiles {
             // SAFETY: buffers of n keys; the splits of this merge; shared memory of the size.

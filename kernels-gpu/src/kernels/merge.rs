@@ -4,9 +4,10 @@
 //! merge pass one partition and one merge launch.
 
 use crate::block::merge::{Align16, Buffers, Payload, merge_tile, partition_unit, sort_tile};
-use crate::gpu::{CudaBlock, block_idx_x, dynamic_shared, global_thread_x};
+use crate::gpu::{CudaBlock, WarpVote, block_idx_x, dynamic_shared, global_thread_x};
 use crate::keys::KeyBits;
 use crate::merge::Pairing;
+use crate::merge::SEARCH_LANES;
 use crate::tuning::{MERGE_THREADS, MERGE_TILE, MERGE_VT, merge_sort_threads};
 
 const VT: usize = MERGE_VT as usize;
@@ -151,8 +152,8 @@ macro_rules! partition_kernel {
         /// The merge-path splits of a merge pass over runs of `width` keys: `splits[k]` = the
         /// first key of the first run that output tile `k` (of `MERGE_TILE` keys) takes.
         ///
-        /// Launch: `ceil(n / MERGE_TILE)` threads (extra ones return) in blocks of
-        /// `PARTITION_THREADS`.
+        /// Launch: a warp per split, `ceil(n / MERGE_TILE) · SEARCH_LANES` threads (extra warps
+        /// return) in blocks of `PARTITION_THREADS`.
         ///
         /// # Safety
         /// `keys` holds `n` device keys; `splits` has room for `ceil(n / MERGE_TILE)` splits.
@@ -171,7 +172,8 @@ macro_rules! partition_kernel {
                     n,
                     Pairing::Pass { width },
                     u64::from(MERGE_TILE),
-                    global_thread_x(),
+                    global_thread_x() / u64::from(SEARCH_LANES),
+                    &WarpVote,
                 )
             }
         }
@@ -215,7 +217,8 @@ macro_rules! merge_two_kernels {
                     n,
                     Pairing::Two { a_len },
                     u64::from(MERGE_TILE),
-                    global_thread_x(),
+                    global_thread_x() / u64::from(SEARCH_LANES),
+                    &WarpVote,
                 )
             }
         }
