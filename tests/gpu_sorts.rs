@@ -426,6 +426,69 @@ fn host_slices_across_overlap_chunks() {
     );
 }
 
+/// Slices in page-locked memory go straight to and from the device (no staging copies):
+/// detected as such, whole buffers and parts of them, keys alone and pairs, across overlap
+/// chunks; pageable memory is not taken for pinned.
+#[test]
+fn pinned_host_buffers_sort_in_place() {
+    let Some(gpu) = gpu_or_skip("pinned_host_buffers_sort_in_place") else {
+        return;
+    };
+    let seed = test_seed(37);
+    let c = OVERLAP_CHUNK as usize;
+    let pageable = vec![0u32; 1 << 20];
+    assert!(!gpu.is_page_locked(&pageable), "a Vec is pageable");
+    for (i, n) in [1usize, 1000, c - 1, 2 * c + 777].into_iter().enumerate() {
+        let order = ORDERS[i % 2];
+        let input: Vec<u32> = generate(n, Dist::Uniform, seed + i as u64);
+        let indices: Vec<u32> = (0..n as u32).collect();
+        let (want, want_indices) = stable_reference(&input, &indices, order);
+        for algo in ALGOS {
+            let mut keys = gpu.pinned_from_slice(&input).expect("pinned keys");
+            assert!(
+                gpu.is_page_locked(&keys[..]),
+                "n = {n}: not detected as pinned"
+            );
+            gpu.sort_with(algo, &mut keys, order)
+                .unwrap_or_else(|e| panic!("n = {n}, {}: {e}", algo.name()));
+            if let Some(d) = first_difference(&bits(&keys), &want) {
+                panic!("pinned n = {n}, {} {order:?}: {d}", algo.name());
+            }
+        }
+        let mut keys = gpu.pinned_from_slice(&input).expect("pinned keys");
+        let mut values = gpu.pinned_from_slice(&indices).expect("pinned values");
+        gpu.sort_pairs(&mut keys, &mut values, order)
+            .unwrap_or_else(|e| panic!("pinned pairs n = {n}: {e}"));
+        if let Some(d) = first_difference(&bits(&keys), &want) {
+            panic!("pinned pairs n = {n}: keys {d}");
+        }
+        if let Some(d) = first_difference(&values[..], &want_indices[..]) {
+            panic!("pinned pairs n = {n}: values {d}");
+        }
+    }
+    // The middle of a pinned buffer: the rest of it stays as it was.
+    let n = c + 4321;
+    let input: Vec<f64> = generate(n + 2 * GUARD, Dist::Few, seed);
+    let mut buffer = gpu.pinned_from_slice(&input).expect("pinned buffer");
+    let middle = &mut buffer[GUARD..GUARD + n];
+    assert!(gpu.is_page_locked(middle));
+    gpu.sort_unstable(middle, Order::Descending)
+        .expect("sorting part of a pinned buffer");
+    let part = &input[GUARD..GUARD + n];
+    let (want, _) = stable_reference(part, &vec![(); n], Order::Descending);
+    assert_eq!(bits(&buffer[GUARD..GUARD + n]), want);
+    assert_eq!(
+        bits(&buffer[..GUARD]),
+        bits(&input[..GUARD]),
+        "written before the part"
+    );
+    assert_eq!(
+        bits(&buffer[GUARD + n..]),
+        bits(&input[GUARD + n..]),
+        "written after it"
+    );
+}
+
 #[test]
 fn pairs_with_u32_u64_and_u128_values() {
     let Some(gpu) = gpu_or_skip("pairs_with_u32_u64_and_u128_values") else {

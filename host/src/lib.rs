@@ -115,6 +115,6 @@ pub mod timing;
 pub mod verify;
 
 pub use error::{Error, Result};
-pub use gpu::GpuSorter;
+pub use gpu::{GpuSorter, PinnedBuffer};
 pub use keys::{DType, Order, SortKey, SortValue};
 pub use multi::MultiGpuSorter;

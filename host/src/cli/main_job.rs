@@ -328,8 +328,9 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
     };
     let mut rows = Vec::new();
     let mut failures = Vec::new();
-    // The pinned copies alone, and the host-to-host median to compare with them.
-    let mut floor: Option<(Timing, f64)> = None;
+    // The pinned copies alone, and the host-to-host medians (from pageable memory and from a
+    // pinned buffer) to compare with them.
+    let mut floor: Option<(Timing, f64, f64)> = None;
     let mut record = |what: String, ms: Timing, v: Option<Result<(), Mismatch>>| {
         if let Some(Err(m)) = &v {
             failures.push(format!("{what}: {m}"));
@@ -358,10 +359,18 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
             e2e_ms,
             verdict(&sorted),
         );
-        // The floor of the host-to-host sort, where pinning a copy of the keys is cheap.
+        // The floor of the host-to-host sort, and the sort from a pinned buffer, where pinning
+        // a copy of the keys is cheap.
         if n * size_of::<K>() <= COPIES_MAX_BYTES {
+            let (pinned_ms, sorted) =
+                timing::gpu_end_to_end_pinned(gpu, algo, &input, order, job.reps.min(5))?;
+            record(
+                format!("gpu {} (end-to-end, pinned host buffer)", algo.name()),
+                pinned_ms,
+                verdict(&sorted),
+            );
             let copies = timing::gpu_pinned_copies(gpu, &input, job.reps)?;
-            floor = Some((copies, e2e_ms.median));
+            floor = Some((copies, e2e_ms.median, pinned_ms.median));
         }
     } else {
         let (ms, sorted) = timing::cpu(CpuAlgo::Rayon, &input, order, job.cpu_reps);
@@ -384,14 +393,16 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
         order
     );
     print_table(&rows, n);
-    if let Some((copies, host_to_host)) = floor {
+    if let Some((copies, host_to_host, pinned)) = floor {
         println!(
             "pinned copies alone (up and down, {:.1} MiB each way, CUDA events): {:.3} ms median \
-             (min {:.3}); host to host / copies: {:.2}",
+             (min {:.3}); host to host / copies: {:.2} from pageable memory, {:.2} from a pinned \
+             buffer",
             (n * size_of::<K>()) as f64 / f64::from(1 << 20),
             copies.median,
             copies.min,
-            host_to_host / copies.median
+            host_to_host / copies.median,
+            pinned / copies.median
         );
     }
     if !failures.is_empty() {

@@ -334,6 +334,11 @@ pub(crate) fn enqueue_merge_two(
     .context(&format!("launching a merge of {n} keys"))
 }
 
+/// Blocks of the partition kernels for `tiles` output tiles: a warp per split.
+fn partition_blocks(tiles: u64) -> u32 {
+    (tiles * u64::from(SEARCH_LANES)).div_ceil(u64::from(PARTITION_THREADS)) as u32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -481,9 +486,4 @@ mod tests {
         assert_eq!(sort_tile(8, 16), MERGE_TILE);
         assert_eq!(sort_tile(8, 8), MERGE_SORT_TILE);
     }
-}
-
-/// Blocks of the partition kernels for `tiles` output tiles: a warp per split.
-fn partition_blocks(tiles: u64) -> u32 {
-    (tiles * u64::from(SEARCH_LANES)).div_ceil(u64::from(PARTITION_THREADS)) as u32
 }

@@ -20,9 +20,11 @@ mod bitonic;
 pub(crate) use bitonic::function;
 pub mod merge;
 mod overlap;
+mod pinned;
 mod progress;
 mod staging;
 
+pub use pinned::PinnedBuffer;
 pub use progress::{Phase, Progress, ProgressHook};
 
 use crate::error::{CudaContext, Error, Result};

@@ -159,6 +159,20 @@ impl Staging {
     ) -> Result<()> {
         assert_eq!(device.len(), host.len() / slots.elem * slots.slot);
         let per_piece = slots.per_piece();
+        if slots.slot == slots.elem && is_page_locked(host) {
+            // Page-locked already: the DMA engine reads the caller's memory, no host copy.
+            for (i, piece) in host.chunks(per_piece * slots.elem).enumerate() {
+                let at = i * per_piece * slots.slot;
+                let mut target = device.index(at..at + piece.len());
+                // SAFETY: the caller keeps `host` borrowed, and the device memory allocated,
+                // until the stream's work is done (the round trip synchronises before it returns,
+                // on error paths too).
+                unsafe { target.async_copy_from(piece, stream) }
+                    .context("copying keys to the device")?;
+                between()?;
+            }
+            return Ok(());
+        }
         for (i, piece) in host.chunks(per_piece * slots.elem).enumerate() {
             let slot = self.take_slot()?;
             let len = piece.len() / slots.elem * slots.slot;
@@ -197,6 +211,21 @@ impl Staging {
         assert_eq!(device.len(), total * slots.slot);
         let per_piece = slots.per_piece();
         let pieces = total.div_ceil(per_piece);
+        if slots.slot == slots.elem && is_page_locked(host) {
+            // Straight into the caller's page-locked memory.
+            for (i, piece) in host.chunks_mut(per_piece * slots.elem).enumerate() {
+                let elements = i * per_piece..i * per_piece + piece.len() / slots.elem;
+                let at = elements.start * slots.slot;
+                before(elements)?;
+                let source = device.index(at..at + piece.len());
+                // SAFETY: `host` is borrowed until this returns, after the stream is done.
+                unsafe { source.async_copy_to(piece, stream) }
+                    .context("copying sorted keys to the host")?;
+            }
+            return stream
+                .synchronize()
+                .context("copying sorted keys to the host");
+        }
         // Elements of piece `i`.
         let piece = |i: usize| i * per_piece..(per_piece * (i + 1)).min(total);
         let mut slot_of = Vec::with_capacity(pieces);
@@ -271,6 +300,37 @@ fn copy_elements(
                 d[..elem].copy_from_slice(&s[..elem]);
             }
         });
+}
+
+/// Whether all of `host` lies in one page-locked allocation the driver knows (allocated with
+/// `cuMemHostAlloc` or registered with `cuMemHostRegister`), so that DMAs may use it directly.
+/// Pageable memory, and memory of no current context, answer false.
+pub(crate) fn is_page_locked(host: &[Byte]) -> bool {
+    use cust::sys::{CUpointer_attribute as A, CUresult, cuPointerGetAttribute};
+    if host.is_empty() {
+        return false;
+    }
+    let ptr = host.as_ptr() as cust::sys::CUdeviceptr;
+    let attribute = |attribute: A| -> Option<u64> {
+        let mut value = 0u64;
+        // SAFETY: each attribute writes at most 8 bytes (an enum, a pointer or a size) into
+        // `value`; `ptr` is only looked up.
+        let status = unsafe { cuPointerGetAttribute((&raw mut value).cast(), attribute, ptr) };
+        (status == CUresult::CUDA_SUCCESS).then_some(value)
+    };
+    let memory_type = attribute(A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE);
+    let host_memory = cust::sys::CUmemorytype::CU_MEMORYTYPE_HOST as u64;
+    match (
+        memory_type,
+        attribute(A::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR),
+        attribute(A::CU_POINTER_ATTRIBUTE_RANGE_SIZE),
+    ) {
+        (Some(kind), Some(start), Some(size)) if kind == host_memory => {
+            let end = ptr + host.len() as u64;
+            start <= ptr && end <= start + size
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]
