@@ -92,29 +92,18 @@ pub const fn search_point(lo: u64, hi: u64, lane: u32) -> u64 {
     lo + (hi - lo) * (lane as u64 + 1) / (SEARCH_LANES as u64 + 1)
 }
 
-/// [`merge_path`] as a warp-cooperative `33`-ary search: in each step lane `j` reads the keys
-/// at [`search_point`] `j` (all lanes' loads in flight together), a vote tells every lane where
-/// the split lies, and all keep the same part of the range. A range of `w` points takes
-/// `log_33 w` steps (5 for a run of 2^24 keys) instead of `log2 w` dependent round trips to
-/// device memory. Same result as [`merge_path`]; every lane returns it.
+/// The first `m` in `lo .. hi` for which `pred(m)` holds (`hi` if none), for a `pred` that is
+/// false then true along the range: a warp-cooperative `33`-ary search. In each step lane `j`
+/// evaluates `pred` at [`search_point`] `j` (all lanes' loads in flight together), a vote tells
+/// every lane where the change lies, and all keep the same part of the range: a range of `w`
+/// points takes `log_33 w` steps instead of `log2 w` dependent round trips to memory. Every
+/// lane returns the same result.
 #[inline(always)]
-pub fn merge_path_warp<K: PartialOrd>(
-    diag: u64,
-    a_len: u64,
-    b_len: u64,
-    a: impl Fn(u64) -> K,
-    b: impl Fn(u64) -> K,
-    warp: &impl Vote,
-) -> u64 {
-    let mut lo = diag.saturating_sub(b_len);
-    let mut hi = diag.min(a_len);
+pub fn first_true(lo: u64, hi: u64, pred: impl Fn(u64) -> bool, warp: &impl Vote) -> u64 {
+    let (mut lo, mut hi) = (lo, hi);
     while lo < hi {
-        // Bit j: the split lies at or before point j (B's key there is strictly smaller than
-        // A's). Clear for a prefix of the lanes, set for the rest.
-        let after = warp.vote(|j| {
-            let m = search_point(lo, hi, j);
-            b(diag - 1 - m) < a(m)
-        });
+        // Bit j: pred holds at point j. Clear for a prefix of the lanes, set for the rest.
+        let after = warp.vote(|j| pred(search_point(lo, hi, j)));
         let first_after = after.trailing_zeros();
         let new_lo = if first_after > 0 {
             search_point(lo, hi, first_after - 1) + 1
@@ -127,6 +116,30 @@ pub fn merge_path_warp<K: PartialOrd>(
         lo = new_lo;
     }
     lo
+}
+
+/// [`merge_path`] by [`first_true`] over the points `lo .. hi` of the diagonal (which must
+/// contain the split), one warp at a time. Same result as [`merge_path`] with the full range.
+#[inline(always)]
+pub fn merge_path_warp<K: PartialOrd>(
+    diag: u64,
+    (lo, hi): (u64, u64),
+    a: impl Fn(u64) -> K,
+    b: impl Fn(u64) -> K,
+    warp: &impl Vote,
+) -> u64 {
+    // True where the split lies at or before m: B's key there is strictly smaller than A's.
+    first_true(lo, hi, |m| b(diag - 1 - m) < a(m), warp)
+}
+
+/// The points of diagonal `diag` of the merge of lists of `a_len` and `b_len` keys: the
+/// split lies in `lo ..= hi`.
+#[inline(always)]
+pub const fn diagonal_range(diag: u64, a_len: u64, b_len: u64) -> (u64, u64) {
+    (
+        diag.saturating_sub(b_len),
+        if diag < a_len { diag } else { a_len },
+    )
 }
 
 /// Merge passes that follow the tile sort of `n` keys in tiles of `tile` keys (the tile
@@ -329,10 +342,61 @@ pub fn partition<K: PartialOrd>(
 ) -> u64 {
     let pos = k * tile;
     let runs = pairing.runs_at(pos, n);
+    let diag = pos - runs.a;
     let split = merge_path_warp(
-        pos - runs.a,
-        runs.b - runs.a,
-        runs.end - runs.b,
+        diag,
+        diagonal_range(diag, runs.b - runs.a, runs.end - runs.b),
+        |i| key(runs.a + i),
+        |j| key(runs.b + j),
+        warp,
+    );
+    runs.a + split
+}
+
+/// [`partition`] for a pass of the sort (`Pairing::Pass { width }`), helped by the *edges* of
+/// the step before it: the tile sort and every merge pass record the first and the last key of
+/// each output tile of `tile` keys (`first(t)`, `last(t)`: keys `t·tile` and
+/// `min((t + 1)·tile, n) − 1`).
+///
+/// The split of a tile's diagonal (a multiple of `tile`, as the runs start at multiples of
+/// `tile`) is found in two searches: over the points `j·tile` first, whose two keys are edges
+/// (A's key `j·tile` starts a tile of A, B's key `diag − 1 − j·tile` ends a whole tile of B), a
+/// few KB that the previous step just wrote and the L2 cache still holds; then among the at
+/// most `tile` points between two of those, in device memory. A run of 2^24 keys costs three
+/// rounds of reads from device memory instead of five, and 3 % of their sectors (docs/perf.md).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn partition_pass<K: PartialOrd>(
+    k: u64,
+    n: u64,
+    width: u64,
+    tile: u64,
+    key: impl Fn(u64) -> K,
+    first: impl Fn(u64) -> K,
+    last: impl Fn(u64) -> K,
+    warp: &impl Vote,
+) -> u64 {
+    let pos = k * tile;
+    let runs = Runs::at(pos, n, width);
+    let diag = pos - runs.a;
+    let (lo, hi) = diagonal_range(diag, runs.b - runs.a, runs.end - runs.b);
+    let (a_tile, b_tile, q) = (runs.a / tile, runs.b / tile, diag / tile);
+    // Points j·tile in lo .. hi: j in j_lo .. j_hi. For those, j < q and B's tile q − j − 1 is
+    // whole (its end, (q − j)·tile, is at most B's length since j·tile ≥ lo).
+    let (j_lo, j_hi) = (lo.div_ceil(tile), hi.div_ceil(tile));
+    let j = first_true(
+        j_lo,
+        j_hi,
+        |j| last(b_tile + q - j - 1) < first(a_tile + j),
+        warp,
+    );
+    // The split lies after the last point where the predicate fails and at or before the first
+    // where it holds.
+    let fine_lo = if j > j_lo { (j - 1) * tile + 1 } else { lo };
+    let fine_hi = if j < j_hi { j * tile } else { hi };
+    let split = merge_path_warp(
+        diag,
+        (fine_lo, fine_hi),
         |i| key(runs.a + i),
         |j| key(runs.b + j),
         warp,
@@ -433,8 +497,8 @@ mod tests {
             let diag = d.min(a.len() + b.len()) as u64;
             let (al, bl) = (a.len() as u64, b.len() as u64);
             let binary = merge_path(diag, al, bl, |i| a[i as usize], |j| b[j as usize]);
-            let warp = merge_path_warp(diag, al, bl, |i| a[i as usize], |j| b[j as usize],
-                &AllLanes);
+            let warp = merge_path_warp(diag, diagonal_range(diag, al, bl), |i| a[i as usize],
+                |j| b[j as usize], &AllLanes);
             prop_assert_eq!(warp, binary);
         }
     }
@@ -452,8 +516,9 @@ mod tests {
             let i32 = merge_path_32(diag as u32, a.len() as u32, b.len() as u32,
                 |i| a[i as usize], |j| b[j as usize]) as usize;
             prop_assert_eq!(i, i32);
-            let warp = merge_path_warp(diag as u64, a.len() as u64, b.len() as u64,
-                |i| a[i as usize], |j| b[j as usize], &AllLanes) as usize;
+            let range = diagonal_range(diag as u64, a.len() as u64, b.len() as u64);
+            let warp = merge_path_warp(diag as u64, range, |i| a[i as usize], |j| b[j as usize],
+                &AllLanes) as usize;
             prop_assert_eq!(warp, i);
             prop_assert!(i <= a.len() && diag - i <= b.len());
             let j = diag - i;
@@ -505,6 +570,34 @@ mod tests {
                 expected.extend(reference_merge(a, b));
             }
             prop_assert_eq!(out, expected);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn edge_guided_splits_equal_the_plain_search(
+            keys in prop::collection::vec(0u16..300, 1..4000),
+            distinct in 1u16..300,
+            tile_log2 in 0u32..7,
+            width_factor_log2 in 0u32..6,
+        ) {
+            // Runs of `width` keys sorted; the edges of tiles of `tile` keys as the previous
+            // step records them; every split of the pass, both ways.
+            let tile = 1u64 << tile_log2;
+            let width = tile << width_factor_log2;
+            let n = keys.len() as u64;
+            let mut data: Vec<u16> = keys.iter().map(|&k| k % distinct).collect();
+            for run in data.chunks_mut(width as usize) {
+                run.sort();
+            }
+            let first = |t: u64| data[(t * tile) as usize];
+            let last = |t: u64| data[(((t + 1) * tile).min(n) - 1) as usize];
+            let key = |i: u64| data[i as usize];
+            for k in 0..n.div_ceil(tile) {
+                let plain = partition(k, n, Pairing::Pass { width }, tile, key, &AllLanes);
+                let guided = partition_pass(k, n, width, tile, key, first, last, &AllLanes);
+                prop_assert_eq!(guided, plain, "tile {}", k);
+            }
         }
     }
 

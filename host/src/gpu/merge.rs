@@ -80,8 +80,9 @@ pub(super) fn configure(module: &Module) -> Result<()> {
 
 /// Bytes of device scratch the stable sort of `n` keys of `key_bytes` with values of
 /// `value_bytes` (0 for keys only) needs: a second buffer of `n` keys and `n` values for the
-/// ping-pong, and one `u64` merge-path split per merge tile of `MERGE_TILE` keys. Zero when
-/// the keys fit in one tile of the tile sort (`MERGE_SORT_TILE` keys; it works in place).
+/// ping-pong, and per merge tile of `MERGE_TILE` keys one `u64` merge-path split and two keys
+/// (its edges, [`kernels_gpu::merge::partition_pass`]). Zero when the keys fit in one tile of
+/// the tile sort (`MERGE_SORT_TILE` keys; it works in place).
 pub fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64 {
     let layout = Layout::new(n, key_bytes, value_bytes);
     layout.total
@@ -92,6 +93,7 @@ pub fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64 {
 struct Layout {
     values: u64,
     splits: u64,
+    edges: u64,
     total: u64,
 }
 
@@ -101,15 +103,19 @@ impl Layout {
             return Layout {
                 values: 0,
                 splits: 0,
+                edges: 0,
                 total: 0,
             };
         }
+        let tiles = n.div_ceil(u64::from(MERGE_TILE));
         let values = (n * key_bytes as u64).next_multiple_of(value_bytes.max(8) as u64);
         let splits = values + (n * value_bytes as u64).next_multiple_of(8);
-        let total = splits + n.div_ceil(u64::from(MERGE_TILE)) * 8;
+        let edges = splits + tiles * 8;
+        let total = edges + tiles * 2 * key_bytes as u64;
         Layout {
             values,
             splits,
+            edges,
             total,
         }
     }
@@ -154,6 +160,7 @@ struct Window {
     scratch_keys: u64,
     scratch_values: u64,
     splits: u64,
+    edges: u64,
     n: u64,
 }
 
@@ -171,6 +178,7 @@ impl Window {
             scratch_keys: l.scratch + at * kb,
             scratch_values: values(l.scratch + layout.values),
             splits: l.scratch + layout.splits + at / u64::from(MERGE_TILE) * 8,
+            edges: l.scratch + layout.edges + at / u64::from(MERGE_TILE) * 2 * kb,
             n: range.end - range.start,
         }
     }
@@ -194,7 +202,8 @@ fn enqueue_step(
         "merge_partition_u32"
     };
     let shared = shared_bytes(l.key_bytes, l.value_bytes);
-    let (module, stream, n, splits) = (&sorter.module, &sorter.stream, w.n, w.splits);
+    let (module, stream, n, splits, edges) =
+        (&sorter.module, &sorter.stream, w.n, w.splits, w.edges);
     let tile = u64::from(MERGE_TILE);
     let tiles = n.div_ceil(tile);
     let pick = |scratch: bool| {
@@ -217,7 +226,7 @@ fn enqueue_step(
             let shared = sort_shared_bytes(l.key_bytes, l.value_bytes);
             unsafe {
                 launch!(f<<<grid, threads, shared, stream>>>(
-                    src_k, dst_k, src_v, dst_v, n, map, decode
+                    src_k, dst_k, src_v, dst_v, edges, n, map, decode
                 ))
             }
             .context(&format!("launching the tile sort for {n} keys"))?;
@@ -228,7 +237,7 @@ fn enqueue_step(
             let partition_blocks = partition_blocks(tiles);
             unsafe {
                 launch!(f<<<partition_blocks, PARTITION_THREADS, 0, stream>>>(
-                    src_k, splits, n, width
+                    src_k, edges, splits, n, width
                 ))
             }
             .context(&format!("launching the merge partition for {n} keys"))?;
@@ -237,7 +246,7 @@ fn enqueue_step(
                 let (first_tile, grid) = (part.start, (part.end - part.start) as u32);
                 unsafe {
                     launch!(f<<<grid, MERGE_THREADS, shared, stream>>>(
-                        src_k, dst_k, src_v, dst_v, splits, n, width, first_tile, decode
+                        src_k, dst_k, src_v, dst_v, edges, splits, n, width, first_tile, decode
                     ))
                 }
                 .context(&format!(
@@ -345,18 +354,19 @@ mod tests {
     use kernels_gpu::tuning::{MAX_SHARED_BYTES, MERGE_SORT_TILE};
 
     #[test]
-    fn scratch_is_a_second_buffer_plus_splits_or_nothing() {
+    fn scratch_is_a_second_buffer_plus_splits_and_edges_or_nothing() {
         let (s, t) = (u64::from(MERGE_SORT_TILE), u64::from(MERGE_TILE));
-        let splits = |n: u64| n.div_ceil(t) * 8;
+        // A split (8 bytes) and two edge keys per merge tile.
+        let splits = |n: u64, kb: u64| n.div_ceil(t) * (8 + 2 * kb);
         assert_eq!(scratch_bytes(0, 4, 0), 0);
         assert_eq!(scratch_bytes(s, 8, 8), 0);
         assert_eq!(
             scratch_bytes(s + 1, 4, 0),
-            (4 * (s + 1)).next_multiple_of(8) + splits(s + 1)
+            (4 * (s + 1)).next_multiple_of(8) + splits(s + 1, 4)
         );
         assert_eq!(
             scratch_bytes(3 * s, 8, 4),
-            8 * 3 * s + 4 * 3 * s + splits(3 * s)
+            8 * 3 * s + 4 * 3 * s + splits(3 * s, 8)
         );
         // 16-byte values start 16-aligned whatever n.
         for n in [s + 1, s + 2, s + 3, 5 * s + 7] {
@@ -368,6 +378,7 @@ mod tests {
                     "n = {n}, {vb}-byte values"
                 );
                 assert_eq!(layout.splits % 8, 0);
+                assert_eq!(layout.edges % 8, 0);
             }
         }
     }

@@ -33,7 +33,7 @@
 
 use super::{Block, Regs};
 use crate::keys::{IDENTITY, KeyBits};
-use crate::merge::{Pairing, TileRanges, Vote, merge_path_32, partition};
+use crate::merge::{Pairing, TileRanges, Vote, merge_path_32, partition, partition_pass};
 use crate::tuning::{MERGE_KEY_PAD, merge_key_buffer_bytes};
 
 /// Values carried with the keys: `()` for keys-only sorts, `u32`, `u64` or `u128`. The kernels
@@ -156,6 +156,10 @@ pub struct Buffers<K, V> {
     pub src_values: *const V,
     /// Values written (dangling for `V = ()`).
     pub dst_values: *mut V,
+    /// Where the launch records the first and last key of each output tile of `MERGE_TILE`
+    /// keys, for the next pass's partition ([`crate::merge::partition_pass`]): keys `2t` and
+    /// `2t + 1` for tile `t` of the launch's keys; null for none.
+    pub edges: *mut K,
 }
 
 /// A thread's registers in a merge: its `vt` keys and the slots they came from.
@@ -206,6 +210,31 @@ impl<'b, K: KeyBits, V: Payload, B: Block, const VT: usize> Shared<'b, K, V, B, 
             f(u);
             u += self.block.threads();
         }
+    }
+
+    /// Records the edges of the `len` keys the block holds in output order (thread-ordered
+    /// slots), output tile `first_tile` onwards, in tiles of `tile` keys (a divisor of the
+    /// block's tile): one thread per tile (`edges` null: nothing).
+    ///
+    /// # Safety
+    /// `edges` has room for the tiles' edges; the block's keys are in shared memory (a barrier
+    /// after the `put`).
+    #[inline(always)]
+    unsafe fn record_edges(&self, edges: *mut K, len: u32, first_tile: u64, tile: u32) {
+        if edges.is_null() {
+            return;
+        }
+        self.for_each_unit(|u| {
+            if u * tile < len {
+                let (first, last) = (u * tile, ((u + 1) * tile).min(len) - 1);
+                let at = 2 * (first_tile + u64::from(u)) as usize;
+                // SAFETY: the caller's contract; first ≤ last < len.
+                unsafe {
+                    *edges.add(at) = self.key(first);
+                    *edges.add(at + 1) = self.key(last);
+                }
+            }
+        });
     }
 
     #[inline(always)]
@@ -551,10 +580,12 @@ pub unsafe fn sort_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
     tile: u64,
     encode: u32,
     decode: u32,
+    edge_tile: u32,
 ) {
     // SAFETY: the caller's contract.
     let sh = unsafe { Shared::<K, V, B, VT>::new(shared, nt, block) };
     let nv = nt * VT as u32;
+    debug_assert!(nv.is_multiple_of(edge_tile));
     let base = tile * u64::from(nv);
     let len = (n - base).min(u64::from(nv)) as u32;
     // SAFETY: positions base .. base + len hold keys and values; the shared buffers hold nv.
@@ -621,8 +652,10 @@ pub unsafe fn sort_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
     sh.put(&mut regs);
     block.sync();
     // SAFETY: positions base .. base + len; slots recorded are original positions < nv, whose
-    // values the load put in shared memory.
+    // values the load put in shared memory; the edges of this tile's `nv / edge_tile` output
+    // tiles.
     unsafe {
+        sh.record_edges(buf.edges, len, base / u64::from(edge_tile), edge_tile);
         sh.store_keys(len, buf.dst_keys.add(base as usize), decode);
         sh.store_values(len, buf.dst_values.add(base as usize), |s| sh.value(s));
     }
@@ -630,11 +663,15 @@ pub unsafe fn sort_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
 
 /// Unit `k` of the partition kernel of a merge launch paired by `pairing`, a warp: writes the
 /// merge-path split at the start of output tile `k` (tiles of `nv` keys) to `splits[k]`; units
-/// past the last tile do nothing.
+/// past the last tile do nothing. A pass of the sort whose previous step recorded `edges` (non
+/// null) searches with their help ([`partition_pass`]).
 ///
 /// # Safety
-/// `keys` holds `n` keys; `splits` has room for `ceil(n / nv)` indices.
+/// `keys` holds `n` keys; `splits` has room for `ceil(n / nv)` indices; `edges`, unless null,
+/// holds the edges of the `ceil(n / nv)` tiles of the keys, as the step that wrote them
+/// recorded them.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn partition_unit<K: KeyBits>(
     keys: *const K,
     splits: *mut u64,
@@ -642,18 +679,20 @@ pub unsafe fn partition_unit<K: KeyBits>(
     pairing: Pairing,
     nv: u64,
     k: u64,
+    edges: *const K,
     warp: &impl Vote,
 ) {
     if k < n.div_ceil(nv) {
-        // SAFETY: the search reads indices < n.
-        let split = partition(
-            k,
-            n,
-            pairing,
-            nv,
-            |i| unsafe { *keys.add(i as usize) },
-            warp,
-        );
+        // SAFETY (all reads): the search reads keys < n, and the edges of tiles < ceil(n / nv).
+        let key = |i: u64| unsafe { *keys.add(i as usize) };
+        let split = match pairing {
+            Pairing::Pass { width } if !edges.is_null() => {
+                let first = |t: u64| unsafe { *edges.add(2 * t as usize) };
+                let last = |t: u64| unsafe { *edges.add(2 * t as usize + 1) };
+                partition_pass(k, n, width, nv, key, first, last, warp)
+            }
+            _ => partition(k, n, pairing, nv, key, warp),
+        };
         // SAFETY: k < ceil(n / nv).
         unsafe { *splits.add(k as usize) = split };
     }
@@ -736,8 +775,9 @@ pub unsafe fn merge_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
     block.sync();
     let base = (tile * nv) as usize;
     // SAFETY: outputs base .. base + total lie inside the n positions; every slot recorded for
-    // an output < total is < total and maps inside A's or B's slice.
+    // an output < total is < total and maps inside A's or B's slice; the edges of tile `tile`.
     unsafe {
+        sh.record_edges(buf.edges, total, tile, nv as u32);
         sh.store_keys(total, buf.dst_keys.add(base), decode);
         let (a, b) = (
             buf.src_values.wrapping_add(r.a_begin as usize),
@@ -835,6 +875,9 @@ mod tests {
         let scratch_keys = DeviceBuf::new(&vec![K::default(); keys.len()], offset);
         let scratch_values = DeviceBuf::new(&vec![V::default(); values.len()], offset);
         let mut splits = vec![u64::MAX; n.div_ceil(nv) as usize];
+        // Poisoned: a partition that read an edge no step wrote would go wrong.
+        let mut edges = vec![K::INFINITY; 2 * n.div_ceil(nv) as usize];
+        let edges = edges.as_mut_ptr();
         let mut shared = shared_for::<K, V>(sort_nv);
         let shared = shared.as_mut_ptr() as *mut u8;
         let (k0, v0) = (keys0.ptr, values0.ptr);
@@ -848,6 +891,8 @@ mod tests {
             let (k0, v0, k1, v1) = unsafe { (k0.add(at), v0.add(at), k1.add(at), v1.add(at)) };
             // SAFETY: chunks start at multiples of the merge tile.
             let splits = unsafe { splits.add(at / nv as usize) };
+            // SAFETY: as above, two edges per tile.
+            let edges = unsafe { edges.add(2 * (at / nv as usize)) };
             let pick = |scratch: bool| if scratch { (k1, v1) } else { (k0, v0) };
             let ((sk, sv), (dk, dv)) = (pick(step.from_scratch), pick(step.to_scratch));
             let buf = Buffers {
@@ -855,6 +900,7 @@ mod tests {
                 dst_keys: dk,
                 src_values: sv,
                 dst_values: dv,
+                edges,
             };
             let decode = if step.last { map } else { IDENTITY };
             // SAFETY: buffers of len keys and values; shared memory of the right size.
@@ -863,7 +909,7 @@ mod tests {
                     Pass::SortTiles => {
                         for tile in 0..len.div_ceil(sort_nv) {
                             sort_tile::<K, V, _, VT>(
-                                &OneThread, sort_nt, shared, buf, len, tile, map, decode,
+                                &OneThread, sort_nt, shared, buf, len, tile, map, decode, nv as u32,
                             );
                         }
                     }
@@ -871,7 +917,7 @@ mod tests {
                         let pairing = Pairing::Pass { width };
                         let tiles = len.div_ceil(nv);
                         for k in 0..tiles {
-                            partition_unit(sk, splits, len, pairing, nv, k, &AllLanes);
+                            partition_unit(sk, splits, len, pairing, nv, k, edges, &AllLanes);
                         }
                         for part in tile_parts(tiles, parts) {
                             // The kernel's tile is its first tile plus its block index.
@@ -1047,10 +1093,23 @@ mod tests {
             dst_keys: dst.ptr,
             src_values: none,
             dst_values: none,
+            edges: core::ptr::null_mut(),
         };
+        let no_edges = core::ptr::null();
         for k in 0..tiles {
             // SAFETY: n keys at src; room for the splits.
-            unsafe { partition_unit(src.ptr, splits.as_mut_ptr(), n, pairing, nv, k, &AllLanes) };
+            unsafe {
+                partition_unit(
+                    src.ptr,
+                    splits.as_mut_ptr(),
+                    n,
+                    pairing,
+                    nv,
+                    k,
+                    no_edges,
+                    &AllLanes,
+                )
+            };
         }
         for tile in 0..tiles {
             // SAFETY: buffers of n keys; the splits of this merge; shared memory of the size.

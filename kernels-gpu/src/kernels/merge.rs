@@ -31,12 +31,14 @@ fn buffers<K, V>(
     dst_keys: *mut K,
     src_values: *mut V,
     dst_values: *mut V,
+    edges: *mut K,
 ) -> Buffers<K, V> {
     Buffers {
         src_keys,
         dst_keys,
         src_values: payload(src_values),
         dst_values: payload(dst_values),
+        edges,
     }
 }
 
@@ -75,7 +77,9 @@ macro_rules! merge_sort_kernels {
     ($key:ty, $value:ty, $sort_tiles:ident, $merge:ident) => {
         /// Sorts each tile of `MERGE_SORT_TILE` keys (and their values) stably in shared
         /// memory, from `src_*` into the same positions of `dst_*` (which may be `src_*`), keys
-        /// through the key map `encode` on load and the inverse of `decode` on store.
+        /// through the key map `encode` on load and the inverse of `decode` on store, and
+        /// records the first and last (encoded) key of each `MERGE_TILE` keys in `edges` (keys
+        /// `2t`, `2t + 1`), for the first merge pass's partition.
         ///
         /// Launch: `ceil(n / MERGE_SORT_TILE)` blocks of `MERGE_SORT_THREADS` threads,
         /// `merge_sort_shared_bytes(MERGE_SORT_TILE, size_of::<key>(), size_of::<value>())`
@@ -90,11 +94,12 @@ macro_rules! merge_sort_kernels {
             dst_keys: *mut $key,
             src_values: *mut $value,
             dst_values: *mut $value,
+            edges: *mut $key,
             n: u64,
             encode: u32,
             decode: u32,
         ) {
-            let buf = buffers(src_keys, dst_keys, src_values, dst_values);
+            let buf = buffers(src_keys, dst_keys, src_values, dst_values, edges);
             let tile = u64::from(block_idx_x());
             const THREADS: u32 =
                 merge_sort_threads(size_of::<$key>() as u32, size_of::<$value>() as u32);
@@ -109,13 +114,16 @@ macro_rules! merge_sort_kernels {
                     tile,
                     encode,
                     decode,
+                    MERGE_TILE,
                 )
             }
         }
 
         /// One merge pass over runs of `width` keys: output tile `first_tile + blockIdx.x`
         /// merges its slices of two runs (from `splits`, written by the partition kernel of the
-        /// same pass) from `src_*` into `dst_*`, keys through the inverse of `decode`. A pass is
+        /// same pass) from `src_*` into `dst_*`, keys through the inverse of `decode`, and
+        /// records its first and last (encoded) key in `edges` (keys `2t`, `2t + 1` for tile
+        /// `t`), for the next pass's partition. A pass is
         /// one launch from tile 0, or several over consecutive ranges of tiles (the host-slice
         /// pipeline splits the last pass so that each range's copy starts early).
         ///
@@ -133,13 +141,14 @@ macro_rules! merge_sort_kernels {
             dst_keys: *mut $key,
             src_values: *mut $value,
             dst_values: *mut $value,
+            edges: *mut $key,
             splits: *const u64,
             n: u64,
             width: u64,
             first_tile: u64,
             decode: u32,
         ) {
-            let buf = buffers(src_keys, dst_keys, src_values, dst_values);
+            let buf = buffers(src_keys, dst_keys, src_values, dst_values, edges);
             let tile = first_tile + u64::from(block_idx_x());
             // SAFETY: the launch contract.
             unsafe { merge_block(buf, splits, n, Pairing::Pass { width }, tile, decode) }
@@ -150,16 +159,21 @@ macro_rules! merge_sort_kernels {
 macro_rules! partition_kernel {
     ($key:ty, $name:ident) => {
         /// The merge-path splits of a merge pass over runs of `width` keys: `splits[k]` = the
-        /// first key of the first run that output tile `k` (of `MERGE_TILE` keys) takes.
+        /// first key of the first run that output tile `k` (of `MERGE_TILE` keys) takes, found
+        /// with the help of the `edges` the step before recorded
+        /// (`crate::merge::partition_pass`).
         ///
         /// Launch: a warp per split, `ceil(n / MERGE_TILE) · SEARCH_LANES` threads (extra warps
         /// return) in blocks of `PARTITION_THREADS`.
         ///
         /// # Safety
-        /// `keys` holds `n` device keys; `splits` has room for `ceil(n / MERGE_TILE)` splits.
+        /// `keys` holds `n` device keys; `splits` has room for `ceil(n / MERGE_TILE)` splits;
+        /// `edges` holds the edges of the keys' `ceil(n / MERGE_TILE)` tiles, as the step that
+        /// wrote the keys recorded them.
         #[unsafe(no_mangle)]
         pub unsafe extern "gpu-kernel" fn $name(
             keys: *const $key,
+            edges: *const $key,
             splits: *mut u64,
             n: u64,
             width: u64,
@@ -173,6 +187,7 @@ macro_rules! partition_kernel {
                     Pairing::Pass { width },
                     u64::from(MERGE_TILE),
                     global_thread_x() / u64::from(SEARCH_LANES),
+                    edges,
                     &WarpVote,
                 )
             }
@@ -218,6 +233,7 @@ macro_rules! merge_two_kernels {
                     Pairing::Two { a_len },
                     u64::from(MERGE_TILE),
                     global_thread_x() / u64::from(SEARCH_LANES),
+                    core::ptr::null(),
                     &WarpVote,
                 )
             }
@@ -242,7 +258,7 @@ macro_rules! merge_two_kernels {
             decode: u32,
         ) {
             let none = core::ptr::null_mut::<()>();
-            let buf = buffers(src, dst, none, none);
+            let buf = buffers(src, dst, none, none, core::ptr::null_mut());
             let tile = u64::from(block_idx_x());
             // SAFETY: the launch contract.
             unsafe { merge_block(buf, splits, n, Pairing::Two { a_len }, tile, decode) }
