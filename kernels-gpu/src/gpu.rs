@@ -130,14 +130,6 @@ impl<const THREADS: u32> crate::block::Block for CudaBlock<THREADS> {
     fn regs<T: Copy>(&self, _units: u32, init: T) -> crate::block::One<T> {
         crate::block::One(init)
     }
-    type Warp = WarpVote;
-    #[inline(always)]
-    fn first_warps(&self, count: u32, mut f: impl FnMut(u32, bool, &WarpVote)) {
-        let (warp, lane) = (thread_idx_x() / 32, thread_idx_x() % 32);
-        if warp < count {
-            f(warp, lane == 0, &WarpVote);
-        }
-    }
 }
 
 /// `cooperative_groups::this_grid().sync()`: every thread of every block of the launch waits

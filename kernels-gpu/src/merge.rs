@@ -272,27 +272,6 @@ pub fn chunk_schedule(n: u64, tile: u64, chunk: u64) -> impl Iterator<Item = Ste
     schedule(n, tile, 1).take_while(move |step| step.pass.runs_in() < chunk)
 }
 
-/// The edge buffers (two, used in turn) that a step of a sort with tiles of `tile` keys reads
-/// and writes, `(read, write)`: the tile sort writes buffer 0, the pass over runs of
-/// `tile · 2^p` reads buffer `p mod 2` (what the step before wrote) and writes the other, so
-/// that no block overwrites edges that another block of its launch may still read.
-///
-/// ```
-/// use kernels_gpu::merge::{Pass, edge_buffers};
-/// assert_eq!(edge_buffers(Pass::SortTiles, 8).1, 0);
-/// assert_eq!(edge_buffers(Pass::Merge { width: 8 }, 8), (0, 1));
-/// assert_eq!(edge_buffers(Pass::Merge { width: 16 }, 8), (1, 0));
-/// ```
-pub fn edge_buffers(pass: Pass, tile: u64) -> (usize, usize) {
-    match pass {
-        Pass::SortTiles => (1, 0),
-        Pass::Merge { width } => {
-            let p = (width / tile).trailing_zeros() as usize;
-            (p % 2, (p + 1) % 2)
-        }
-    }
-}
-
 /// How a merge launch pairs sorted runs: a pass of the sort, or one merge of two runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pairing {

@@ -95,8 +95,6 @@ pub const GLOBAL_MAX_MIRROR_STEPS: u32 = 3;
 /// the launch would fail rather than spill.
 pub const MAX_REGISTERS: &[(&str, u32)] = &[
     ("bitonic_merge_tiles_u32", 40),
-    // 8 blocks of 256 threads per multiprocessor (39 registers unbounded: 6 blocks).
-    ("merge_pass_u32", 32),
     ("merge_sort_tiles_u32", MERGE_SORT_MAX_REGISTERS),
     ("merge_sort_tiles_u32_u32", MERGE_SORT_MAX_REGISTERS),
     ("merge_sort_tiles_u32_u64", MERGE_SORT_MAX_REGISTERS),
@@ -236,19 +234,18 @@ pub const fn merge_key_buffer_bytes(keys: u32, key_bytes: u32) -> u32 {
 }
 
 /// Dynamic shared memory of a merge-pass block (`merge_pass_*`, `merge_two_*`) for tiles of
-/// `keys` keys, in bytes: the key buffer, with values (`value_bytes > 0`) one `u32` per key,
-/// the tile slot each output came from, and the block's two splits ([`SPLIT_BYTES`]). Values
-/// themselves never go through shared memory: the store reads each output's value from device
-/// memory at the slot's position.
+/// `keys` keys, in bytes: the key buffer, and with values (`value_bytes > 0`) one `u32` per key,
+/// the tile slot each output came from. Values themselves never go through shared memory: the
+/// store reads each output's value from device memory at the slot's position.
 ///
 /// ```
 /// use kernels_gpu::tuning::{merge_shared_bytes, merge_sort_shared_bytes};
 ///
-/// // 4352 u32 keys, 64 keys of padding, two splits; with u64 values, 4352 slots more.
-/// assert_eq!(merge_shared_bytes(4352, 4, 0), 17_664 + 16);
-/// assert_eq!(merge_shared_bytes(4352, 4, 8), 17_664 + 17_408 + 16);
-/// // The tile sort of 8704 u64 keys with u64 values: keys, slots, splits and values.
-/// assert_eq!(merge_sort_shared_bytes(8704, 8, 8), 70_144 + 34_816 + 16 + 69_632);
+/// // 4352 u32 keys, 64 keys of padding; with u64 values, 4352 slots more.
+/// assert_eq!(merge_shared_bytes(4352, 4, 0), 17_664);
+/// assert_eq!(merge_shared_bytes(4352, 4, 8), 17_664 + 17_408);
+/// // The tile sort of 8704 u64 keys with u64 values: keys, slots and values.
+/// assert_eq!(merge_sort_shared_bytes(8704, 8, 8), 70_144 + 34_816 + 69_632);
 /// ```
 pub const fn merge_shared_bytes(keys: u32, key_bytes: u32, value_bytes: u32) -> u32 {
     let slots = if value_bytes > 0 {
@@ -256,12 +253,8 @@ pub const fn merge_shared_bytes(keys: u32, key_bytes: u32, value_bytes: u32) -> 
     } else {
         0
     };
-    merge_key_buffer_bytes(keys, key_bytes) + slots + SPLIT_BYTES
+    merge_key_buffer_bytes(keys, key_bytes) + slots
 }
-
-/// Shared memory for the two merge-path splits a merge-pass block finds for itself (its start
-/// and its end, `u64` each).
-pub const SPLIT_BYTES: u32 = 16;
 
 /// Dynamic shared memory of a tile-sort block (`merge_sort_tiles_*`), in bytes: as
 /// [`merge_shared_bytes`], plus the tile's values, loaded once and read once, by the slot each

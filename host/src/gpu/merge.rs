@@ -9,9 +9,7 @@ use crate::error::{CudaContext, Result};
 use cust::launch;
 use cust::module::Module;
 use kernels_gpu::keys::IDENTITY;
-use kernels_gpu::merge::{
-    Pass, SEARCH_LANES, Step, chunk_schedule, edge_buffers, merge_passes, schedule,
-};
+use kernels_gpu::merge::{Pass, SEARCH_LANES, Step, chunk_schedule, merge_passes, schedule};
 use kernels_gpu::overlap::tile_parts;
 use kernels_gpu::tuning::{
     LAST_PASS_PARTS, MERGE_THREADS, MERGE_TILE, PARTITION_THREADS, merge_overlap_chunk,
@@ -82,10 +80,9 @@ pub(super) fn configure(module: &Module) -> Result<()> {
 
 /// Bytes of device scratch the stable sort of `n` keys of `key_bytes` with values of
 /// `value_bytes` (0 for keys only) needs: a second buffer of `n` keys and `n` values for the
-/// ping-pong, and per merge tile of `MERGE_TILE` keys two pairs of keys (its edges, in two
-/// buffers used in turn: [`kernels_gpu::merge::edge_buffers`]), which guide the merge passes'
-/// merge-path searches ([`kernels_gpu::merge::partition_pass`]). Zero when the keys fit in one
-/// tile of the tile sort (`MERGE_SORT_TILE` keys; it works in place).
+/// ping-pong, and per merge tile of `MERGE_TILE` keys one `u64` merge-path split and two keys
+/// (its edges, [`kernels_gpu::merge::partition_pass`]). Zero when the keys fit in one tile of
+/// the tile sort (`MERGE_SORT_TILE` keys; it works in place).
 pub fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64 {
     let layout = Layout::new(n, key_bytes, value_bytes);
     layout.total
@@ -95,8 +92,8 @@ pub fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64 {
 /// aligned to their width: 16-byte values are moved with 16-byte accesses).
 struct Layout {
     values: u64,
-    /// Two edge buffers, one after the other.
-    edges: [u64; 2],
+    splits: u64,
+    edges: u64,
     total: u64,
 }
 
@@ -105,17 +102,21 @@ impl Layout {
         if merge_passes(n, u64::from(sort_tile(key_bytes, value_bytes))) == 0 {
             return Layout {
                 values: 0,
-                edges: [0, 0],
+                splits: 0,
+                edges: 0,
                 total: 0,
             };
         }
-        let edges_bytes = n.div_ceil(u64::from(MERGE_TILE)) * 2 * key_bytes as u64;
+        let tiles = n.div_ceil(u64::from(MERGE_TILE));
         let values = (n * key_bytes as u64).next_multiple_of(value_bytes.max(8) as u64);
-        let edges = values + (n * value_bytes as u64).next_multiple_of(8);
+        let splits = values + (n * value_bytes as u64).next_multiple_of(8);
+        let edges = splits + tiles * 8;
+        let total = edges + tiles * 2 * key_bytes as u64;
         Layout {
             values,
-            edges: [edges, edges + edges_bytes],
-            total: edges + 2 * edges_bytes,
+            splits,
+            edges,
+            total,
         }
     }
 }
@@ -152,18 +153,19 @@ pub(super) fn enqueue(sorter: &GpuSorter, l: &Launch) -> Result<()> {
 }
 
 /// The part of every buffer of a sort that the launches for keys `range` see: for a chunk, its
-/// keys, values, scratch and edges, with the chunk's length as `n`.
+/// keys, values, scratch and splits, with the chunk's length as `n`.
 struct Window {
     keys: u64,
     values: u64,
     scratch_keys: u64,
     scratch_values: u64,
-    edges: [u64; 2],
+    splits: u64,
+    edges: u64,
     n: u64,
 }
 
 impl Window {
-    /// `range` starts at a multiple of `MERGE_TILE` (its edges start at its first tile's).
+    /// `range` starts at a multiple of `MERGE_TILE` (its splits start at its first tile's).
     fn new(l: &Launch, range: Range<u64>) -> Window {
         let layout = Layout::new(l.n, l.key_bytes, l.value_bytes);
         let (kb, vb, at) = (l.key_bytes as u64, l.value_bytes as u64, range.start);
@@ -175,9 +177,8 @@ impl Window {
             values: values(l.values),
             scratch_keys: l.scratch + at * kb,
             scratch_values: values(l.scratch + layout.values),
-            edges: layout
-                .edges
-                .map(|e| l.scratch + e + at / u64::from(MERGE_TILE) * 2 * kb),
+            splits: l.scratch + layout.splits + at / u64::from(MERGE_TILE) * 8,
+            edges: l.scratch + layout.edges + at / u64::from(MERGE_TILE) * 2 * kb,
             n: range.end - range.start,
         }
     }
@@ -195,10 +196,14 @@ fn enqueue_step(
     written: &mut dyn FnMut(Range<u64>) -> Result<()>,
 ) -> Result<()> {
     let (sort_name, merge_name) = kernels(l.key_bytes, l.value_bytes);
+    let partition_name = if l.key_bytes == 8 {
+        "merge_partition_u64"
+    } else {
+        "merge_partition_u32"
+    };
     let shared = shared_bytes(l.key_bytes, l.value_bytes);
-    let (module, stream, n) = (&sorter.module, &sorter.stream, w.n);
-    let (read, write) = edge_buffers(step.pass, sort_tile_of(l));
-    let (edges_in, edges_out) = (w.edges[read], w.edges[write]);
+    let (module, stream, n, splits, edges) =
+        (&sorter.module, &sorter.stream, w.n, w.splits, w.edges);
     let tile = u64::from(MERGE_TILE);
     let tiles = n.div_ceil(tile);
     let pick = |scratch: bool| {
@@ -221,19 +226,27 @@ fn enqueue_step(
             let shared = sort_shared_bytes(l.key_bytes, l.value_bytes);
             unsafe {
                 launch!(f<<<grid, threads, shared, stream>>>(
-                    src_k, dst_k, src_v, dst_v, edges_out, n, map, decode
+                    src_k, dst_k, src_v, dst_v, edges, n, map, decode
                 ))
             }
             .context(&format!("launching the tile sort for {n} keys"))?;
             written(0..n)
         }
         Pass::Merge { width } => {
+            let f = function(module, partition_name)?;
+            let partition_blocks = partition_blocks(tiles);
+            unsafe {
+                launch!(f<<<partition_blocks, PARTITION_THREADS, 0, stream>>>(
+                    src_k, edges, splits, n, width
+                ))
+            }
+            .context(&format!("launching the merge partition for {n} keys"))?;
             let f = function(module, merge_name)?;
             for part in tile_parts(tiles, parts) {
                 let (first_tile, grid) = (part.start, (part.end - part.start) as u32);
                 unsafe {
                     launch!(f<<<grid, MERGE_THREADS, shared, stream>>>(
-                        src_k, dst_k, src_v, dst_v, edges_in, edges_out, n, width, first_tile, decode
+                        src_k, dst_k, src_v, dst_v, edges, splits, n, width, first_tile, decode
                     ))
                 }
                 .context(&format!(
@@ -341,19 +354,19 @@ mod tests {
     use kernels_gpu::tuning::{MAX_SHARED_BYTES, MERGE_SORT_TILE};
 
     #[test]
-    fn scratch_is_a_second_buffer_plus_edges_or_nothing() {
+    fn scratch_is_a_second_buffer_plus_splits_and_edges_or_nothing() {
         let (s, t) = (u64::from(MERGE_SORT_TILE), u64::from(MERGE_TILE));
-        // Two buffers of two edge keys per merge tile.
-        let edges = |n: u64, kb: u64| n.div_ceil(t) * 4 * kb;
+        // A split (8 bytes) and two edge keys per merge tile.
+        let splits = |n: u64, kb: u64| n.div_ceil(t) * (8 + 2 * kb);
         assert_eq!(scratch_bytes(0, 4, 0), 0);
         assert_eq!(scratch_bytes(s, 8, 8), 0);
         assert_eq!(
             scratch_bytes(s + 1, 4, 0),
-            (4 * (s + 1)).next_multiple_of(8) + edges(s + 1, 4)
+            (4 * (s + 1)).next_multiple_of(8) + splits(s + 1, 4)
         );
         assert_eq!(
             scratch_bytes(3 * s, 8, 4),
-            8 * 3 * s + 4 * 3 * s + edges(3 * s, 8)
+            8 * 3 * s + 4 * 3 * s + splits(3 * s, 8)
         );
         // 16-byte values start 16-aligned whatever n.
         for n in [s + 1, s + 2, s + 3, 5 * s + 7] {
@@ -364,7 +377,8 @@ mod tests {
                     0,
                     "n = {n}, {vb}-byte values"
                 );
-                assert_eq!(layout.edges.map(|e| e % 8), [0, 0]);
+                assert_eq!(layout.splits % 8, 0);
+                assert_eq!(layout.edges % 8, 0);
             }
         }
     }
@@ -386,6 +400,8 @@ mod tests {
     #[test]
     fn merge_kernels_keep_their_arrays_in_registers() {
         let others = [
+            "merge_partition_u32",
+            "merge_partition_u64",
             "merge_two_u32",
             "merge_two_u64",
             "merge_two_partition_u32",
@@ -427,17 +443,16 @@ mod tests {
             let (kb, vb) = (kb as u64, vb as u64);
             let whole = Window::new(&l, 0..n);
             assert_eq!((whole.keys, whole.values, whole.n), (l.keys, l.values, n));
-            assert_eq!(whole.edges, layout.edges.map(|e| l.scratch + e));
+            assert_eq!(whole.splits, l.scratch + layout.splits);
             for (i, range) in kernels_gpu::overlap::chunk_ranges(n, c).enumerate() {
                 let w = Window::new(&l, range.clone());
                 let at = range.start;
                 assert_eq!(w.n, if i < 3 { c } else { 12345 });
                 assert_eq!(w.keys, l.keys + at * kb);
                 assert_eq!(w.scratch_keys, l.scratch + at * kb);
-                let first_tile = at / u64::from(MERGE_TILE);
                 assert_eq!(
-                    w.edges,
-                    layout.edges.map(|e| l.scratch + e + first_tile * 2 * kb)
+                    w.splits,
+                    l.scratch + layout.splits + at / u64::from(MERGE_TILE) * 8
                 );
                 if vb == 0 {
                     assert_eq!((w.values, w.scratch_values), (0, 0), "no values: null");
@@ -446,10 +461,9 @@ mod tests {
                     assert_eq!(w.scratch_values, l.scratch + layout.values + at * vb);
                     assert_eq!(w.scratch_values % vb.max(8), 0, "values stay aligned");
                 }
-                // The chunk's edges lie inside their buffers.
+                // The chunk's splits lie inside the scratch buffer.
                 let tiles = w.n.div_ceil(u64::from(MERGE_TILE));
-                assert!(w.edges[0] + tiles * 2 * kb <= l.scratch + layout.edges[1]);
-                assert!(w.edges[1] + tiles * 2 * kb <= l.scratch + layout.total);
+                assert!(w.splits + tiles * 8 <= l.scratch + layout.total);
             }
         }
     }

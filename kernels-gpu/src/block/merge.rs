@@ -34,7 +34,7 @@
 use super::{Block, Regs};
 use crate::keys::{IDENTITY, KeyBits};
 use crate::merge::{Pairing, TileRanges, Vote, merge_path_32, partition, partition_pass};
-use crate::tuning::{MERGE_KEY_PAD, SPLIT_BYTES, merge_key_buffer_bytes};
+use crate::tuning::{MERGE_KEY_PAD, merge_key_buffer_bytes};
 
 /// Values carried with the keys: `()` for keys-only sorts, `u32`, `u64` or `u128`. The kernels
 /// only move them (loads, stores, register moves), never look at them: the host passes any
@@ -165,13 +165,12 @@ pub struct Buffers<K, V> {
 /// A thread's registers in a merge: its `vt` keys and the slots they came from.
 type Run<K, V, const VT: usize> = ([K; VT], [<V as Payload>::Slot; VT]);
 
-/// A block's shared memory: `nv + MERGE_KEY_PAD` keys, then (with values) `nv` slots, then two
-/// merge-path splits, then (tile sort with values) `nv` values; each buffer 16-byte aligned
+/// A block's shared memory: `nv + MERGE_KEY_PAD` keys, then (with values) `nv` slots, then (tile
+/// sort with values) `nv` values; each buffer 16-byte aligned
 /// ([`crate::tuning::merge_sort_shared_bytes`]).
 struct Shared<'b, K, V, B, const VT: usize> {
     keys: *mut K,
     slots: *mut u32,
-    splits: *mut u64,
     values: *mut V,
     nt: u32,
     block: &'b B,
@@ -191,14 +190,13 @@ impl<'b, K: KeyBits, V: Payload, B: Block, const VT: usize> Shared<'b, K, V, B, 
         } else {
             0
         };
-        // SAFETY (all three): inside the shared memory (the caller's contract).
+        // SAFETY: inside the shared memory (the caller's contract).
         let slots = unsafe { shared.add(key_bytes as usize) };
-        let splits = unsafe { slots.add(slot_bytes as usize) };
         Shared {
             keys: shared as *mut K,
             slots: slots as *mut u32,
-            splits: splits as *mut u64,
-            values: unsafe { splits.add(SPLIT_BYTES as usize) } as *mut V,
+            // SAFETY: as above.
+            values: unsafe { slots.add(slot_bytes as usize) } as *mut V,
             nt,
             block,
         }
@@ -665,12 +663,15 @@ pub unsafe fn sort_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
 
 /// Unit `k` of the partition kernel of a merge launch paired by `pairing`, a warp: writes the
 /// merge-path split at the start of output tile `k` (tiles of `nv` keys) to `splits[k]`; units
-/// past the last tile do nothing. (Passes of the sort find their splits in the merge blocks
-/// instead: [`Splits::Search`].)
+/// past the last tile do nothing. A pass of the sort whose previous step recorded `edges` (non
+/// null) searches with their help ([`partition_pass`]).
 ///
 /// # Safety
-/// `keys` holds `n` keys; `splits` has room for `ceil(n / nv)` indices.
+/// `keys` holds `n` keys; `splits` has room for `ceil(n / nv)` indices; `edges`, unless null,
+/// holds the edges of the `ceil(n / nv)` tiles of the keys, as the step that wrote them
+/// recorded them.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn partition_unit<K: KeyBits>(
     keys: *const K,
     splits: *mut u64,
@@ -678,40 +679,28 @@ pub unsafe fn partition_unit<K: KeyBits>(
     pairing: Pairing,
     nv: u64,
     k: u64,
+    edges: *const K,
     warp: &impl Vote,
 ) {
     if k < n.div_ceil(nv) {
-        // SAFETY: the search reads keys < n.
-        let split = partition(
-            k,
-            n,
-            pairing,
-            nv,
-            |i| unsafe { *keys.add(i as usize) },
-            warp,
-        );
+        // SAFETY (all reads): the search reads keys < n, and the edges of tiles < ceil(n / nv).
+        let key = |i: u64| unsafe { *keys.add(i as usize) };
+        let split = match pairing {
+            Pairing::Pass { width } if !edges.is_null() => {
+                let first = |t: u64| unsafe { *edges.add(2 * t as usize) };
+                let last = |t: u64| unsafe { *edges.add(2 * t as usize + 1) };
+                partition_pass(k, n, width, nv, key, first, last, warp)
+            }
+            _ => partition(k, n, pairing, nv, key, warp),
+        };
         // SAFETY: k < ceil(n / nv).
         unsafe { *splits.add(k as usize) = split };
     }
 }
 
-/// Where the blocks of a merge launch get their merge-path splits.
-#[derive(Clone, Copy, Debug)]
-pub enum Splits<K> {
-    /// From the partition kernel: `splits[k]` for output tile `k` ([`partition_unit`]).
-    Given(*const u64),
-    /// Found by the block itself, for a pass of the sort (`Pairing::Pass`): its first two warps
-    /// search the splits at its start and its end with the help of the `edges` that the step
-    /// before recorded ([`partition_pass`]; a few rounds of memory latency, hidden by the other
-    /// blocks on the multiprocessor, where a partition kernel costs a launch of its own).
-    Search {
-        /// The edges of the previous step's output tiles: keys `2t`, `2t + 1` for tile `t`.
-        edges: *const K,
-    },
-}
-
 /// Output tile `tile` of a merge launch paired by `pairing`: merges its slices of the two runs
-/// (at the `splits`) from `buf.src_*` into `buf.dst_*`, keys through the inverse of `decode`.
+/// (from the splits of [`partition_unit`]) from `buf.src_*` into `buf.dst_*`, keys through the
+/// inverse of `decode`.
 ///
 /// Phases: load the slices' keys (coalesced) into shared memory, A's then B's; each thread
 /// searches its start and merges `vt` keys into registers, recording slots; the threads write
@@ -719,9 +708,8 @@ pub enum Splits<K> {
 /// and, with values, each output's value read from device memory at its slot's position.
 ///
 /// # Safety
-/// The buffers hold `n` keys and values and do not overlap; `splits` gives the launch's splits
-/// (`Given`: one per output tile; `Search`: the edges of every tile of the keys, and `pairing`
-/// a pass); `shared` holds `merge_shared_bytes(nt · VT, …)` bytes, 16-byte aligned; `nt ≥ 64`.
+/// The buffers hold `n` keys and values and do not overlap; `splits` holds the pass's splits;
+/// `shared` holds `merge_shared_bytes(nt · VT, …)` bytes, 16-byte aligned.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn merge_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
@@ -729,7 +717,7 @@ pub unsafe fn merge_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
     nt: u32,
     shared: *mut u8,
     buf: Buffers<K, V>,
-    splits: Splits<K>,
+    splits: *const u64,
     n: u64,
     pairing: Pairing,
     tile: u64,
@@ -738,37 +726,12 @@ pub unsafe fn merge_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
     // SAFETY: the caller's contract.
     let sh = unsafe { Shared::<K, V, B, VT>::new(shared, nt, block) };
     let nv = u64::from(nt) * VT as u64;
-    let r = match (splits, pairing) {
-        (Splits::Search { edges }, Pairing::Pass { width }) => {
-            let tiles = n.div_ceil(nv);
-            // SAFETY (all reads): keys < n, edges of tiles < ceil(n / nv).
-            let key = |i: u64| unsafe { *buf.src_keys.add(i as usize) };
-            let first = |t: u64| unsafe { *edges.add(2 * t as usize) };
-            let last = |t: u64| unsafe { *edges.add(2 * t as usize + 1) };
-            block.first_warps(2, |w, leader, warp| {
-                let k = tile + u64::from(w);
-                if k < tiles {
-                    let split = partition_pass(k, n, width, nv, key, first, last, warp);
-                    if leader {
-                        // SAFETY: the block's two split slots.
-                        unsafe { *sh.splits.add(w as usize) = split };
-                    }
-                }
-            });
-            block.sync();
-            // SAFETY: written before the barrier; slot 1 only for a tile k + 1 that exists.
-            unsafe { TileRanges::new(tile, n, pairing, nv, *sh.splits, || *sh.splits.add(1)) }
-        }
-        // SAFETY: the caller's contract: one split per tile; `next` is read only for a tile
-        // k + 1 that exists.
-        (Splits::Given(splits), _) => unsafe {
-            TileRanges::new(tile, n, pairing, nv, *splits.add(tile as usize), || {
-                *splits.add(tile as usize + 1)
-            })
-        },
-        (Splits::Search { .. }, Pairing::Two { .. }) => {
-            unreachable!("blocks search their splits in passes of the sort only")
-        }
+    // SAFETY: the caller's contract: one split per tile; `next` is read only for a tile k + 1
+    // that exists.
+    let r = unsafe {
+        TileRanges::new(tile, n, pairing, nv, *splits.add(tile as usize), || {
+            *splits.add(tile as usize + 1)
+        })
     };
     let a_len = (r.a_end - r.a_begin) as u32;
     let total = r.len() as u32;
@@ -832,7 +795,7 @@ mod tests {
     use super::*;
     use crate::block::OneThread;
     use crate::keys::{KIND_FLOAT, KIND_SIGNED, KIND_UNSIGNED, key_map};
-    use crate::merge::{AllLanes, Pass, Step, chunk_schedule, edge_buffers, schedule};
+    use crate::merge::{AllLanes, Pass, Step, chunk_schedule, schedule};
     use crate::overlap::{chunk_ranges, tile_parts};
     use crate::tuning::merge_sort_shared_bytes;
     use proptest::prelude::*;
@@ -911,22 +874,25 @@ mod tests {
         let (keys0, values0) = (DeviceBuf::new(keys, offset), DeviceBuf::new(values, offset));
         let scratch_keys = DeviceBuf::new(&vec![K::default(); keys.len()], offset);
         let scratch_values = DeviceBuf::new(&vec![V::default(); values.len()], offset);
-        // Two edge buffers, poisoned: a search that read an edge no step wrote would go wrong.
-        let mut edges = [0, 1].map(|_| vec![K::INFINITY; 2 * n.div_ceil(nv) as usize]);
-        let edges = edges.each_mut().map(|e| e.as_mut_ptr());
+        let mut splits = vec![u64::MAX; n.div_ceil(nv) as usize];
+        // Poisoned: a partition that read an edge no step wrote would go wrong.
+        let mut edges = vec![K::INFINITY; 2 * n.div_ceil(nv) as usize];
+        let edges = edges.as_mut_ptr();
         let mut shared = shared_for::<K, V>(sort_nv);
         let shared = shared.as_mut_ptr() as *mut u8;
         let (k0, v0) = (keys0.ptr, values0.ptr);
         let (k1, v1) = (scratch_keys.ptr, scratch_values.ptr);
+        let splits = splits.as_mut_ptr();
         // One step launched on keys `at .. at + len` (a chunk, or all of them), its merge in
         // `parts` launches.
         let launch = |step: Step, at: u64, len: u64, parts: u64| {
             let at = at as usize;
             // SAFETY: `at + len <= n`: every pointer stays inside its buffer.
             let (k0, v0, k1, v1) = unsafe { (k0.add(at), v0.add(at), k1.add(at), v1.add(at)) };
-            // SAFETY: chunks start at multiples of the merge tile; two edges per tile.
-            let edges = edges.map(|e| unsafe { e.add(2 * (at / nv as usize)) });
-            let (read, write) = edge_buffers(step.pass, sort_nv);
+            // SAFETY: chunks start at multiples of the merge tile.
+            let splits = unsafe { splits.add(at / nv as usize) };
+            // SAFETY: as above, two edges per tile.
+            let edges = unsafe { edges.add(2 * (at / nv as usize)) };
             let pick = |scratch: bool| if scratch { (k1, v1) } else { (k0, v0) };
             let ((sk, sv), (dk, dv)) = (pick(step.from_scratch), pick(step.to_scratch));
             let buf = Buffers {
@@ -934,7 +900,7 @@ mod tests {
                 dst_keys: dk,
                 src_values: sv,
                 dst_values: dv,
-                edges: edges[write],
+                edges,
             };
             let decode = if step.last { map } else { IDENTITY };
             // SAFETY: buffers of len keys and values; shared memory of the right size.
@@ -950,7 +916,9 @@ mod tests {
                     Pass::Merge { width } => {
                         let pairing = Pairing::Pass { width };
                         let tiles = len.div_ceil(nv);
-                        let splits = Splits::Search { edges: edges[read] };
+                        for k in 0..tiles {
+                            partition_unit(sk, splits, len, pairing, nv, k, edges, &AllLanes);
+                        }
                         for part in tile_parts(tiles, parts) {
                             // The kernel's tile is its first tile plus its block index.
                             for tile in part {
@@ -1127,9 +1095,21 @@ mod tests {
             dst_values: none,
             edges: core::ptr::null_mut(),
         };
+        let no_edges = core::ptr::null();
         for k in 0..tiles {
             // SAFETY: n keys at src; room for the splits.
-            unsafe { partition_unit(src.ptr, splits.as_mut_ptr(), n, pairing, nv, k, &AllLanes) };
+            unsafe {
+                partition_unit(
+                    src.ptr,
+                    splits.as_mut_ptr(),
+                    n,
+                    pairing,
+                    nv,
+                    k,
+                    no_edges,
+                    &AllLanes,
+                )
+            };
         }
         for tile in 0..tiles {
             // SAFETY: buffers of n keys; the splits of this merge; shared memory of the size.
@@ -1139,7 +1119,7 @@ mod tests {
                     nt,
                     shared.as_mut_ptr() as *mut u8,
                     buf,
-                    Splits::Given(splits.as_ptr()),
+                    splits.as_ptr(),
                     n,
                     pairing,
                     tile,

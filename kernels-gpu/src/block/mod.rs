@@ -24,12 +24,6 @@ pub trait Block {
     fn sync(&self);
     /// `init` for each of the `units` units (the block's `nt`) this thread runs.
     fn regs<T: Copy>(&self, units: u32, init: T) -> Self::Regs<T>;
-    /// How a warp votes ([`crate::merge::Vote`]).
-    type Warp: crate::merge::Vote;
-    /// Runs `f(w, leader, warp)` for each of the block's first `count` warps `w` that this thread
-    /// belongs to (on the GPU: every lane of warp `w`, `leader` on lane 0 only; on the CPU: each
-    /// warp once, as its leader). Every lane of those warps must get here (no divergence).
-    fn first_warps(&self, count: u32, f: impl FnMut(u32, bool, &Self::Warp));
 }
 
 /// State of the units a thread runs, see [`Block::Regs`].
@@ -65,12 +59,6 @@ impl Block for OneThread {
     fn sync(&self) {}
     fn regs<T: Copy>(&self, units: u32, init: T) -> Vec<T> {
         vec![init; units as usize]
-    }
-    type Warp = crate::merge::AllLanes;
-    fn first_warps(&self, count: u32, mut f: impl FnMut(u32, bool, &Self::Warp)) {
-        for w in 0..count {
-            f(w, true, &crate::merge::AllLanes);
-        }
     }
 }
 

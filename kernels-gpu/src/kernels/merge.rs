@@ -1,11 +1,9 @@
 //! Stable merge sort kernels: keys of 32 or 64 bits, keys only or with values of 4, 8 or 16
 //! bytes (`u32`, `u64`, `u128`: the kernels only move values, so any payload of that size fits).
 //! The host launches them in the order of [`crate::merge::schedule`]: one tile sort, then per
-//! merge pass one merge launch.
+//! merge pass one partition and one merge launch.
 
-use crate::block::merge::{
-    Align16, Buffers, Payload, Splits, merge_tile, partition_unit, sort_tile,
-};
+use crate::block::merge::{Align16, Buffers, Payload, merge_tile, partition_unit, sort_tile};
 use crate::gpu::{CudaBlock, WarpVote, block_idx_x, dynamic_shared, global_thread_x};
 use crate::keys::KeyBits;
 use crate::merge::Pairing;
@@ -53,7 +51,7 @@ fn buffers<K, V>(
 #[allow(clippy::too_many_arguments)]
 unsafe fn merge_block<K: KeyBits, V: Payload>(
     buf: Buffers<K, V>,
-    splits: Splits<K>,
+    splits: *const u64,
     n: u64,
     pairing: Pairing,
     tile: u64,
@@ -122,12 +120,11 @@ macro_rules! merge_sort_kernels {
         }
 
         /// One merge pass over runs of `width` keys: output tile `first_tile + blockIdx.x`
-        /// finds its slices of two runs (its first two warps search the merge-path splits at
-        /// its start and end, helped by `edges_in`, the edges the step before recorded:
-        /// `crate::block::merge::Splits::Search`), merges them from `src_*` into `dst_*`, keys
-        /// through the inverse of `decode`, and records its own first and last (encoded) key in
-        /// `edges_out` (keys `2t`, `2t + 1` for tile `t`) for the next pass. A pass is one
-        /// launch from tile 0, or several over consecutive ranges of tiles (the host-slice
+        /// merges its slices of two runs (from `splits`, written by the partition kernel of the
+        /// same pass) from `src_*` into `dst_*`, keys through the inverse of `decode`, and
+        /// records its first and last (encoded) key in `edges` (keys `2t`, `2t + 1` for tile
+        /// `t`), for the next pass's partition. A pass is
+        /// one launch from tile 0, or several over consecutive ranges of tiles (the host-slice
         /// pipeline splits the last pass so that each range's copy starts early).
         ///
         /// Launch: up to `ceil(n / MERGE_TILE) − first_tile` blocks of `MERGE_THREADS` threads,
@@ -136,31 +133,70 @@ macro_rules! merge_sort_kernels {
         ///
         /// # Safety
         /// As the tile sort (`width` a multiple of the tile sort's tile); `src_*` and `dst_*` do
-        /// not overlap; `edges_in` holds the edges of the keys' `ceil(n / MERGE_TILE)` tiles and
-        /// does not overlap `edges_out`, which has room for as many; the launch's tiles lie
-        /// below `ceil(n / MERGE_TILE)`.
+        /// not overlap; `splits` holds `ceil(n / MERGE_TILE)` splits of this pass; the launch's
+        /// tiles lie below `ceil(n / MERGE_TILE)`.
         #[unsafe(no_mangle)]
         pub unsafe extern "gpu-kernel" fn $merge(
             src_keys: *mut $key,
             dst_keys: *mut $key,
             src_values: *mut $value,
             dst_values: *mut $value,
-            edges_in: *const $key,
-            edges_out: *mut $key,
+            edges: *mut $key,
+            splits: *const u64,
             n: u64,
             width: u64,
             first_tile: u64,
             decode: u32,
         ) {
-            let buf = buffers(src_keys, dst_keys, src_values, dst_values, edges_out);
+            let buf = buffers(src_keys, dst_keys, src_values, dst_values, edges);
             let tile = first_tile + u64::from(block_idx_x());
-            let splits = Splits::Search { edges: edges_in };
             // SAFETY: the launch contract.
             unsafe { merge_block(buf, splits, n, Pairing::Pass { width }, tile, decode) }
         }
     };
 }
 
+macro_rules! partition_kernel {
+    ($key:ty, $name:ident) => {
+        /// The merge-path splits of a merge pass over runs of `width` keys: `splits[k]` = the
+        /// first key of the first run that output tile `k` (of `MERGE_TILE` keys) takes, found
+        /// with the help of the `edges` the step before recorded
+        /// (`crate::merge::partition_pass`).
+        ///
+        /// Launch: a warp per split, `ceil(n / MERGE_TILE) · SEARCH_LANES` threads (extra warps
+        /// return) in blocks of `PARTITION_THREADS`.
+        ///
+        /// # Safety
+        /// `keys` holds `n` device keys; `splits` has room for `ceil(n / MERGE_TILE)` splits;
+        /// `edges` holds the edges of the keys' `ceil(n / MERGE_TILE)` tiles, as the step that
+        /// wrote the keys recorded them.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            keys: *const $key,
+            edges: *const $key,
+            splits: *mut u64,
+            n: u64,
+            width: u64,
+        ) {
+            // SAFETY: the launch contract.
+            unsafe {
+                partition_unit(
+                    keys,
+                    splits,
+                    n,
+                    Pairing::Pass { width },
+                    u64::from(MERGE_TILE),
+                    global_thread_x() / u64::from(SEARCH_LANES),
+                    edges,
+                    &WarpVote,
+                )
+            }
+        }
+    };
+}
+
+partition_kernel!(u32, merge_partition_u32);
+partition_kernel!(u64, merge_partition_u64);
 merge_sort_kernels!(u32, (), merge_sort_tiles_u32, merge_pass_u32);
 merge_sort_kernels!(u32, u32, merge_sort_tiles_u32_u32, merge_pass_u32_u32);
 merge_sort_kernels!(u32, u64, merge_sort_tiles_u32_u64, merge_pass_u32_u64);
@@ -197,6 +233,7 @@ macro_rules! merge_two_kernels {
                     Pairing::Two { a_len },
                     u64::from(MERGE_TILE),
                     global_thread_x() / u64::from(SEARCH_LANES),
+                    core::ptr::null(),
                     &WarpVote,
                 )
             }
@@ -223,7 +260,6 @@ macro_rules! merge_two_kernels {
             let none = core::ptr::null_mut::<()>();
             let buf = buffers(src, dst, none, none, core::ptr::null_mut());
             let tile = u64::from(block_idx_x());
-            let splits = Splits::Given(splits);
             // SAFETY: the launch contract.
             unsafe { merge_block(buf, splits, n, Pairing::Two { a_len }, tile, decode) }
         }
