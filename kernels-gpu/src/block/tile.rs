@@ -52,16 +52,14 @@ impl<K: KeyBits + WarpShuffle> Tile<K> {
     #[inline(always)]
     pub fn load(&mut self, map: u32) {
         let t = thread_idx_x();
-        // Blocks exist for tiles that hold keys: len ≥ 1.
-        let last = self.len - 1;
         for r in 0..TILE_RUN {
             let i = r * TILE_THREADS + t;
-            // No branch around the load (past len: key len − 1, replaced by +∞), so that all of
-            // a thread's loads are in flight at once rather than one after another.
-            // SAFETY: min(i, len − 1) < len keys owned by this block.
-            let at = self.base + u64::from(i.min(last));
-            let key = unsafe { (*self.keys.add(at as usize)).encode(map) };
-            let key = if i < self.len { key } else { K::INFINITY };
+            let key = if i < self.len {
+                // SAFETY: i < len keys owned by this block.
+                unsafe { (*self.keys.add((self.base + u64::from(i)) as usize)).encode(map) }
+            } else {
+                K::INFINITY
+            };
             // SAFETY: padded(i) < tile_shared_words(TILE_KEYS).
             unsafe { *self.shared.add(padded(i)) = key };
         }
