@@ -235,4 +235,13 @@ impl<K: KeyBits + WarpShuffle> Team<K> for ThreadRun<K> {
     fn sync(&mut self) {
         sync_threads()
     }
+
+    #[inline(always)]
+    fn opaque(x: u32) -> u32 {
+        let mut x = x;
+        // SAFETY: a register move; volatile, so LLVM cannot reuse values computed from `x`
+        // before it.
+        unsafe { core::arch::asm!("mov.u32 {x}, {x};", x = inout(reg32) x) };
+        x
+    }
 }

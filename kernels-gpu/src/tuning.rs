@@ -76,6 +76,28 @@ pub const fn small_shared_bytes(tile_log2: u32, key_bytes: u32) -> u32 {
     tile_shared_words(1 << tile_log2) * key_bytes
 }
 
+/// log2 of the keys per block of the window passes (L, [`crate::window`]): 512 threads × 16
+/// keys in registers. Every local bit is then a register or lane bit in one of the block's two
+/// layouts (at most `SMALL_RUN_LOG2 + 9`), and two blocks fit a multiprocessor (64 registers
+/// per thread, 2 × 33 KiB of shared memory for 4-byte keys). 2^25 keys take 23 launches, one
+/// bit less (2^12) would take 27.
+pub const WINDOW_LOG2: u32 = 13;
+/// Global bits free in every window: 2^5 consecutive keys are a warp's 32 lanes in the
+/// columns layout, so every load and store of a window is coalesced (128 bytes of 4-byte keys).
+pub const WINDOW_PASSENGERS: u32 = 5;
+/// Threads per block of the window passes and their tile sort.
+pub const WINDOW_THREADS: u32 = 1 << (WINDOW_LOG2 - SMALL_RUN_LOG2);
+
+/// Dynamic shared memory of a window-pass block (and of their tile sort), in bytes: one padded
+/// tile of 2^[`WINDOW_LOG2`] keys ([`small_shared_bytes`]).
+///
+/// ```
+/// assert_eq!(kernels_gpu::tuning::window_shared_bytes(4), (8192 + 256) * 4);
+/// ```
+pub const fn window_shared_bytes(key_bytes: u32) -> u32 {
+    small_shared_bytes(WINDOW_LOG2, key_bytes)
+}
+
 /// Threads per block of the global compare-exchange passes.
 pub const GLOBAL_THREADS: u32 = 256;
 /// Most bitonic steps one global pass fuses: each thread holds 2^m keys in registers and writes
@@ -104,7 +126,28 @@ pub const MAX_REGISTERS: &[(&str, u32)] = &[
     ("merge_sort_tiles_u32_u128", MERGE_SORT_MAX_REGISTERS),
     ("bitonic_small_u32", SMALL_MAX_REGISTERS),
     ("bitonic_small_u64", SMALL_MAX_REGISTERS),
+    ("bitonic_window_tiles_u32", WINDOW_TILES_MAX_REGISTERS_32),
+    ("bitonic_window_tiles_u64", WINDOW_MAX_REGISTERS_64),
+    ("bitonic_window_u32", WINDOW_MAX_REGISTERS_32),
+    ("bitonic_window_u64", WINDOW_MAX_REGISTERS_64),
+    ("bitonic_window_wide_u32", WINDOW_MAX_REGISTERS_32),
+    ("bitonic_window_wide_u64", WINDOW_MAX_REGISTERS_64),
 ];
+
+/// Registers a thread of the window passes may use with 4-byte keys: three blocks of
+/// [`WINDOW_THREADS`] threads per multiprocessor (65536 registers; shared memory 3 × 33 KiB).
+/// ptxas 12.9 (sm_90): the pass spills one word, stored once after the load's set-up and loaded
+/// once for the store (48 registers uncapped; with a cap of 64, two blocks, it takes 56 and
+/// spills nothing). docs/perf.md, "v3: window passes".
+pub const WINDOW_MAX_REGISTERS_32: u32 = 40;
+/// Registers a thread of the window passes' tile sort may use with 4-byte keys: four blocks per
+/// multiprocessor, the most threads it holds (shared memory 4 × 33 KiB). ptxas 12.9 fits it in
+/// 32 without spilling (1% more instructions than with 40: register moves).
+pub const WINDOW_TILES_MAX_REGISTERS_32: u32 = 32;
+/// Registers of the window passes and their tile sort with 8-byte keys (their 16 keys take 32
+/// registers): two blocks per multiprocessor. ptxas 12.9: the tile sort fits (72 uncapped); the
+/// pass spills 6 words of its phase loop's bookkeeping (79 uncapped), which stay in L1.
+pub const WINDOW_MAX_REGISTERS_64: u32 = 65536 / (2 * WINDOW_THREADS);
 
 /// Registers per thread that let one block of [`MERGE_SORT_THREADS`] threads fit in a
 /// multiprocessor's 65536 (255 at most, the architecture's limit).
@@ -282,6 +325,13 @@ const _: () = assert!(
         && LAST_PASS_PARTS >= 1
 );
 const _: () = assert!(SMALL_RUN_LOG2 >= 1 && SMALL_RUN_LOG2 <= 5);
+const _: () = assert!(
+    SMALL_RUN_LOG2 == 4
+        && WINDOW_PASSENGERS > SMALL_RUN_LOG2
+        && WINDOW_PASSENGERS < WINDOW_LOG2
+        && WINDOW_LOG2 <= SMALL_RUN_LOG2 + 9,
+    "the window engine's layouts: 16 registers, 32 lanes"
+);
 const _: () = assert!(SMALL_MIN_LOG2 <= SMALL_TILE_LOG2 && SMALL_TILE_LOG2 <= SMALL_RUN_LOG2 + 9);
 const _: () = assert!(SMALL_TILE_LOG2 <= SMALL_MAX_LOG2 && SMALL_MAX_LOG2 <= 20);
 const _: () = assert!(SMALL_SORT_MAX_KEYS <= 1 << SMALL_MAX_LOG2);

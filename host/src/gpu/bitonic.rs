@@ -1,7 +1,10 @@
 //! Launches of the bitonic sort: up to [`SMALL_SORT_MAX_KEYS`] keys one launch of the small
-//! sort ([`kernels_gpu::small`]), above that the pass schedule of
-//! [`kernels_gpu::bitonic::schedule`] turned into kernel launches with their grid math, whole
-//! or chunk by chunk ([`Chunked`]).
+//! sort ([`kernels_gpu::small`]), above that the window passes of
+//! [`kernels_gpu::window::windows`] (a tile sort, then one launch per window of the network's
+//! steps) turned into kernel launches with their grid math, whole or chunk by chunk
+//! ([`Chunked`]). The environment variable `GPUSORT_BITONIC=v1`, read when a sorter is created,
+//! selects the earlier schedule instead ([`kernels_gpu::bitonic::schedule`]: a tile sort, then
+//! per stage some fused global passes and a tile merge), for comparisons.
 
 use super::GpuSorter;
 use super::overlap::ChunkedSort;
@@ -18,8 +21,10 @@ use kernels_gpu::small::SmallPlan;
 use kernels_gpu::tuning::{
     GLOBAL_MAX_FUSED_STEPS, GLOBAL_MAX_MIRROR_STEPS, GLOBAL_THREADS, OVERLAP_CHUNK,
     OVERLAP_CHUNK_LOG2, SMALL_MAX_LOG2, SMALL_SORT_MAX_KEYS, SMALL_TILE_LOG2, TILE_KEYS, TILE_LOG2,
-    TILE_THREADS, small_shared_bytes, tile_shared_bytes,
+    TILE_THREADS, WINDOW_LOG2, WINDOW_PASSENGERS, WINDOW_THREADS, small_shared_bytes,
+    tile_shared_bytes, window_shared_bytes,
 };
+use kernels_gpu::window::{WindowPass, windows, windows_from};
 use std::ffi::c_void;
 use std::ops::Range;
 
@@ -45,10 +50,42 @@ impl Workspace {
     }
 }
 
+/// Which schedule sorts more than [`SMALL_SORT_MAX_KEYS`] keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Schedule {
+    /// The window passes ([`kernels_gpu::window`]): the default.
+    Windows,
+    /// The tile sort, fused global passes and tile merges of [`schedule`] (v1.2 in
+    /// docs/perf.md), chosen with `GPUSORT_BITONIC=v1`.
+    V1,
+}
+
+impl Schedule {
+    /// The schedule the environment asks for: `GPUSORT_BITONIC=v1` selects [`Schedule::V1`];
+    /// anything else (or nothing) the windows.
+    pub(super) fn from_env() -> Schedule {
+        Schedule::named(std::env::var("GPUSORT_BITONIC").ok().as_deref())
+    }
+
+    /// The schedule a value of `GPUSORT_BITONIC` names.
+    fn named(value: Option<&str>) -> Schedule {
+        match value {
+            Some(v) if v.trim().eq_ignore_ascii_case("v1") => Schedule::V1,
+            _ => Schedule::Windows,
+        }
+    }
+}
+
 /// The kernels for keys of one width.
 struct Kernels {
     /// The one-launch sort of at most [`SMALL_SORT_MAX_KEYS`] keys.
     small: &'static str,
+    /// The window passes' tile sort.
+    window_tiles: &'static str,
+    /// A window pass whose blocks span less than 2^32 positions (32-bit offsets).
+    window: &'static str,
+    /// A window pass of any span (64-bit positions).
+    window_wide: &'static str,
     sort_tiles: &'static str,
     merge_tiles: &'static str,
     /// Global passes of 1, 2, … steps.
@@ -60,6 +97,9 @@ struct Kernels {
 
 const KERNELS_32: Kernels = Kernels {
     small: "bitonic_small_u32",
+    window_tiles: "bitonic_window_tiles_u32",
+    window: "bitonic_window_u32",
+    window_wide: "bitonic_window_wide_u32",
     sort_tiles: "bitonic_sort_tiles_u32",
     merge_tiles: "bitonic_merge_tiles_u32",
     global: [
@@ -78,6 +118,9 @@ const KERNELS_32: Kernels = Kernels {
 
 const KERNELS_64: Kernels = Kernels {
     small: "bitonic_small_u64",
+    window_tiles: "bitonic_window_tiles_u64",
+    window: "bitonic_window_u64",
+    window_wide: "bitonic_window_wide_u64",
     sort_tiles: "bitonic_sort_tiles_u64",
     merge_tiles: "bitonic_merge_tiles_u64",
     global: [
@@ -105,7 +148,7 @@ fn kernels(key_bytes: usize) -> &'static Kernels {
 /// Lets the tile kernels use more than the default 48 KB of dynamic shared memory, and asks for
 /// the largest shared-memory carve-out (left to itself the driver picked 64 KB for a 34 KB tile,
 /// room for one block per multiprocessor where registers allow more: docs/perf.md). The same
-/// for the small sort, sized for its largest block.
+/// for the small sort, sized for its largest block, and for the window passes.
 pub(super) fn configure(module: &Module) -> Result<()> {
     for (k, key_bytes) in [(&KERNELS_32, 4), (&KERNELS_64, 8)] {
         for name in [k.sort_tiles, k.merge_tiles] {
@@ -113,6 +156,9 @@ pub(super) fn configure(module: &Module) -> Result<()> {
         }
         let small = small_shared_bytes(SMALL_TILE_LOG2, key_bytes);
         set_shared_attributes(module, k.small, small)?;
+        for name in [k.window_tiles, k.window, k.window_wide] {
+            set_shared_attributes(module, name, window_shared_bytes(key_bytes))?;
+        }
     }
     Ok(())
 }
@@ -161,14 +207,88 @@ pub(super) fn enqueue(
     if n <= SMALL_SORT_MAX_KEYS {
         return enqueue_small(sorter, keys, n, key_bytes, map);
     }
-    let passes = schedule(
-        n,
-        0,
-        TILE_LOG2,
-        GLOBAL_MAX_MIRROR_STEPS,
-        GLOBAL_MAX_FUSED_STEPS,
-    );
-    enqueue_passes(sorter, keys, n, key_bytes, passes, (map, map))
+    match sorter.bitonic {
+        Schedule::Windows => {
+            let passes = windows(n, WINDOW_LOG2, WINDOW_PASSENGERS);
+            enqueue_windows(sorter, keys, n, key_bytes, passes, (map, map))
+        }
+        Schedule::V1 => {
+            let passes = schedule(
+                n,
+                0,
+                TILE_LOG2,
+                GLOBAL_MAX_MIRROR_STEPS,
+                GLOBAL_MAX_FUSED_STEPS,
+            );
+            enqueue_passes(sorter, keys, n, key_bytes, passes, (map, map))
+        }
+    }
+}
+
+/// Queues the window passes `passes` over the `n` keys at `keys`: the tile sort (if any)
+/// encodes with `encode`, the last pass decodes with `decode` (`IDENTITY` leaves the keys
+/// encoded).
+fn enqueue_windows(
+    sorter: &GpuSorter,
+    keys: u64,
+    n: u64,
+    key_bytes: usize,
+    passes: impl Iterator<Item = WindowPass>,
+    (encode, decode): (u32, u32),
+) -> Result<()> {
+    let mut passes = passes.peekable();
+    while let Some(pass) = passes.next() {
+        let last = passes.peek().is_none();
+        let decode = if last { decode } else { IDENTITY };
+        launch_window(sorter, keys, n, key_bytes, &pass, (encode, decode))?;
+    }
+    Ok(())
+}
+
+/// Queues one window pass over the `n` keys at `keys` on the sorter's stream: the tile sort
+/// (which encodes with `encode`), or a later window, on the narrow kernel when its blocks span
+/// less than 2^32 positions.
+fn launch_window(
+    sorter: &GpuSorter,
+    keys: u64,
+    n: u64,
+    key_bytes: usize,
+    pass: &WindowPass,
+    (encode, decode): (u32, u32),
+) -> Result<()> {
+    let k = kernels(key_bytes);
+    let shared = window_shared_bytes(key_bytes as u32);
+    let stream = &sorter.stream;
+    let blocks = u32::try_from(pass.blocks(n)).expect("MAX_KEYS keeps grids below 2^32 blocks");
+    let what = || format!("launching window pass {pass:?} for {n} keys");
+    if pass.sort {
+        let f = function(&sorter.module, k.window_tiles)?;
+        // SAFETY: `keys` holds n keys on this context's device; the launch shape is the
+        // kernel's (ceil(n / 2^WINDOW_LOG2) blocks of WINDOW_THREADS threads, a tile of shared
+        // memory).
+        let launched = unsafe {
+            launch!(f<<<blocks, WINDOW_THREADS, shared, stream>>>(keys, n, encode, decode))
+        };
+        return launched.context(&what());
+    }
+    let win = pass.block_window();
+    let name = if win.narrow() {
+        k.window
+    } else {
+        k.window_wide
+    };
+    let f = function(&sorter.module, name)?;
+    let (fixed, mirror, span) = (win.fixed, win.mirror, win.span);
+    let (load_map, store_map, plan, phases, steps) =
+        (win.load_map, win.store_map, win.plan, win.phases, win.steps);
+    // SAFETY: as above; the arguments are the window's, from `windows` (or its restriction to
+    // the chunk `keys` points to), launched in order; the narrow kernel only for narrow windows.
+    let launched = unsafe {
+        launch!(f<<<blocks, WINDOW_THREADS, shared, stream>>>(
+            keys, n, fixed, mirror, span, load_map, store_map, plan, phases, steps, decode
+        ))
+    };
+    launched.context(&what())
 }
 
 /// Queues `passes` over the `n` keys at `keys`: the tile sort (if any) encodes with `encode`,
@@ -234,10 +354,11 @@ fn launch(
 /// ([`ChunkedSort`]): each chunk sorted ascending on its own, which is exactly what the
 /// network's stages up to the chunk leave (every comparator points the same way: see
 /// [`kernels_gpu::bitonic`]), then the stages above the chunk over the whole array. The last
-/// stage's passes after its mirrored one compare keys within chunks only
-/// ([`kernels_gpu::bitonic::block_tail`]): they run chunk by chunk, so that each chunk's keys are
-/// final, and copied back, while the next is merged. Keys are encoded by each chunk's tile sort
-/// and decoded by each chunk's last tile merge.
+/// stage's windows after those that hold its steps on bits of the chunk and above compare keys
+/// within chunks only ([`WindowPass::stays_within`]): they run chunk by chunk, so that each
+/// chunk's keys are final, and copied back, while the next is merged. Keys are encoded by each
+/// chunk's tile sort and decoded by each chunk's last window (with `GPUSORT_BITONIC=v1`, the
+/// same with the passes of [`schedule`] and [`block_tail`]).
 pub(super) struct Chunked<'a> {
     pub sorter: &'a GpuSorter,
     pub keys: u64,
@@ -249,29 +370,76 @@ pub(super) struct Chunked<'a> {
 impl ChunkedSort for Chunked<'_> {
     fn sort_chunk(&mut self, range: Range<u64>) -> Result<()> {
         let len = range.end - range.start;
-        let passes = chunk_schedule(
-            len,
-            TILE_LOG2,
-            GLOBAL_MAX_MIRROR_STEPS,
-            GLOBAL_MAX_FUSED_STEPS,
-        );
         let at = self.keys + range.start * self.key_bytes as u64;
         // The only chunk is the whole sort (one launch for small ones): it decodes too.
         if self.n <= OVERLAP_CHUNK {
             return enqueue(self.sorter, at, len, self.key_bytes, self.map);
         }
-        let decode = IDENTITY;
-        enqueue_passes(
-            self.sorter,
-            at,
-            len,
-            self.key_bytes,
-            passes,
-            (self.map, decode),
-        )
+        let maps = (self.map, IDENTITY);
+        match self.sorter.bitonic {
+            Schedule::Windows => {
+                let passes = windows(len, WINDOW_LOG2, WINDOW_PASSENGERS);
+                enqueue_windows(self.sorter, at, len, self.key_bytes, passes, maps)
+            }
+            Schedule::V1 => {
+                let passes = chunk_schedule(
+                    len,
+                    TILE_LOG2,
+                    GLOBAL_MAX_MIRROR_STEPS,
+                    GLOBAL_MAX_FUSED_STEPS,
+                );
+                enqueue_passes(self.sorter, at, len, self.key_bytes, passes, maps)
+            }
+        }
     }
 
     fn finish(&mut self, written: &mut dyn FnMut(Range<u64>) -> Result<()>) -> Result<()> {
+        match self.sorter.bitonic {
+            Schedule::Windows => self.finish_windows(written),
+            Schedule::V1 => self.finish_v1(written),
+        }
+    }
+}
+
+impl Chunked<'_> {
+    /// The windows of the stages above the chunk over the whole array; those at the end that
+    /// compare keys within chunks only ([`WindowPass::stays_within`]) chunk by chunk, each
+    /// launched on its chunk alone ([`WindowPass::restricted`]), the chunk's keys final (and
+    /// decoded) once its last window is done.
+    fn finish_windows(&mut self, written: &mut dyn FnMut(Range<u64>) -> Result<()>) -> Result<()> {
+        let (n, kb) = (self.n, self.key_bytes);
+        let rest: Vec<WindowPass> =
+            windows_from(n, OVERLAP_CHUNK_LOG2, WINDOW_LOG2, WINDOW_PASSENGERS).collect();
+        if rest.is_empty() {
+            // At most one chunk: its sort was the whole sort.
+            return written(0..n);
+        }
+        let tail = rest
+            .iter()
+            .rev()
+            .take_while(|w| w.stays_within(OVERLAP_CHUNK_LOG2))
+            .count();
+        assert!(
+            tail > 0,
+            "the last window compares keys within 2^13 at most"
+        );
+        let (head, tail) = rest.split_at(rest.len() - tail);
+        for pass in head {
+            launch_window(self.sorter, self.keys, n, kb, pass, (IDENTITY, IDENTITY))?;
+        }
+        for range in chunk_ranges(n, OVERLAP_CHUNK) {
+            let at = self.keys + range.start * kb as u64;
+            let len = range.end - range.start;
+            let passes = tail.iter().map(|w| w.restricted(OVERLAP_CHUNK_LOG2));
+            enqueue_windows(self.sorter, at, len, kb, passes, (IDENTITY, self.map))?;
+            written(range)?;
+        }
+        Ok(())
+    }
+
+    /// [`Chunked::finish_windows`] for the v1 schedule: the passes of [`schedule`] from the
+    /// chunk on, those at the end that stay within chunks ([`block_tail`]) chunk by chunk.
+    fn finish_v1(&mut self, written: &mut dyn FnMut(Range<u64>) -> Result<()>) -> Result<()> {
         let (n, kb) = (self.n, self.key_bytes);
         let passes: Vec<Pass> = schedule(
             n,
@@ -351,4 +519,75 @@ fn enqueue_small(sorter: &GpuSorter, keys: u64, n: u64, key_bytes: usize, map: u
         )
     };
     driver(status, "cuLaunchCooperativeKernel", what)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The body of kernel `name` in the embedded PTX.
+    fn entry_body<'p>(ptx: &'p str, name: &str) -> &'p str {
+        let start = ptx
+            .find(&format!(".entry {name}("))
+            .unwrap_or_else(|| panic!("no kernel {name} in the PTX"));
+        let body = &ptx[start..];
+        &body[..body
+            .find("\n}\n")
+            .expect("an entry ends with a closing brace")]
+    }
+
+    /// Each thread's 16 keys are indexed with constants only, in written-out code: if LLVM
+    /// stops unrolling a loop over them, they move to local memory and the window passes slow
+    /// down severalfold (docs/perf.md, "v3: window passes").
+    #[test]
+    fn window_kernels_keep_their_keys_in_registers() {
+        for k in [&KERNELS_32, &KERNELS_64] {
+            for name in [k.window_tiles, k.window, k.window_wide, k.small] {
+                let body = entry_body(super::super::KERNELS_PTX, name);
+                assert!(
+                    !body.contains(".local"),
+                    "{name} keeps arrays in local memory"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn window_kernels_have_their_register_caps() {
+        // `.maxnreg` from tuning::MAX_REGISTERS; the caps let several 512-thread blocks share a
+        // multiprocessor: 4 (4-byte tile sort), 3 (4-byte passes), 2 (8-byte keys).
+        use kernels_gpu::tuning::MAX_REGISTERS;
+        for (k, blocks) in [(&KERNELS_32, [4, 3, 3]), (&KERNELS_64, [2, 2, 2])] {
+            for (name, blocks) in [k.window_tiles, k.window, k.window_wide]
+                .into_iter()
+                .zip(blocks)
+            {
+                let cap = MAX_REGISTERS
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|&(_, c)| c);
+                let cap = cap.unwrap_or_else(|| panic!("no register cap for {name}"));
+                assert!(blocks * cap * WINDOW_THREADS <= 65536, "{name}");
+                let body = entry_body(super::super::KERNELS_PTX, name);
+                assert!(body.contains(&format!(".maxnreg {cap}\n")), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn gpusort_bitonic_v1_selects_the_old_schedule() {
+        assert_eq!(Schedule::named(Some("v1")), Schedule::V1);
+        assert_eq!(Schedule::named(Some(" V1 ")), Schedule::V1);
+        for other in [None, Some(""), Some("windows"), Some("v2")] {
+            assert_eq!(Schedule::named(other), Schedule::Windows);
+        }
+    }
+
+    #[test]
+    fn the_window_shared_memory_fits_the_blocks_the_registers_allow() {
+        // Of the 228 KiB a multiprocessor has: 4 × 33 KiB (4-byte keys), 2 × 66 KiB (8-byte).
+        assert!(4 * window_shared_bytes(4) <= 228 * 1024);
+        assert!(2 * window_shared_bytes(8) <= 228 * 1024);
+        assert!(window_shared_bytes(8) <= kernels_gpu::tuning::MAX_SHARED_BYTES);
+    }
 }

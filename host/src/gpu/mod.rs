@@ -49,7 +49,7 @@ use std::sync::{Mutex, PoisonError};
 /// ```
 /// use gpusort::gpu::KERNELS_PTX;
 ///
-/// assert!(KERNELS_PTX.contains(".entry bitonic_sort_tiles_u32"));
+/// assert!(KERNELS_PTX.contains(".entry bitonic_window_u32"));
 /// assert!(KERNELS_PTX.contains(".entry bitonic_global_4_u64"));
 /// ```
 pub const KERNELS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
@@ -143,6 +143,8 @@ pub struct GpuSorter {
     progress: Option<ProgressHook>,
     /// Scratch and barrier counter of the one-launch small sort.
     small: bitonic::Workspace,
+    /// The bitonic schedule above the small sort (`GPUSORT_BITONIC`, read at creation).
+    bitonic: bitonic::Schedule,
     context: Context,
     device: Device,
     name: String,
@@ -228,6 +230,7 @@ impl GpuSorter {
             memory_budget: None,
             progress: None,
             small,
+            bitonic: bitonic::Schedule::from_env(),
             context,
             device,
             name,
@@ -651,9 +654,13 @@ impl GpuSorter {
     /// launch ([`kernels_gpu::small`]): up to 4096 keys one block sorts them in registers; above,
     /// 2 to 16 blocks sort 4096-key tiles and finish the network in a few *windows*, exchanging
     /// keys through a 512 KiB workspace the sorter allocated once, with grid barriers between
-    /// windows. Longer inputs take one tile-sort launch, then for each of the ⌈log₂ n⌉ − 13
-    /// stages above the 8192-key tile a few global passes and one tile merge
-    /// ([`kernels_gpu::bitonic::schedule`]). Keys are mapped to order-preserving unsigned bits
+    /// windows. Longer inputs take one tile-sort launch (8192-key tiles), then *window passes*
+    /// ([`kernels_gpu::window`]): each launch's blocks hold 8192 keys that agree on all but 13
+    /// index bits and run as many of the network's following steps on those bits as they can,
+    /// in registers, warp shuffles and shared memory (23 launches at 2^25 keys, 31 at 2^28).
+    /// (`GPUSORT_BITONIC=v1` in the environment when the sorter is created selects the earlier
+    /// schedule: per stage above the tile a few global passes and one tile merge,
+    /// [`kernels_gpu::bitonic::schedule`].) Keys are mapped to order-preserving unsigned bits
     /// as they are first loaded and mapped back as they are last stored, so signed, float and
     /// descending sorts cost no extra pass.
     ///

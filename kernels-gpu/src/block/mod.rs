@@ -1,10 +1,12 @@
 //! What one block does. The merge sort's block code is generic over a [`Block`], the small
-//! sort's over a [`small::Team`]; both build for the host too, where the CPU tests run every
-//! thread's work on one CPU thread.
+//! sort's and the window passes' ([`window`], built from the small sort's engine) over a
+//! [`small::Team`]; all build for the host too, where the CPU tests run every thread's work on
+//! one CPU thread.
 pub mod merge;
 pub mod small;
 #[cfg(target_arch = "nvptx64")]
 pub mod tile;
+pub mod window;
 
 /// The threads that work on one tile.
 ///

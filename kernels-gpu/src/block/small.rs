@@ -17,13 +17,16 @@
 //!
 //! A step on bit q ≥ L − 4 runs in columns, every other step in runs (L ≤ 13, so q < L − 4 ≤ 9
 //! is a register or lane bit there). Changing layout is a transpose through shared memory: each
-//! thread writes its registers, one barrier, each reads its new ones. With two layouts,
-//! transposes alternate direction, so the slots a thread writes are the ones it read in the
-//! transpose before: no barrier is needed before the writes, and one tile of shared memory
-//! serves all transposes (the CPU tests' race check confirms it).
+//! thread writes its registers, one barrier, each reads its new ones. The slots a thread writes
+//! are the ones it read in the transpose before, so no barrier is needed before the writes, and
+//! one tile of shared memory serves all transposes (the CPU tests' race check confirms it).
+//!
+//! The window passes ([`crate::block::window`]) reuse this engine (its [`Team`], steps and
+//! transposes) with a third layout, *middle* (local `(t / 32)·512 + r·32 + t % 32`: local bits
+//! 5..9 in registers), which this sort does not need.
 
 use crate::bitonic::{compare_exchange, sort_network};
-use crate::keys::KeyBits;
+use crate::keys::{IDENTITY, KeyBits};
 use crate::small::{SmallPlan, Window, conversion_mask, flips};
 use crate::tuning::{SMALL_RUN, SMALL_RUN_LOG2};
 
@@ -63,36 +66,66 @@ pub trait Team<K> {
     /// Block barrier: every thread's earlier shared-memory writes are visible to every thread
     /// after it.
     fn sync(&mut self);
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Layout {
-    /// Local index `t·RUN + r`.
-    Runs,
-    /// Local index `r·threads + t`.
-    Columns,
-}
-
-/// Local index of thread `t`'s register `r` in `layout`; `column_shift` = log2 of the threads.
-#[inline(always)]
-fn local(layout: Layout, t: u32, r: u32, column_shift: u32) -> u32 {
-    match layout {
-        Layout::Runs => t * SMALL_RUN + r,
-        Layout::Columns => (r << column_shift) | t,
+    /// `x`, hidden from the optimizer (on the GPU): what is computed from it is computed anew
+    /// rather than kept in registers since an earlier use (the window passes' store recomputes
+    /// the load's positions instead of holding them across all the steps).
+    #[inline(always)]
+    fn opaque(x: u32) -> u32 {
+        x
     }
 }
 
-/// Shared-memory slot of local index `i`: one padding key after every 32, so that a warp's
-/// accesses in either layout hit 32 different banks (for 4-byte keys).
-#[inline(always)]
-fn padded(i: u32) -> u32 {
-    i + i / 32
+/// Where each of a block's keys sits: which thread, which register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// Local index `t·RUN + r`: registers hold local bits 0..4, lanes 4..9, warps the rest.
+    Runs,
+    /// Local index `r·threads + t`: registers hold the top 4 local bits, lanes 0..5.
+    Columns,
+    /// Local index `(t / 32)·512 + r·32 + t % 32`: registers hold local bits 5..9, lanes 0..5,
+    /// warps 9 and up (the window passes' third layout; the small sort does not use it).
+    Middle,
 }
+
+/// Local index of thread `t`'s register `r` in `layout`; `column_shift` = log2 of the threads.
+/// (The kernels address shared memory through [`slot`], which the tests check against this.)
+#[cfg(test)]
+pub(crate) fn local(layout: Layout, t: u32, r: u32, column_shift: u32) -> u32 {
+    match layout {
+        Layout::Runs => t * SMALL_RUN + r,
+        Layout::Columns => (r << column_shift) | t,
+        Layout::Middle => ((t >> 5) << 9) | (r << 5) | (t & 31),
+    }
+}
+
+/// Shared-memory slot of the key in thread `t`'s register `r`: its local index in `layout`
+/// with one padding key after every 32, so that a warp's accesses in either layout hit 32
+/// different banks (for 4-byte keys); written so that it is a per-thread base plus a constant
+/// per register (an immediate offset of `STS`/`LDS`): in columns
+/// (2^column_shift threads, a multiple of 32) `r·(T + T/32) + t + t/32`; in runs, where a run
+/// of 16 never crosses a multiple of 32, `t·16 + t/2 + r`; in the middle layout
+/// `(t / 32)·528 + t % 32 + r·33`.
+#[inline(always)]
+pub(crate) fn slot(layout: Layout, t: u32, r: u32, column_shift: u32) -> u32 {
+    match layout {
+        Layout::Runs => t * SMALL_RUN + t / 2 + r,
+        Layout::Columns => {
+            let threads = 1 << column_shift;
+            r * (threads + threads / 32) + t + t / 32
+        }
+        Layout::Middle => (t >> 5) * 528 + (t & 31) + r * 33,
+    }
+}
+
+const _: () = assert!(
+    SMALL_RUN == 16,
+    "slot() and Layout::Middle assume runs of 16 keys"
+);
 
 /// Calls `f(r)` for every register `r < RUN`, written out: LLVM does not always unroll a loop
 /// with a large body, and a register array indexed in a loop moves to local memory.
 #[inline(always)]
-fn each_register(mut f: impl FnMut(usize)) {
+pub(crate) fn each_register(mut f: impl FnMut(usize)) {
     macro_rules! calls {
         ($($r:literal)*) => { $( if $r < RUN { f($r) } )* };
     }
@@ -117,7 +150,7 @@ fn register_step<K: KeyBits, const J: u32>(run: &mut Run<K>, top: u32, bottom: u
 /// Steps on register bits `top ..= bottom` (those below [`SMALL_RUN_LOG2`]), highest first.
 /// Each bit is a constant, so the registers are addressed by constants only.
 #[inline(always)]
-fn register_steps<K: KeyBits>(run: &mut Run<K>, top: u32, bottom: u32) {
+pub(crate) fn register_steps<K: KeyBits>(run: &mut Run<K>, top: u32, bottom: u32) {
     register_step::<K, 4>(run, top, bottom);
     register_step::<K, 3>(run, top, bottom);
     register_step::<K, 2>(run, top, bottom);
@@ -195,6 +228,12 @@ impl<K: KeyBits, T: Team<K>> SmallSort<K, T> {
         }
     }
 
+    /// The team, for another block (the CPU tests) or another use of the same threads.
+    #[inline(always)]
+    pub fn into_team(self) -> T {
+        self.team
+    }
+
     /// Window `w` of the sort of `keys[..n]`: load this block's keys (from `keys` through the
     /// key map `encode`, +∞ past `n`, in window 0; from `scratch` after), run the window's
     /// steps, store them (to `keys[..n]` through the inverse of `decode` in the last window; to
@@ -234,6 +273,54 @@ impl<K: KeyBits, T: Team<K>> SmallSort<K, T> {
         }
         // SAFETY: as above.
         unsafe { self.store(&win, if last { keys } else { scratch }, last, n, decode) };
+    }
+
+    /// The whole sort of a plan with one block (one window) of `keys[..n]`, as
+    /// [`SmallSort::window`]`(0, ..)` does it, with the stages written out rather than looped
+    /// over: with the plan a constant (the window passes' tile sort), every step's bits are
+    /// known and the code is straight-line, with no register moves at loop or branch joins.
+    ///
+    /// # Safety
+    /// As [`SmallSort::window`]; the plan has one block.
+    #[inline(always)]
+    pub unsafe fn sort_single_tile(&mut self, keys: *mut K, n: u32, encode: u32, decode: u32) {
+        debug_assert_eq!(self.plan.windows(), 1);
+        let win = self.plan.window(0);
+        // A full tile needs no bounds checks, the identity map no mapping: then load and store
+        // as the small sort's middle windows do, from memory that holds every position.
+        let full = n >= 1 << self.plan.tile_log2;
+        // SAFETY: the caller's contract; a full tile holds the plan's 2^log2 positions.
+        unsafe {
+            if full && encode == IDENTITY {
+                self.load(&win, keys, false, n, encode);
+            } else {
+                self.load(&win, keys, true, n, encode);
+            }
+        }
+        self.to(Layout::Runs);
+        self.team.each(|_, run, _| sort_network(&mut run[..]));
+        macro_rules! stages {
+            ($($stage:literal)*) => {$(
+                if $stage <= self.plan.tile_log2 {
+                    self.convert(&win, $stage);
+                    if $stage > MIDDLE_FROM_STAGE {
+                        self.steps_through_middle($stage - 1);
+                    } else {
+                        self.steps($stage - 1, 0);
+                    }
+                }
+            )*};
+        }
+        const _: () = assert!(SMALL_RUN_LOG2 == 4, "stages 5 ..= 13 below");
+        stages!(5 6 7 8 9 10 11 12 13);
+        // SAFETY: as above.
+        unsafe {
+            if full && decode == IDENTITY {
+                self.store(&win, keys, false, n, decode);
+            } else {
+                self.store(&win, keys, true, n, decode);
+            }
+        }
     }
 
     /// Global memory → registers (columns), converting each key to the window's storage.
@@ -320,6 +407,28 @@ impl<K: KeyBits, T: Team<K>> SmallSort<K, T> {
         }
     }
 
+    /// The steps of one stage on local bits `top ..= 0` (top ≥ 8), with the middle layout:
+    /// bits from L − 4 up in columns, 8..5 in middle (register steps where [`SmallSort::steps`]
+    /// would take four lane steps), 4 as a lane step there, 3..0 in runs. One layout switch
+    /// more than `steps`, three lane steps fewer.
+    #[inline(always)]
+    fn steps_through_middle(&mut self, top: u32) {
+        let columns_from = self.plan.tile_log2 - SMALL_RUN_LOG2;
+        if columns_from > 8 && top >= columns_from {
+            self.to(Layout::Columns);
+            self.team
+                .each(|_, run, _| register_range(run, top - columns_from, 0));
+        }
+        self.to(Layout::Middle);
+        // Local bits 5..9 are the middle's registers 0..4, local bits 0..5 its lanes.
+        self.team
+            .each(|_, run, _| register_range(run, top.min(8) - 5, 0));
+        lane_step(&mut self.team, SMALL_RUN_LOG2);
+        self.to(Layout::Runs);
+        self.team
+            .each(|_, run, _| register_range(run, SMALL_RUN_LOG2 - 1, 0));
+    }
+
     /// Converts the keys from stage `stage − 1`'s storage to `stage`'s. In runs, where a
     /// thread's keys share global bits `stage − 1` and `stage` (a tested property of the plans),
     /// so one mask serves the whole run.
@@ -343,7 +452,7 @@ impl<K: KeyBits, T: Team<K>> SmallSort<K, T> {
             self.to(Layout::Columns);
             let low = bottom.max(columns_from) - columns_from;
             let high = top - columns_from;
-            self.team.each(|_, run, _| register_steps(run, high, low));
+            self.team.each(|_, run, _| register_range(run, high, low));
             if bottom >= columns_from {
                 return;
             }
@@ -351,63 +460,138 @@ impl<K: KeyBits, T: Team<K>> SmallSort<K, T> {
         }
         self.to(Layout::Runs);
         let lanes_low = bottom.max(SMALL_RUN_LOG2);
-        let mut q = top + 1;
-        while q > lanes_low {
-            q -= 1;
-            self.lane_step(q - SMALL_RUN_LOG2);
+        if top >= lanes_low {
+            lane_steps_down(&mut self.team, top - SMALL_RUN_LOG2, top + 1 - lanes_low);
         }
         if bottom < SMALL_RUN_LOG2 {
             let high = top.min(SMALL_RUN_LOG2 - 1);
             self.team
-                .each(|_, run, _| register_steps(run, high, bottom));
+                .each(|_, run, _| register_range(run, high, bottom));
         }
-    }
-
-    /// The step on lane bit `b` (runs): register r of lane t meets register r of lane
-    /// `t ^ 2^b`; the lower lane keeps the minimum.
-    #[inline(always)]
-    fn lane_step(&mut self, b: u32) {
-        let mask = 1 << b;
-        self.team.exchange(mask, |t, run, theirs| {
-            let lower = t & mask == 0;
-            each_register(|r| {
-                let (mine, other) = (run[r], theirs[r]);
-                let (lo, hi) = if other < mine {
-                    (other, mine)
-                } else {
-                    (mine, other)
-                };
-                run[r] = if lower { lo } else { hi };
-            });
-        });
     }
 
     /// Moves the keys into `target`'s layout through shared memory (nothing if already there).
     #[inline(always)]
     fn to(&mut self, target: Layout) {
-        let from = self.layout;
-        if from == target {
-            return;
-        }
         let shift = self.plan.tile_log2 - SMALL_RUN_LOG2;
-        self.team.each(|t, run, shared| {
-            each_register(|r| {
-                let slot = padded(local(from, t, r as u32, shift));
-                // SAFETY: padded(local) < tile_shared_words(2^tile_log2), the constructor's
-                // contract.
-                unsafe { shared.write(t, slot, run[r]) };
-            })
-        });
-        self.team.sync();
-        self.team.each(|t, run, shared| {
-            each_register(|r| {
-                let slot = padded(local(target, t, r as u32, shift));
-                // SAFETY: as above.
-                run[r] = unsafe { shared.read(t, slot) };
-            })
-        });
+        transpose(&mut self.team, self.layout, target, shift);
         self.layout = target;
     }
+}
+
+/// In the one-tile sort ([`SmallSort::sort_single_tile`]), stages above this one run their
+/// steps on local bits 8..5 in the middle layout (register steps) rather than as lane steps in
+/// runs: from stage 9, where the four lane steps saved outweigh the layout switch added.
+const MIDDLE_FROM_STAGE: u32 = 8;
+
+/// The step on lane bit `b`: register r of lane t meets register r of lane `t ^ 2^b`; the
+/// lower lane keeps the minimum.
+#[inline(always)]
+pub(crate) fn lane_step<K: KeyBits, T: Team<K>>(team: &mut T, b: u32) {
+    let mask = 1 << b;
+    team.exchange(mask, |t, run, theirs| {
+        let lower = t & mask == 0;
+        each_register(|r| {
+            let (mine, other) = (run[r], theirs[r]);
+            let (lo, hi) = if other < mine {
+                (other, mine)
+            } else {
+                (mine, other)
+            };
+            run[r] = if lower { lo } else { hi };
+        });
+    });
+}
+
+/// `count` (at most 5) lane steps on lane bits `top`, `top − 1`, …, each run length written
+/// out as straight-line code: in a loop, every lane step would move each key back to its
+/// loop-carried register.
+#[inline(always)]
+pub(crate) fn lane_steps_down<K: KeyBits, T: Team<K>>(team: &mut T, top: u32, count: u32) {
+    #[inline(always)]
+    fn run<K: KeyBits, T: Team<K>, const N: u32>(team: &mut T, top: u32) {
+        macro_rules! steps {
+            ($($k:literal)*) => { $( if $k < N { lane_step(team, top - $k); } )* };
+        }
+        steps!(0 1 2 3 4);
+    }
+    match count {
+        0 => {}
+        1 => run::<K, T, 1>(team, top),
+        2 => run::<K, T, 2>(team, top),
+        3 => run::<K, T, 3>(team, top),
+        4 => run::<K, T, 4>(team, top),
+        _ => run::<K, T, 5>(team, top),
+    }
+}
+
+/// Register steps on register bits `top ..= bottom` (highest first), each range written out as
+/// straight-line code: with the bits known, the compare-exchanges need no register moves at
+/// branch joins (a conditional step costs about 25 instructions instead of 16).
+#[inline(always)]
+pub(crate) fn register_range<K: KeyBits>(run: &mut Run<K>, top: u32, bottom: u32) {
+    const _: () = assert!(SMALL_RUN_LOG2 == 4);
+    match (top, bottom) {
+        (3, 0) => register_steps(run, 3, 0),
+        (3, 1) => register_steps(run, 3, 1),
+        (3, 2) => register_steps(run, 3, 2),
+        (3, 3) => register_steps(run, 3, 3),
+        (2, 0) => register_steps(run, 2, 0),
+        (2, 1) => register_steps(run, 2, 1),
+        (2, 2) => register_steps(run, 2, 2),
+        (1, 0) => register_steps(run, 1, 0),
+        (1, 1) => register_steps(run, 1, 1),
+        (0, 0) => register_steps(run, 0, 0),
+        _ => {}
+    }
+}
+
+/// Moves a block's keys from layout `from` into layout `to` through shared memory (nothing if
+/// they are the same); `column_shift` = log2 of the block's threads. Each thread writes its
+/// registers, one barrier, each reads its new ones. The slots a thread writes are those it
+/// read in the transpose before (or none), which no other thread reads: no barrier is needed
+/// before the writes, and one tile of shared memory serves all transposes (the CPU tests' race
+/// check confirms it).
+#[inline(always)]
+pub(crate) fn transpose<K: KeyBits, T: Team<K>>(
+    team: &mut T,
+    from: Layout,
+    to: Layout,
+    column_shift: u32,
+) {
+    if from == to {
+        return;
+    }
+    write_slots(team, from, column_shift);
+    team.sync();
+    read_slots(team, to, column_shift);
+}
+
+/// The first half of a transpose: every thread writes its registers to their slots in
+/// `layout`. Callers with a layout known only at run time dispatch to a constant one, so that
+/// the slots are constants per register.
+#[inline(always)]
+pub(crate) fn write_slots<K: KeyBits, T: Team<K>>(team: &mut T, layout: Layout, shift: u32) {
+    team.each(|t, run, shared| {
+        each_register(|r| {
+            let slot = slot(layout, t, r as u32, shift);
+            // SAFETY: slot < tile_shared_words(2^tile_log2), the engines' contract.
+            unsafe { shared.write(t, slot, run[r]) };
+        })
+    });
+}
+
+/// The second half of a transpose (after a barrier): every thread reads its registers from
+/// their slots in `layout`.
+#[inline(always)]
+pub(crate) fn read_slots<K: KeyBits, T: Team<K>>(team: &mut T, layout: Layout, shift: u32) {
+    team.each(|t, run, shared| {
+        each_register(|r| {
+            let slot = slot(layout, t, r as u32, shift);
+            // SAFETY: as above.
+            run[r] = unsafe { shared.read(t, slot) };
+        })
+    });
 }
 
 /// Every thread of a block, run one after another on the CPU, with their registers and a
@@ -663,6 +847,37 @@ mod tests {
             assert_eq!(bits, expected.iter().map(|&i| i as u64).collect::<Vec<_>>());
         }
         assert_eq!(DESCENDING & IDENTITY, 0);
+    }
+
+    #[test]
+    fn slots_are_padded_local_indices() {
+        for shift in 5..=9 {
+            for layout in [Layout::Runs, Layout::Columns, Layout::Middle] {
+                for t in 0..1u32 << shift {
+                    for r in 0..SMALL_RUN {
+                        let i = local(layout, t, r, shift);
+                        assert_eq!(slot(layout, t, r, shift), i + i / 32);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_warps_slots_hit_32_banks_in_every_layout() {
+        for shift in 5..=9 {
+            for layout in [Layout::Runs, Layout::Columns, Layout::Middle] {
+                for warp in 0..(1u32 << shift) / 32 {
+                    for r in 0..SMALL_RUN {
+                        let mut banks = 0u64;
+                        for lane in 0..32 {
+                            banks |= 1 << (slot(layout, warp * 32 + lane, r, shift) % 32);
+                        }
+                        assert_eq!(banks, u64::from(u32::MAX), "{layout:?}, register {r}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -1,14 +1,18 @@
 //! Bitonic sort kernels for 32- and 64-bit keys. Up to
 //! [`SMALL_SORT_MAX_KEYS`](crate::tuning::SMALL_SORT_MAX_KEYS) keys, the host launches the
-//! one-launch small sort; above, the others in the order of [`crate::bitonic::schedule`]: one
-//! tile sort, then per larger stage some global passes and one tile merge.
+//! one-launch small sort; above, the window passes of [`crate::window::windows`] (a tile sort,
+//! then `bitonic_window_*` launches). The kernels of [`crate::bitonic::schedule`] (one tile
+//! sort, then per larger stage some global passes and one tile merge) remain for comparisons
+//! (`GPUSORT_BITONIC=v1`).
 
 use crate::bitonic::{FusedPass, fused_pass_unit};
 use crate::block::small::SmallSort;
 use crate::block::tile::Tile;
+use crate::block::window::{WindowSort, sort_tile};
 use crate::gpu::{ThreadRun, block_idx_x, dynamic_shared, global_thread_x, grid_sync};
 use crate::small::SmallPlan;
-use crate::tuning::TILE_KEYS;
+use crate::tuning::{TILE_KEYS, WINDOW_LOG2};
+use crate::window::BlockWindow;
 
 /// The tile of this block: its first key and how many keys it holds.
 #[inline(always)]
@@ -140,3 +144,82 @@ bitonic_kernels!(u64, bitonic_small_u64, bitonic_sort_tiles_u64, bitonic_merge_t
     bitonic_global_mirror_2_u64: 4, true,
     bitonic_global_mirror_3_u64: 8, true
 ]);
+
+macro_rules! window_kernels {
+    ($key:ty, $tiles:ident, [$($window:ident: $offset:ty),*]) => {
+        /// The tile sort of the window passes: block b sorts keys `b·2^WINDOW_LOG2 ..` (the last
+        /// tile may be short) ascending, through the key map `encode` as they are loaded and
+        /// the inverse of `decode` as they are stored (`IDENTITY` unless this is the only pass).
+        /// The small sort's window 0 on one tile (`crate::block::window::sort_tile`).
+        ///
+        /// Launch: `ceil(n / 2^WINDOW_LOG2)` blocks of `WINDOW_THREADS` threads,
+        /// `window_shared_bytes(size_of::<key>())` bytes of dynamic shared memory.
+        ///
+        /// # Safety
+        /// `keys` holds `n` device keys; the launch is as above.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $tiles(keys: *mut $key, n: u64, encode: u32, decode: u32) {
+            // SAFETY: the launch gives each block its tile, WINDOW_THREADS threads and a tile of
+            // shared memory.
+            unsafe {
+                let team = ThreadRun::new(dynamic_shared::<$key>());
+                let tile = u64::from(block_idx_x());
+                sort_tile(team, WINDOW_LOG2, keys, n, tile, (encode, decode));
+            }
+        }
+
+        $(
+            /// One window pass over `keys[..n]` (`crate::window`): each block loads its
+            /// 2^WINDOW_LOG2 keys, runs the window's steps in registers, shuffles and shared
+            /// memory, and stores them back in place, the last window through the inverse of
+            /// `decode` (`IDENTITY` before). The other arguments are the fields of
+            /// `WindowPass::block_window`. Positions are `$offset` offsets from each block's
+            /// high bits: the `u32` kernel takes only windows that are `BlockWindow::narrow`.
+            ///
+            /// Launch: `WindowPass::blocks(n)` blocks of `WINDOW_THREADS` threads,
+            /// `window_shared_bytes(size_of::<key>())` bytes of dynamic shared memory.
+            ///
+            /// # Safety
+            /// `keys` holds `n` device keys; the arguments come from a window of
+            /// `windows(n, WINDOW_LOG2, WINDOW_PASSENGERS)` (or its restriction to a chunk,
+            /// launched on the chunk), run in order; the launch is as above.
+            #[unsafe(no_mangle)]
+            #[allow(clippy::too_many_arguments)]
+            pub unsafe extern "gpu-kernel" fn $window(
+                keys: *mut $key,
+                n: u64,
+                fixed: u32,
+                mirror: u64,
+                span: u64,
+                load_map: u64,
+                store_map: u64,
+                plan: u32,
+                phases: u32,
+                steps: u64,
+                decode: u32,
+            ) {
+                let win = BlockWindow {
+                    tile_log2: WINDOW_LOG2,
+                    fixed,
+                    mirror,
+                    span,
+                    load_map,
+                    store_map,
+                    plan,
+                    phases,
+                    steps,
+                };
+                // SAFETY: the launch contract: the block's threads and shared memory, and keys
+                // no other block touches.
+                unsafe {
+                    let team = ThreadRun::new(dynamic_shared::<$key>());
+                    let mut sort = WindowSort::new(team, win, u64::from(block_idx_x()));
+                    sort.run::<$offset>(keys, n, decode);
+                }
+            }
+        )*
+    };
+}
+
+window_kernels!(u32, bitonic_window_tiles_u32, [bitonic_window_u32: u32, bitonic_window_wide_u32: u64]);
+window_kernels!(u64, bitonic_window_tiles_u64, [bitonic_window_u64: u32, bitonic_window_wide_u64: u64]);
