@@ -304,33 +304,37 @@ fn copy_elements(
 
 /// Whether all of `host` lies in one page-locked allocation the driver knows (allocated with
 /// `cuMemHostAlloc` or registered with `cuMemHostRegister`), so that DMAs may use it directly.
-/// Pageable memory, and memory of no current context, answer false.
+/// Pageable memory, and memory of no current context, answer false. Asked with
+/// `cuPointerGetAttributes`, which (unlike `cuPointerGetAttribute`) answers pointers the driver
+/// does not know with empty values rather than an error, so that tools such as
+/// compute-sanitizer see no failed call.
 pub(crate) fn is_page_locked(host: &[Byte]) -> bool {
-    use cust::sys::{CUpointer_attribute as A, CUresult, cuPointerGetAttribute};
+    use cust::sys::{CUpointer_attribute as A, CUresult, cuPointerGetAttributes};
     if host.is_empty() {
         return false;
     }
     let ptr = host.as_ptr() as cust::sys::CUdeviceptr;
-    let attribute = |attribute: A| -> Option<u64> {
-        let mut value = 0u64;
-        // SAFETY: each attribute writes at most 8 bytes (an enum, a pointer or a size) into
-        // `value`; `ptr` is only looked up.
-        let status = unsafe { cuPointerGetAttribute((&raw mut value).cast(), attribute, ptr) };
-        (status == CUresult::CUDA_SUCCESS).then_some(value)
-    };
-    let memory_type = attribute(A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE);
-    let host_memory = cust::sys::CUmemorytype::CU_MEMORYTYPE_HOST as u64;
-    match (
-        memory_type,
-        attribute(A::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR),
-        attribute(A::CU_POINTER_ATTRIBUTE_RANGE_SIZE),
-    ) {
-        (Some(kind), Some(start), Some(size)) if kind == host_memory => {
-            let end = ptr + host.len() as u64;
-            start <= ptr && end <= start + size
-        }
-        _ => false,
-    }
+    let (mut memory_type, mut start, mut size) = (0u32, 0u64, 0u64);
+    let mut attributes = [
+        A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+        A::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+        A::CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+    ];
+    let mut data: [*mut std::ffi::c_void; 3] = [
+        (&raw mut memory_type).cast(),
+        (&raw mut start).cast(),
+        (&raw mut size).cast(),
+    ];
+    // SAFETY: three attributes and three pointers to values of their types (an enum, a device
+    // pointer, a size); `ptr` is only looked up.
+    let status =
+        unsafe { cuPointerGetAttributes(3, attributes.as_mut_ptr(), data.as_mut_ptr(), ptr) };
+    let host_memory = cust::sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32;
+    let end = ptr + host.len() as u64;
+    status == CUresult::CUDA_SUCCESS
+        && memory_type == host_memory
+        && start <= ptr
+        && end <= start + size
 }
 
 #[cfg(test)]
