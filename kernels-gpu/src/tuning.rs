@@ -167,13 +167,13 @@ const SMALL_MAX_REGISTERS: u32 = {
 
 /// `--algo auto` for keys alone sorts with the bitonic network for n < 2^AUTO_BITONIC_END_LOG2_32
 /// (4-byte keys) or n < 2^AUTO_BITONIC_END_LOG2_64 (8-byte keys), with the merge sort above.
-/// Measured (H200, 2026-11-21, `docs/results/h200-2026-11-21b/bench.csv`, after the one-launch
-/// small sort and merge sort v2), bitonic time / merge time: u32 0.56–0.80 from 2^10 to 2^16,
-/// 0.88–0.90 from 2^17 to 2^20, 1.12 at 2^21, 1.39 at 2^22 rising to 2.6 at 2^28; u64 0.53–0.90
-/// up to 2^16 (1.15 at 2^13), 1.14–1.20 from 2^17 to 2^20, then rising to 4.0 at 2^28.
+/// Measured (H200, 2026-11-21, `docs/results/h200-2026-11-21c/bench.csv`, window passes and
+/// edge-guided merge partitions), bitonic time / merge time: u32 0.44–0.82 from 2^10 to 2^16,
+/// 0.92–1.11 from 2^17 to 2^21 (1.02 at 2^21), 1.11 at 2^22 rising to 1.66 at 2^28; u64 0.42–0.86
+/// up to 2^12, 1.01–1.07 from 2^13 to 2^16, 1.4 from 2^17, rising to 2.3 at 2^28.
 pub const AUTO_BITONIC_END_LOG2_32: u32 = 21;
 /// See [`AUTO_BITONIC_END_LOG2_32`].
-pub const AUTO_BITONIC_END_LOG2_64: u32 = 17;
+pub const AUTO_BITONIC_END_LOG2_64: u32 = 13;
 
 /// Largest number of keys the kernels accept. The global passes use 64-bit indices; the limit
 /// comes from the grid: a one-step pass launches n/2 threads in blocks of [`GLOBAL_THREADS`],
