@@ -156,15 +156,29 @@ pub fn gpu_end_to_end<K: SortKey>(
     order: Order,
     reps: u32,
 ) -> Result<(Timing, Vec<K>)> {
-    let mut samples = Vec::new();
     let mut keys = input.to_vec();
+    let timing = time_host_sorts(gpu, algo, &mut keys, input, order, reps)?;
+    Ok((timing, keys))
+}
+
+/// `reps` runs of [`GpuSorter::sort_with`] on `keys`, each refilled from `input` first (not
+/// timed), by wall clock.
+fn time_host_sorts<K: SortKey>(
+    gpu: &GpuSorter,
+    algo: GpuAlgo,
+    keys: &mut [K],
+    input: &[K],
+    order: Order,
+    reps: u32,
+) -> Result<Timing> {
+    let mut samples = Vec::new();
     for _ in 0..reps {
         keys.copy_from_slice(input);
         let t = Instant::now();
-        gpu.sort_with(algo, &mut keys, order)?;
+        gpu.sort_with(algo, keys, order)?;
         samples.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    Ok((Timing::of(samples), keys))
+    Ok(Timing::of(samples))
 }
 
 /// [`gpu_end_to_end`] from a slice in page-locked host memory ([`crate::PinnedBuffer`]): the
@@ -198,15 +212,9 @@ pub fn gpu_end_to_end_pinned<K: SortKey>(
     order: Order,
     reps: u32,
 ) -> Result<(Timing, Vec<K>)> {
-    let mut samples = Vec::new();
     let mut keys = gpu.pinned_from_slice(input)?;
-    for _ in 0..reps {
-        keys.copy_from_slice(input);
-        let t = Instant::now();
-        gpu.sort_with(algo, &mut keys, order)?;
-        samples.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    Ok((Timing::of(samples), keys.to_vec()))
+    let timing = time_host_sorts(gpu, algo, &mut keys, input, order, reps)?;
+    Ok((timing, keys.to_vec()))
 }
 
 /// Times the two copies a host-to-host sort cannot avoid, alone: `input` from pinned host

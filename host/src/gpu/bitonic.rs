@@ -525,17 +525,6 @@ fn enqueue_small(sorter: &GpuSorter, keys: u64, n: u64, key_bytes: usize, map: u
 mod tests {
     use super::*;
 
-    /// The body of kernel `name` in the embedded PTX.
-    fn entry_body<'p>(ptx: &'p str, name: &str) -> &'p str {
-        let start = ptx
-            .find(&format!(".entry {name}("))
-            .unwrap_or_else(|| panic!("no kernel {name} in the PTX"));
-        let body = &ptx[start..];
-        &body[..body
-            .find("\n}\n")
-            .expect("an entry ends with a closing brace")]
-    }
-
     /// Each thread's 16 keys are indexed with constants only, in written-out code: if LLVM
     /// stops unrolling a loop over them, they move to local memory and the window passes slow
     /// down severalfold (docs/perf.md, "v3: window passes").
@@ -543,7 +532,7 @@ mod tests {
     fn window_kernels_keep_their_keys_in_registers() {
         for k in [&KERNELS_32, &KERNELS_64] {
             for name in [k.window_tiles, k.window, k.window_wide, k.small] {
-                let body = entry_body(super::super::KERNELS_PTX, name);
+                let body = super::super::kernel_ptx(name);
                 assert!(
                     !body.contains(".local"),
                     "{name} keeps arrays in local memory"
@@ -568,7 +557,7 @@ mod tests {
                     .map(|&(_, c)| c);
                 let cap = cap.unwrap_or_else(|| panic!("no register cap for {name}"));
                 assert!(blocks * cap * WINDOW_THREADS <= 65536, "{name}");
-                let body = entry_body(super::super::KERNELS_PTX, name);
+                let body = super::super::kernel_ptx(name);
                 assert!(body.contains(&format!(".maxnreg {cap}\n")), "{name}");
             }
         }

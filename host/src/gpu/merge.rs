@@ -383,17 +383,6 @@ mod tests {
         }
     }
 
-    /// The body of kernel `name` in the embedded PTX.
-    fn entry_body<'p>(ptx: &'p str, name: &str) -> &'p str {
-        let start = ptx
-            .find(&format!(".entry {name}("))
-            .unwrap_or_else(|| panic!("no kernel {name} in the PTX"));
-        let body = &ptx[start..];
-        &body[..body
-            .find("\n}\n")
-            .expect("an entry ends with a closing brace")]
-    }
-
     /// The serial merges and register sorts index their arrays with constants only, in fully
     /// unrolled loops: if LLVM stops unrolling one (a larger `MERGE_VT`, an iterator where an
     /// index loop was), the arrays move to local memory, and the kernels slow down severalfold.
@@ -415,7 +404,7 @@ mod tests {
             .flat_map(|&(_, sort, merge)| [sort, merge])
             .chain(others);
         for name in names {
-            let body = entry_body(super::super::KERNELS_PTX, name);
+            let body = super::super::kernel_ptx(name);
             assert!(
                 !body.contains(".local"),
                 "{name} keeps arrays in local memory (see docs/perf.md, Merge sort v2 plan)"

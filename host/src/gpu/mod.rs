@@ -1168,6 +1168,18 @@ fn check_len(len: usize) -> Result<()> {
     Ok(())
 }
 
+/// The body of kernel `name` in the embedded PTX, for tests that read what the compiler made.
+#[cfg(test)]
+fn kernel_ptx(name: &str) -> &'static str {
+    let start = KERNELS_PTX
+        .find(&format!(".entry {name}("))
+        .unwrap_or_else(|| panic!("no kernel {name} in the PTX"));
+    let body = &KERNELS_PTX[start..];
+    &body[..body
+        .find("\n}\n")
+        .expect("an entry ends with a closing brace")]
+}
+
 /// `cuInit`, with the failures that mean "no driver" told apart from "no device".
 pub(crate) fn init_driver() -> Result<()> {
     // SAFETY: cuInit may be called any number of times from any thread.
