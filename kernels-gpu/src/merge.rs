@@ -363,7 +363,8 @@ pub fn partition<K: PartialOrd>(
 /// (A's key `j·tile` starts a tile of A, B's key `diag − 1 − j·tile` ends a whole tile of B), a
 /// few KB that the previous step just wrote and the L2 cache still holds; then among the at
 /// most `tile` points between two of those, in device memory. A run of 2^24 keys costs three
-/// rounds of reads from device memory instead of five, and 3 % of their sectors (docs/perf.md).
+/// rounds of reads from device memory instead of five, about a quarter of their sectors, the
+/// last two rounds nearly coalesced (docs/perf.md).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub fn partition_pass<K: PartialOrd>(

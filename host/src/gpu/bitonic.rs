@@ -236,11 +236,22 @@ fn enqueue_windows(
     passes: impl Iterator<Item = WindowPass>,
     (encode, decode): (u32, u32),
 ) -> Result<()> {
+    decoding_last(passes, decode, |pass, decode| {
+        launch_window(sorter, keys, n, key_bytes, &pass, (encode, decode))
+    })
+}
+
+/// Runs `launch(pass, decode)` for each of `passes` in order: the last with `decode`, the
+/// others with `IDENTITY`, which leaves the keys encoded for the passes after them.
+fn decoding_last<P>(
+    passes: impl Iterator<Item = P>,
+    decode: u32,
+    mut launch: impl FnMut(P, u32) -> Result<()>,
+) -> Result<()> {
     let mut passes = passes.peekable();
     while let Some(pass) = passes.next() {
         let last = passes.peek().is_none();
-        let decode = if last { decode } else { IDENTITY };
-        launch_window(sorter, keys, n, key_bytes, &pass, (encode, decode))?;
+        launch(pass, if last { decode } else { IDENTITY })?;
     }
     Ok(())
 }
@@ -301,13 +312,9 @@ fn enqueue_passes(
     passes: impl Iterator<Item = Pass>,
     (encode, decode): (u32, u32),
 ) -> Result<()> {
-    let mut passes = passes.peekable();
-    while let Some(pass) = passes.next() {
-        let last = passes.peek().is_none();
-        let decode = if last { decode } else { IDENTITY };
-        launch(sorter, keys, n, key_bytes, pass, (encode, decode))?;
-    }
-    Ok(())
+    decoding_last(passes, decode, |pass, decode| {
+        launch(sorter, keys, n, key_bytes, pass, (encode, decode))
+    })
 }
 
 /// Queues one pass over the `n` keys at `keys` on the sorter's stream.

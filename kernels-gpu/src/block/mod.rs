@@ -70,3 +70,15 @@ impl<T> Regs<T> for Vec<T> {
         &mut self[u as usize]
     }
 }
+
+/// A small deterministic generator for the block tests' inputs (xorshift64).
+#[cfg(test)]
+pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed | 1;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}

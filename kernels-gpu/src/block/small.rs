@@ -756,18 +756,9 @@ pub fn sort_like_the_gpu<K: KeyBits>(keys: &mut [K], plan: SmallPlan, encode: u3
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::block::xorshift;
     use crate::keys::{DESCENDING, IDENTITY, KIND_FLOAT, KIND_SIGNED, key_map};
     use proptest::prelude::*;
-
-    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
-        let mut x = seed | 1;
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        }
-    }
 
     fn check<K: KeyBits + Ord + std::fmt::Debug>(keys: &[K], plan: SmallPlan) {
         let mut expected = keys.to_vec();

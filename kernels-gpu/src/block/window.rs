@@ -586,20 +586,11 @@ pub fn sort_like_the_gpu<K: KeyBits>(keys: &mut [K], tile_log2: u32, encode: u32
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::block::xorshift;
     use crate::keys::{KIND_FLOAT, KIND_SIGNED, key_map};
     use crate::overlap::chunk_ranges;
     use crate::window::{windows, windows_from};
     use proptest::prelude::*;
-
-    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
-        let mut x = seed | 1;
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        }
-    }
 
     fn check<K: KeyBits + Ord + std::fmt::Debug>(keys: &[K], tile_log2: u32, what: &str) {
         let mut expected = keys.to_vec();

@@ -6,8 +6,7 @@
 use crate::block::merge::{Align16, Buffers, Payload, merge_tile, partition_unit, sort_tile};
 use crate::gpu::{CudaBlock, WarpVote, block_idx_x, dynamic_shared, global_thread_x};
 use crate::keys::KeyBits;
-use crate::merge::Pairing;
-use crate::merge::SEARCH_LANES;
+use crate::merge::{Pairing, SEARCH_LANES};
 use crate::tuning::{MERGE_THREADS, MERGE_TILE, MERGE_VT, merge_sort_threads};
 
 const VT: usize = MERGE_VT as usize;
