@@ -42,8 +42,8 @@ case "$mode" in
   bench) shift; exec bin/bench-sort --bench "$@" ;;
   sanitize)
     # memcheck over the GPU test suite (the 2^25 cases skipped: too slow under the tool), then
-    # every tool over the main job at sizes that use every kernel: tile sort alone, and tile sort +
-    # global passes of 1..4 fused steps + tile merges; 32- and 64-bit keys, both orders.
+    # every tool over the main job at sizes that take each bitonic path: the small sort (5000 keys),
+    # and the window passes' tile sort and passes (300001); 32- and 64-bit keys, both orders.
     fail=0 runs=0
     check() { runs=$((runs + 1)); echo "=== compute-sanitizer $*"; compute-sanitizer --error-exitcode 99 --print-limit 20 "$@" || fail=$((fail + 1)); }
     check --tool memcheck tests/test-gpu_sorts --skip large_arrays --test-threads 1

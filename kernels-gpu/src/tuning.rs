@@ -5,42 +5,22 @@
 //! use kernels_gpu::tuning::*;
 //!
 //! assert_eq!(TILE_KEYS, 8192); // 512 threads × 16 keys
-//! assert_eq!(TILE_LOG2, 13);
 //! // A tile of 8-byte keys fits in an H100's or H200's 227 KB of shared memory per block:
-//! assert_eq!(tile_shared_bytes(8), 67584);
+//! assert_eq!(window_shared_bytes(8), 67584);
 //! ```
 
-/// Threads per block of the shared-memory tile kernels (tile sort and tile merge).
-pub const TILE_THREADS: u32 = 512;
-/// log2 of the keys each tile-kernel thread keeps in registers.
-pub const TILE_RUN_LOG2: u32 = 4;
-/// Keys each tile-kernel thread keeps in registers: a contiguous run of the tile, sorted and
-/// merged with register-only networks so that the shortest strides need no barrier.
-pub const TILE_RUN: u32 = 1 << TILE_RUN_LOG2;
-/// Keys per shared-memory tile: stages up to this size run in one launch.
-pub const TILE_KEYS: u32 = TILE_THREADS * TILE_RUN;
-/// log2 of [`TILE_KEYS`].
-pub const TILE_LOG2: u32 = TILE_KEYS.trailing_zeros();
+/// Keys per tile of the bitonic sort above the small sort (2^[`WINDOW_LOG2`]): its tile sort
+/// runs the stages up to this size in one launch.
+pub const TILE_KEYS: u32 = 1 << WINDOW_LOG2;
 
 /// Shared-memory words per tile: one padding word after every 32 keys, so that a warp reading
-/// 32 runs of [`TILE_RUN`] keys hits 32 different banks.
+/// 32 runs of [`SMALL_RUN`] keys hits 32 different banks.
 ///
 /// ```
 /// assert_eq!(kernels_gpu::tuning::tile_shared_words(64), 66);
 /// ```
 pub const fn tile_shared_words(keys: u32) -> u32 {
     keys + keys / 32
-}
-
-/// Dynamic shared memory of one tile-kernel block, in bytes, for keys of `key_bytes` bytes:
-/// what the host passes at launch and sets as the kernels' maximum.
-///
-/// ```
-/// use kernels_gpu::tuning::{TILE_KEYS, tile_shared_bytes};
-/// assert_eq!(tile_shared_bytes(4), (TILE_KEYS + TILE_KEYS / 32) * 4);
-/// ```
-pub const fn tile_shared_bytes(key_bytes: u32) -> u32 {
-    tile_shared_words(TILE_KEYS) * key_bytes
 }
 
 /// log2 of the keys each thread of the one-launch small sort keeps in registers
@@ -98,25 +78,13 @@ pub const fn window_shared_bytes(key_bytes: u32) -> u32 {
     small_shared_bytes(WINDOW_LOG2, key_bytes)
 }
 
-/// Threads per block of the global compare-exchange passes.
-pub const GLOBAL_THREADS: u32 = 256;
-/// Most bitonic steps one global pass fuses: each thread holds 2^m keys in registers and writes
-/// them once.
-pub const GLOBAL_MAX_FUSED_STEPS: u32 = 4;
-/// Most steps of the first, mirrored global pass of a stage, which holds two groups: 2 × 2^3
-/// keys. With 4 steps (32 keys and their 64-bit addresses) it took 139 registers and ran at 12%
-/// occupancy, 0.092 ms a pass against 0.067 ms for the others (docs/perf.md).
-pub const GLOBAL_MAX_MIRROR_STEPS: u32 = 3;
-
 /// Register limit of each kernel (`.maxnreg`, written into the PTX by `host/build.rs`, as
-/// `__launch_bounds__` would in CUDA C++). The tile merge fits in 40 registers without spilling,
-/// which lets three 512-thread blocks share a multiprocessor instead of two (docs/perf.md).
+/// `__launch_bounds__` would in CUDA C++).
 ///
 /// The tile-sort kernels get the most registers that still let a block of
 /// [`MERGE_SORT_THREADS`] threads launch (`__launch_bounds__(MERGE_SORT_THREADS)`): with more,
 /// the launch would fail rather than spill.
 pub const MAX_REGISTERS: &[(&str, u32)] = &[
-    ("bitonic_merge_tiles_u32", 40),
     ("merge_sort_tiles_u32", MERGE_SORT_MAX_REGISTERS),
     ("merge_sort_tiles_u32_u32", MERGE_SORT_MAX_REGISTERS),
     ("merge_sort_tiles_u32_u64", MERGE_SORT_MAX_REGISTERS),
@@ -175,9 +143,10 @@ pub const AUTO_BITONIC_END_LOG2_32: u32 = 21;
 /// See [`AUTO_BITONIC_END_LOG2_32`].
 pub const AUTO_BITONIC_END_LOG2_64: u32 = 13;
 
-/// Largest number of keys the kernels accept. The global passes use 64-bit indices; the limit
-/// comes from the grid: a one-step pass launches n/2 threads in blocks of [`GLOBAL_THREADS`],
-/// and a grid has at most 2^31 − 1 blocks.
+/// Largest number of keys the kernels accept; they use 64-bit positions. The limit was set by
+/// the grid of the earlier bitonic schedule's one-step global passes (n/2 threads in blocks of
+/// 256, and a grid has at most 2^31 − 1 blocks); the window passes' grids (n / 2^13 blocks) and
+/// the merge passes' stay far below it.
 pub const MAX_KEYS: u64 = 1 << 39;
 
 /// Threads per block of the merge passes (`nt`; also `merge_two_*`): 256, as CUB on sm_90. The
@@ -254,7 +223,7 @@ pub const OVERLAP_CHUNK: u64 = 1 << OVERLAP_CHUNK_LOG2;
 /// tiles), so that the copy of each range back to the host starts when its launch is done: the
 /// download (2.7 ms at 2^25 u32) then waits for a quarter of the last pass (~0.04 ms) instead
 /// of all of it. More parts cost more partly filled waves. (The bitonic sort splits the end of
-/// its last stage by chunks instead: `bitonic::block_tail`.)
+/// its last stage by chunks instead: `window::WindowPass::stays_within`.)
 pub const LAST_PASS_PARTS: u64 = 4;
 
 /// Threads per block of the multi-GPU helper kernels (sample, ranks, fill, check).
@@ -313,11 +282,6 @@ const _: () = assert!(
         && MERGE_SORT_THREADS >= MERGE_THREADS
         && MERGE_SORT_THREADS <= 1024
 );
-const _: () = assert!(TILE_RUN >= 2 && TILE_RUN.is_power_of_two());
-const _: () = assert!(TILE_THREADS.is_power_of_two() && TILE_THREADS >= 32);
-const _: () = assert!(GLOBAL_MAX_FUSED_STEPS >= 1 && GLOBAL_MAX_FUSED_STEPS <= 5);
-const _: () =
-    assert!(GLOBAL_MAX_MIRROR_STEPS >= 1 && GLOBAL_MAX_MIRROR_STEPS <= GLOBAL_MAX_FUSED_STEPS);
 const _: () = assert!(
     OVERLAP_CHUNK.is_power_of_two()
         && OVERLAP_CHUNK >= TILE_KEYS as u64

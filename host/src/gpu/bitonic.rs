@@ -2,9 +2,7 @@
 //! sort ([`kernels_gpu::small`]), above that the window passes of
 //! [`kernels_gpu::window::windows`] (a tile sort, then one launch per window of the network's
 //! steps) turned into kernel launches with their grid math, whole or chunk by chunk
-//! ([`Chunked`]). The environment variable `GPUSORT_BITONIC=v1`, read when a sorter is created,
-//! selects the earlier schedule instead ([`kernels_gpu::bitonic::schedule`]: a tile sort, then
-//! per stage some fused global passes and a tile merge), for comparisons.
+//! ([`Chunked`]).
 
 use super::GpuSorter;
 use super::overlap::ChunkedSort;
@@ -14,15 +12,12 @@ use cust::launch;
 use cust::memory::DeviceBuffer;
 use cust::module::Module;
 use cust::sys as cuda;
-use kernels_gpu::bitonic::{Pass, block_tail, chunk_schedule, schedule};
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::overlap::chunk_ranges;
 use kernels_gpu::small::SmallPlan;
 use kernels_gpu::tuning::{
-    GLOBAL_MAX_FUSED_STEPS, GLOBAL_MAX_MIRROR_STEPS, GLOBAL_THREADS, OVERLAP_CHUNK,
-    OVERLAP_CHUNK_LOG2, SMALL_MAX_LOG2, SMALL_SORT_MAX_KEYS, SMALL_TILE_LOG2, TILE_KEYS, TILE_LOG2,
-    TILE_THREADS, WINDOW_LOG2, WINDOW_PASSENGERS, WINDOW_THREADS, small_shared_bytes,
-    tile_shared_bytes, window_shared_bytes,
+    OVERLAP_CHUNK, OVERLAP_CHUNK_LOG2, SMALL_MAX_LOG2, SMALL_SORT_MAX_KEYS, SMALL_TILE_LOG2,
+    WINDOW_LOG2, WINDOW_PASSENGERS, WINDOW_THREADS, small_shared_bytes, window_shared_bytes,
 };
 use kernels_gpu::window::{WindowPass, windows, windows_from};
 use std::ffi::c_void;
@@ -50,32 +45,6 @@ impl Workspace {
     }
 }
 
-/// Which schedule sorts more than [`SMALL_SORT_MAX_KEYS`] keys.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Schedule {
-    /// The window passes ([`kernels_gpu::window`]): the default.
-    Windows,
-    /// The tile sort, fused global passes and tile merges of [`schedule`] (v1.2 in
-    /// docs/perf.md), chosen with `GPUSORT_BITONIC=v1`.
-    V1,
-}
-
-impl Schedule {
-    /// The schedule the environment asks for: `GPUSORT_BITONIC=v1` selects [`Schedule::V1`];
-    /// anything else (or nothing) the windows.
-    pub(super) fn from_env() -> Schedule {
-        Schedule::named(std::env::var("GPUSORT_BITONIC").ok().as_deref())
-    }
-
-    /// The schedule a value of `GPUSORT_BITONIC` names.
-    fn named(value: Option<&str>) -> Schedule {
-        match value {
-            Some(v) if v.trim().eq_ignore_ascii_case("v1") => Schedule::V1,
-            _ => Schedule::Windows,
-        }
-    }
-}
-
 /// The kernels for keys of one width.
 struct Kernels {
     /// The one-launch sort of at most [`SMALL_SORT_MAX_KEYS`] keys.
@@ -86,13 +55,6 @@ struct Kernels {
     window: &'static str,
     /// A window pass of any span (64-bit positions).
     window_wide: &'static str,
-    sort_tiles: &'static str,
-    merge_tiles: &'static str,
-    /// Global passes of 1, 2, … steps.
-    global: [&'static str; GLOBAL_MAX_FUSED_STEPS as usize],
-    /// A stage's first, mirrored global pass of 1, 2, … steps.
-    global_mirror: [&'static str; GLOBAL_MAX_MIRROR_STEPS as usize],
-    shared_bytes: u32,
 }
 
 const KERNELS_32: Kernels = Kernels {
@@ -100,20 +62,6 @@ const KERNELS_32: Kernels = Kernels {
     window_tiles: "bitonic_window_tiles_u32",
     window: "bitonic_window_u32",
     window_wide: "bitonic_window_wide_u32",
-    sort_tiles: "bitonic_sort_tiles_u32",
-    merge_tiles: "bitonic_merge_tiles_u32",
-    global: [
-        "bitonic_global_1_u32",
-        "bitonic_global_2_u32",
-        "bitonic_global_3_u32",
-        "bitonic_global_4_u32",
-    ],
-    global_mirror: [
-        "bitonic_global_mirror_1_u32",
-        "bitonic_global_mirror_2_u32",
-        "bitonic_global_mirror_3_u32",
-    ],
-    shared_bytes: tile_shared_bytes(4),
 };
 
 const KERNELS_64: Kernels = Kernels {
@@ -121,20 +69,6 @@ const KERNELS_64: Kernels = Kernels {
     window_tiles: "bitonic_window_tiles_u64",
     window: "bitonic_window_u64",
     window_wide: "bitonic_window_wide_u64",
-    sort_tiles: "bitonic_sort_tiles_u64",
-    merge_tiles: "bitonic_merge_tiles_u64",
-    global: [
-        "bitonic_global_1_u64",
-        "bitonic_global_2_u64",
-        "bitonic_global_3_u64",
-        "bitonic_global_4_u64",
-    ],
-    global_mirror: [
-        "bitonic_global_mirror_1_u64",
-        "bitonic_global_mirror_2_u64",
-        "bitonic_global_mirror_3_u64",
-    ],
-    shared_bytes: tile_shared_bytes(8),
 };
 
 fn kernels(key_bytes: usize) -> &'static Kernels {
@@ -145,15 +79,12 @@ fn kernels(key_bytes: usize) -> &'static Kernels {
     }
 }
 
-/// Lets the tile kernels use more than the default 48 KB of dynamic shared memory, and asks for
-/// the largest shared-memory carve-out (left to itself the driver picked 64 KB for a 34 KB tile,
-/// room for one block per multiprocessor where registers allow more: docs/perf.md). The same
-/// for the small sort, sized for its largest block, and for the window passes.
+/// Lets the small sort (sized for its largest block) and the window passes use more than the
+/// default 48 KB of dynamic shared memory, and asks for the largest shared-memory carve-out
+/// (left to itself the driver picked 64 KB for a 34 KB tile, room for one block per
+/// multiprocessor where registers allow more: docs/perf.md).
 pub(super) fn configure(module: &Module) -> Result<()> {
     for (k, key_bytes) in [(&KERNELS_32, 4), (&KERNELS_64, 8)] {
-        for name in [k.sort_tiles, k.merge_tiles] {
-            set_shared_attributes(module, name, k.shared_bytes)?;
-        }
         let small = small_shared_bytes(SMALL_TILE_LOG2, key_bytes);
         set_shared_attributes(module, k.small, small)?;
         for name in [k.window_tiles, k.window, k.window_wide] {
@@ -207,22 +138,8 @@ pub(super) fn enqueue(
     if n <= SMALL_SORT_MAX_KEYS {
         return enqueue_small(sorter, keys, n, key_bytes, map);
     }
-    match sorter.bitonic {
-        Schedule::Windows => {
-            let passes = windows(n, WINDOW_LOG2, WINDOW_PASSENGERS);
-            enqueue_windows(sorter, keys, n, key_bytes, passes, (map, map))
-        }
-        Schedule::V1 => {
-            let passes = schedule(
-                n,
-                0,
-                TILE_LOG2,
-                GLOBAL_MAX_MIRROR_STEPS,
-                GLOBAL_MAX_FUSED_STEPS,
-            );
-            enqueue_passes(sorter, keys, n, key_bytes, passes, (map, map))
-        }
-    }
+    let passes = windows(n, WINDOW_LOG2, WINDOW_PASSENGERS);
+    enqueue_windows(sorter, keys, n, key_bytes, passes, (map, map))
 }
 
 /// Queues the window passes `passes` over the `n` keys at `keys`: the tile sort (if any)
@@ -302,61 +219,6 @@ fn launch_window(
     launched.context(&what())
 }
 
-/// Queues `passes` over the `n` keys at `keys`: the tile sort (if any) encodes with `encode`,
-/// the last of `passes` decodes with `decode` (`IDENTITY` leaves the keys encoded).
-fn enqueue_passes(
-    sorter: &GpuSorter,
-    keys: u64,
-    n: u64,
-    key_bytes: usize,
-    passes: impl Iterator<Item = Pass>,
-    (encode, decode): (u32, u32),
-) -> Result<()> {
-    decoding_last(passes, decode, |pass, decode| {
-        launch(sorter, keys, n, key_bytes, pass, (encode, decode))
-    })
-}
-
-/// Queues one pass over the `n` keys at `keys` on the sorter's stream.
-fn launch(
-    sorter: &GpuSorter,
-    keys: u64,
-    n: u64,
-    key_bytes: usize,
-    pass: Pass,
-    (encode, decode): (u32, u32),
-) -> Result<()> {
-    let k = kernels(key_bytes);
-    let shared = k.shared_bytes;
-    let module = &sorter.module;
-    let stream = &sorter.stream;
-    let tiles = n.div_ceil(u64::from(TILE_KEYS)) as u32;
-    // SAFETY (all launches): `keys` holds n keys on this context's device, and the launch
-    // shapes are those the kernels document.
-    let launched = match pass {
-        Pass::SortTiles => {
-            let f = function(module, k.sort_tiles)?;
-            unsafe { launch!(f<<<tiles, TILE_THREADS, shared, stream>>>(keys, n, encode, decode)) }
-        }
-        Pass::MergeTiles { .. } => {
-            let f = function(module, k.merge_tiles)?;
-            unsafe { launch!(f<<<tiles, TILE_THREADS, shared, stream>>>(keys, n, decode)) }
-        }
-        Pass::Global(p) => {
-            let names = if p.mirror {
-                &k.global_mirror[..]
-            } else {
-                &k.global[..]
-            };
-            let f = function(module, names[p.steps as usize - 1])?;
-            let blocks = p.units(n).div_ceil(u64::from(GLOBAL_THREADS)) as u32;
-            let top = p.top;
-            unsafe { launch!(f<<<blocks, GLOBAL_THREADS, 0, stream>>>(keys, n, top)) }
-        }
-    };
-    launched.context(&format!("launching {pass:?} for {n} keys"))
-}
-
 /// The bitonic sort of `n` keys at device address `keys` as the host-slice pipeline queues it
 /// ([`ChunkedSort`]): each chunk sorted ascending on its own, which is exactly what the
 /// network's stages up to the chunk leave (every comparator points the same way: see
@@ -364,8 +226,7 @@ fn launch(
 /// stage's windows after those that hold its steps on bits of the chunk and above compare keys
 /// within chunks only ([`WindowPass::stays_within`]): they run chunk by chunk, so that each
 /// chunk's keys are final, and copied back, while the next is merged. Keys are encoded by each
-/// chunk's tile sort and decoded by each chunk's last window (with `GPUSORT_BITONIC=v1`, the
-/// same with the passes of [`schedule`] and [`block_tail`]).
+/// chunk's tile sort and decoded by each chunk's last window.
 pub(super) struct Chunked<'a> {
     pub sorter: &'a GpuSorter,
     pub keys: u64,
@@ -383,28 +244,12 @@ impl ChunkedSort for Chunked<'_> {
             return enqueue(self.sorter, at, len, self.key_bytes, self.map);
         }
         let maps = (self.map, IDENTITY);
-        match self.sorter.bitonic {
-            Schedule::Windows => {
-                let passes = windows(len, WINDOW_LOG2, WINDOW_PASSENGERS);
-                enqueue_windows(self.sorter, at, len, self.key_bytes, passes, maps)
-            }
-            Schedule::V1 => {
-                let passes = chunk_schedule(
-                    len,
-                    TILE_LOG2,
-                    GLOBAL_MAX_MIRROR_STEPS,
-                    GLOBAL_MAX_FUSED_STEPS,
-                );
-                enqueue_passes(self.sorter, at, len, self.key_bytes, passes, maps)
-            }
-        }
+        let passes = windows(len, WINDOW_LOG2, WINDOW_PASSENGERS);
+        enqueue_windows(self.sorter, at, len, self.key_bytes, passes, maps)
     }
 
     fn finish(&mut self, written: &mut dyn FnMut(Range<u64>) -> Result<()>) -> Result<()> {
-        match self.sorter.bitonic {
-            Schedule::Windows => self.finish_windows(written),
-            Schedule::V1 => self.finish_v1(written),
-        }
+        self.finish_windows(written)
     }
 }
 
@@ -439,37 +284,6 @@ impl Chunked<'_> {
             let len = range.end - range.start;
             let passes = tail.iter().map(|w| w.restricted(OVERLAP_CHUNK_LOG2));
             enqueue_windows(self.sorter, at, len, kb, passes, (IDENTITY, self.map))?;
-            written(range)?;
-        }
-        Ok(())
-    }
-
-    /// [`Chunked::finish_windows`] for the v1 schedule: the passes of [`schedule`] from the
-    /// chunk on, those at the end that stay within chunks ([`block_tail`]) chunk by chunk.
-    fn finish_v1(&mut self, written: &mut dyn FnMut(Range<u64>) -> Result<()>) -> Result<()> {
-        let (n, kb) = (self.n, self.key_bytes);
-        let passes: Vec<Pass> = schedule(
-            n,
-            OVERLAP_CHUNK_LOG2,
-            TILE_LOG2,
-            GLOBAL_MAX_MIRROR_STEPS,
-            GLOBAL_MAX_FUSED_STEPS,
-        )
-        .collect();
-        if passes.is_empty() {
-            // At most one chunk: its sort was the whole sort.
-            return written(0..n);
-        }
-        let tail = block_tail(&passes, OVERLAP_CHUNK_LOG2);
-        let (head, tail) = passes.split_at(passes.len() - tail);
-        for &pass in head {
-            launch(self.sorter, self.keys, n, kb, pass, (IDENTITY, IDENTITY))?;
-        }
-        for range in chunk_ranges(n, OVERLAP_CHUNK) {
-            let at = self.keys + range.start * kb as u64;
-            let len = range.end - range.start;
-            let maps = (IDENTITY, self.map);
-            enqueue_passes(self.sorter, at, len, kb, tail.iter().copied(), maps)?;
             written(range)?;
         }
         Ok(())
@@ -539,11 +353,7 @@ mod tests {
     fn window_kernels_keep_their_keys_in_registers() {
         for k in [&KERNELS_32, &KERNELS_64] {
             for name in [k.window_tiles, k.window, k.window_wide, k.small] {
-                let body = super::super::kernel_ptx(name);
-                assert!(
-                    !body.contains(".local"),
-                    "{name} keeps arrays in local memory"
-                );
+                super::super::assert_no_local_memory(name, "docs/perf.md, v3: window passes");
             }
         }
     }
@@ -567,15 +377,6 @@ mod tests {
                 let body = super::super::kernel_ptx(name);
                 assert!(body.contains(&format!(".maxnreg {cap}\n")), "{name}");
             }
-        }
-    }
-
-    #[test]
-    fn gpusort_bitonic_v1_selects_the_old_schedule() {
-        assert_eq!(Schedule::named(Some("v1")), Schedule::V1);
-        assert_eq!(Schedule::named(Some(" V1 ")), Schedule::V1);
-        for other in [None, Some(""), Some("windows"), Some("v2")] {
-            assert_eq!(Schedule::named(other), Schedule::Windows);
         }
     }
 

@@ -404,11 +404,7 @@ mod tests {
             .flat_map(|&(_, sort, merge)| [sort, merge])
             .chain(others);
         for name in names {
-            let body = super::super::kernel_ptx(name);
-            assert!(
-                !body.contains(".local"),
-                "{name} keeps arrays in local memory (see docs/perf.md, Merge sort v2 plan)"
-            );
+            super::super::assert_no_local_memory(name, "docs/perf.md, Merge sort v2 plan");
         }
     }
 

@@ -50,7 +50,7 @@ use std::sync::{Mutex, PoisonError};
 /// use gpusort::gpu::KERNELS_PTX;
 ///
 /// assert!(KERNELS_PTX.contains(".entry bitonic_window_u32"));
-/// assert!(KERNELS_PTX.contains(".entry bitonic_global_4_u64"));
+/// assert!(KERNELS_PTX.contains(".entry bitonic_small_u64"));
 /// ```
 pub const KERNELS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
 
@@ -143,8 +143,6 @@ pub struct GpuSorter {
     progress: Option<ProgressHook>,
     /// Scratch and barrier counter of the one-launch small sort.
     small: bitonic::Workspace,
-    /// The bitonic schedule above the small sort (`GPUSORT_BITONIC`, read at creation).
-    bitonic: bitonic::Schedule,
     context: Context,
     device: Device,
     name: String,
@@ -230,7 +228,6 @@ impl GpuSorter {
             memory_budget: None,
             progress: None,
             small,
-            bitonic: bitonic::Schedule::from_env(),
             context,
             device,
             name,
@@ -658,11 +655,8 @@ impl GpuSorter {
     /// ([`kernels_gpu::window`]): each launch's blocks hold 8192 keys that agree on all but 13
     /// index bits and run as many of the network's following steps on those bits as they can,
     /// in registers, warp shuffles and shared memory (23 launches at 2^25 keys, 31 at 2^28).
-    /// (`GPUSORT_BITONIC=v1` in the environment when the sorter is created selects the earlier
-    /// schedule: per stage above the tile a few global passes and one tile merge,
-    /// [`kernels_gpu::bitonic::schedule`].) Keys are mapped to order-preserving unsigned bits
-    /// as they are first loaded and mapped back as they are last stored, so signed, float and
-    /// descending sorts cost no extra pass.
+    /// Keys are mapped to order-preserving unsigned bits as they are first loaded and mapped
+    /// back as they are last stored, so signed, float and descending sorts cost no extra pass.
     ///
     /// # Errors
     /// [`Error::TooLong`] beyond [`MAX_KEYS`] keys, or [`Error::Cuda`] (launch or execution
@@ -1178,6 +1172,16 @@ fn kernel_ptx(name: &str) -> &'static str {
     &body[..body
         .find("\n}\n")
         .expect("an entry ends with a closing brace")]
+}
+
+/// Asserts that kernel `name` keeps its arrays in registers: no local (stack) memory in its
+/// PTX. `see` says where the cost of the alternative is recorded.
+#[cfg(test)]
+fn assert_no_local_memory(name: &str, see: &str) {
+    assert!(
+        !kernel_ptx(name).contains(".local"),
+        "{name} keeps arrays in local memory (see {see})"
+    );
 }
 
 /// `cuInit`, with the failures that mean "no driver" told apart from "no device".

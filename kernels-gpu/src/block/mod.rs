@@ -4,8 +4,6 @@
 //! one CPU thread.
 pub mod merge;
 pub mod small;
-#[cfg(target_arch = "nvptx64")]
-pub mod tile;
 pub mod window;
 
 /// The threads that work on one tile.
