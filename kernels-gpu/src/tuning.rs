@@ -81,17 +81,17 @@ pub const fn window_shared_bytes(key_bytes: u32) -> u32 {
 /// Register limit of each kernel (`.maxnreg`, written into the PTX by `host/build.rs`, as
 /// `__launch_bounds__` would in CUDA C++).
 ///
-/// The tile-sort kernels get the most registers that still let a block of
-/// [`MERGE_SORT_THREADS`] threads launch (`__launch_bounds__(MERGE_SORT_THREADS)`): with more,
-/// the launch would fail rather than spill.
+/// The tile-sort kernels get the most registers that still let one of their blocks
+/// ([`merge_sort_threads`] threads) launch (`__launch_bounds__`): with more, the launch would
+/// fail rather than spill.
 pub const MAX_REGISTERS: &[(&str, u32)] = &[
-    ("merge_sort_tiles_u32", MERGE_SORT_MAX_REGISTERS),
-    ("merge_sort_tiles_u32_u32", MERGE_SORT_MAX_REGISTERS),
-    ("merge_sort_tiles_u32_u64", MERGE_SORT_MAX_REGISTERS),
-    ("merge_sort_tiles_u64", MERGE_SORT_MAX_REGISTERS),
-    ("merge_sort_tiles_u64_u32", MERGE_SORT_MAX_REGISTERS),
-    ("merge_sort_tiles_u64_u64", MERGE_SORT_MAX_REGISTERS),
-    ("merge_sort_tiles_u32_u128", MERGE_SORT_MAX_REGISTERS),
+    ("merge_sort_tiles_u32", merge_sort_registers(4, 0)),
+    ("merge_sort_tiles_u32_u32", merge_sort_registers(4, 4)),
+    ("merge_sort_tiles_u32_u64", merge_sort_registers(4, 8)),
+    ("merge_sort_tiles_u64", merge_sort_registers(8, 0)),
+    ("merge_sort_tiles_u64_u32", merge_sort_registers(8, 4)),
+    ("merge_sort_tiles_u64_u64", merge_sort_registers(8, 8)),
+    ("merge_sort_tiles_u32_u128", merge_sort_registers(4, 16)),
     ("bitonic_small_u32", SMALL_MAX_REGISTERS),
     ("bitonic_small_u64", SMALL_MAX_REGISTERS),
     ("bitonic_window_tiles_u32", WINDOW_TILES_MAX_REGISTERS_32),
@@ -116,14 +116,6 @@ pub const WINDOW_TILES_MAX_REGISTERS_32: u32 = 32;
 /// registers): two blocks per multiprocessor. ptxas 12.9: the tile sort fits (72 uncapped); the
 /// pass spills 6 words of its phase loop's bookkeeping (79 uncapped), which stay in L1.
 pub const WINDOW_MAX_REGISTERS_64: u32 = 65536 / (2 * WINDOW_THREADS);
-
-/// Registers per thread that let one block of [`MERGE_SORT_THREADS`] threads fit in a
-/// multiprocessor's 65536 (255 at most, the architecture's limit).
-const MERGE_SORT_MAX_REGISTERS: u32 = if 65536 / MERGE_SORT_THREADS > 255 {
-    255
-} else {
-    65536 / MERGE_SORT_THREADS
-};
 
 /// Registers a thread of the small sort may use: a block of 2^SMALL_TILE_LOG2 / SMALL_RUN
 /// threads must fit the multiprocessor's 65536 registers (ptxas used 126 for `u32` keys and 160
@@ -178,14 +170,30 @@ pub const MERGE_SORT_TILE: u32 = MERGE_SORT_THREADS * MERGE_VT;
 pub const MAX_SHARED_BYTES: u32 = 227 * 1024;
 
 /// Threads of the tile sort of keys of `key_bytes` with values of `value_bytes`:
-/// [`MERGE_SORT_THREADS`], or [`MERGE_THREADS`] where that tile does not fit in shared memory
-/// (8-byte keys with 16-byte values: 278 KB).
+/// [`MERGE_SORT_THREADS`], or half as many, and so on down to [`MERGE_THREADS`], while that
+/// tile does not fit in shared memory.
+///
+/// ```
+/// use kernels_gpu::tuning::{MERGE_THREADS, merge_sort_threads};
+/// // 8-byte keys with 16-byte values: 4352 keys take 174 KB, twice as many would not fit.
+/// assert_eq!(merge_sort_threads(8, 16), MERGE_THREADS);
+/// ```
 pub const fn merge_sort_threads(key_bytes: u32, value_bytes: u32) -> u32 {
-    if merge_sort_shared_bytes(MERGE_SORT_TILE, key_bytes, value_bytes) <= MAX_SHARED_BYTES {
-        MERGE_SORT_THREADS
-    } else {
-        MERGE_THREADS
+    let mut threads = MERGE_SORT_THREADS;
+    while threads > MERGE_THREADS
+        && merge_sort_shared_bytes(threads * MERGE_VT, key_bytes, value_bytes) > MAX_SHARED_BYTES
+    {
+        threads /= 2;
     }
+    threads
+}
+
+/// Registers per thread that let one tile-sort block of keys of `key_bytes` with values of
+/// `value_bytes` fit in a multiprocessor's 65536 (255 at most, the architecture's limit):
+/// `__launch_bounds__(merge_sort_threads(..))`.
+const fn merge_sort_registers(key_bytes: u32, value_bytes: u32) -> u32 {
+    let fit = 65536 / merge_sort_threads(key_bytes, value_bytes);
+    if fit > 255 { 255 } else { fit }
 }
 
 /// Keys per tile-sort tile for keys of `key_bytes` with values of `value_bytes`.
