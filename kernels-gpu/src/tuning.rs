@@ -161,7 +161,10 @@ pub const MERGE_TILE: u32 = MERGE_THREADS * MERGE_VT;
 /// fewer follows (12 at 2^25 keys, 15 at 2^28). A round of merges inside a block costs about
 /// a third of a merge pass through device memory. Set it to [`MERGE_THREADS`] (256) for the
 /// other variant (CUB's shape: 13 passes at 2^25, 16 at 2^28); docs/perf.md, "Merge sort v2
-/// plan". At most 128 registers per thread at 512 threads: [`MAX_REGISTERS`] caps them.
+/// plan". 1024 (one pass fewer again) was slower: its tenth round, one block per
+/// multiprocessor, costs more than the pass it saves (u32 1.533 vs 1.520 ms at 2^25;
+/// docs/perf.md, "Tile sort of 1024 threads"). At most 128 registers per thread at 512
+/// threads: [`MAX_REGISTERS`] caps them.
 pub const MERGE_SORT_THREADS: u32 = 512;
 /// Keys per tile-sort tile: the sorted runs the merge passes start from.
 pub const MERGE_SORT_TILE: u32 = MERGE_SORT_THREADS * MERGE_VT;
