@@ -80,3 +80,38 @@ pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {
         x
     }
 }
+
+/// Checks a CPU emulation's key maps, applied on the first load and undone on the last store,
+/// on `n` keys drawn from `next`: f32 keys descending (NaN, −0.0 and −∞ among them) against
+/// `total_cmp`, then i64 keys ascending. `sort32` and `sort64` sort their keys with the given
+/// map as both encode and decode.
+#[cfg(test)]
+pub(crate) fn check_key_maps(
+    n: usize,
+    next: &mut impl FnMut() -> u64,
+    sort32: impl FnOnce(&mut [u32], u32),
+    sort64: impl FnOnce(&mut [u64], u32),
+) {
+    use crate::keys::{KIND_FLOAT, KIND_SIGNED, key_map};
+    let floats: Vec<f32> = (0..n)
+        .map(|i| match i % 97 {
+            0 => f32::NAN,
+            1 => -0.0,
+            2 => f32::NEG_INFINITY,
+            _ => (next() as i32) as f32 / 1e3,
+        })
+        .collect();
+    let mut bits: Vec<u32> = floats.iter().map(|f| f.to_bits()).collect();
+    sort32(&mut bits, key_map(KIND_FLOAT, true));
+    let mut expected = floats.clone();
+    expected.sort_by(|a, b| b.total_cmp(a));
+    let expected: Vec<u32> = expected.iter().map(|f| f.to_bits()).collect();
+    assert_eq!(bits, expected, "f32 descending, n = {n}");
+
+    let ints: Vec<i64> = (0..n).map(|_| next() as i64 >> 40).collect();
+    let mut bits: Vec<u64> = ints.iter().map(|&i| i as u64).collect();
+    sort64(&mut bits, key_map(KIND_SIGNED, false));
+    let mut expected = ints.clone();
+    expected.sort_unstable();
+    assert_eq!(bits, expected.iter().map(|&i| i as u64).collect::<Vec<_>>());
+}

@@ -586,8 +586,8 @@ pub fn sort_like_the_gpu<K: KeyBits>(keys: &mut [K], tile_log2: u32, encode: u32
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::block::xorshift;
-    use crate::keys::{KIND_FLOAT, KIND_SIGNED, key_map};
+    use crate::block::{check_key_maps, xorshift};
+    use crate::keys::{KIND_SIGNED, key_map};
     use crate::overlap::chunk_ranges;
     use crate::window::{windows, windows_from};
     use proptest::prelude::*;
@@ -667,29 +667,12 @@ mod tests {
     fn key_maps_apply_in_the_tile_sort_and_the_last_window() {
         let mut next = xorshift(3);
         for (n, l) in [(700, 9), (9000, 9), (40_000, 13)] {
-            let floats: Vec<f32> = (0..n)
-                .map(|i| match i % 97 {
-                    0 => f32::NAN,
-                    1 => -0.0,
-                    2 => f32::NEG_INFINITY,
-                    _ => (next() as i32) as f32 / 1e3,
-                })
-                .collect();
-            let mut bits: Vec<u32> = floats.iter().map(|f| f.to_bits()).collect();
-            let map = key_map(KIND_FLOAT, true);
-            sort_like_the_gpu(&mut bits, l, map, map);
-            let mut expected = floats.clone();
-            expected.sort_by(|a, b| b.total_cmp(a));
-            let expected: Vec<u32> = expected.iter().map(|f| f.to_bits()).collect();
-            assert_eq!(bits, expected, "f32 descending, n = {n}");
-
-            let ints: Vec<i64> = (0..n).map(|_| next() as i64 >> 40).collect();
-            let mut bits: Vec<u64> = ints.iter().map(|&i| i as u64).collect();
-            let map = key_map(KIND_SIGNED, false);
-            sort_like_the_gpu(&mut bits, l, map, map);
-            let mut expected = ints.clone();
-            expected.sort_unstable();
-            assert_eq!(bits, expected.iter().map(|&i| i as u64).collect::<Vec<_>>());
+            check_key_maps(
+                n,
+                &mut next,
+                |keys, map| sort_like_the_gpu(keys, l, map, map),
+                |keys, map| sort_like_the_gpu(keys, l, map, map),
+            );
         }
     }
 
