@@ -153,22 +153,15 @@ fn enqueue_windows(
     passes: impl Iterator<Item = WindowPass>,
     (encode, decode): (u32, u32),
 ) -> Result<()> {
-    decoding_last(passes, decode, |pass, decode| {
-        launch_window(sorter, keys, n, key_bytes, &pass, (encode, decode))
-    })
-}
-
-/// Runs `launch(pass, decode)` for each of `passes` in order: the last with `decode`, the
-/// others with `IDENTITY`, which leaves the keys encoded for the passes after them.
-fn decoding_last<P>(
-    passes: impl Iterator<Item = P>,
-    decode: u32,
-    mut launch: impl FnMut(P, u32) -> Result<()>,
-) -> Result<()> {
     let mut passes = passes.peekable();
     while let Some(pass) = passes.next() {
-        let last = passes.peek().is_none();
-        launch(pass, if last { decode } else { IDENTITY })?;
+        // The passes before the last leave the keys encoded for the ones after them.
+        let decode = if passes.peek().is_none() {
+            decode
+        } else {
+            IDENTITY
+        };
+        launch_window(sorter, keys, n, key_bytes, &pass, (encode, decode))?;
     }
     Ok(())
 }
@@ -248,17 +241,11 @@ impl ChunkedSort for Chunked<'_> {
         enqueue_windows(self.sorter, at, len, self.key_bytes, passes, maps)
     }
 
-    fn finish(&mut self, written: &mut dyn FnMut(Range<u64>) -> Result<()>) -> Result<()> {
-        self.finish_windows(written)
-    }
-}
-
-impl Chunked<'_> {
     /// The windows of the stages above the chunk over the whole array; those at the end that
     /// compare keys within chunks only ([`WindowPass::stays_within`]) chunk by chunk, each
     /// launched on its chunk alone ([`WindowPass::restricted`]), the chunk's keys final (and
     /// decoded) once its last window is done.
-    fn finish_windows(&mut self, written: &mut dyn FnMut(Range<u64>) -> Result<()>) -> Result<()> {
+    fn finish(&mut self, written: &mut dyn FnMut(Range<u64>) -> Result<()>) -> Result<()> {
         let (n, kb) = (self.n, self.key_bytes);
         let rest: Vec<WindowPass> =
             windows_from(n, OVERLAP_CHUNK_LOG2, WINDOW_LOG2, WINDOW_PASSENGERS).collect();
