@@ -169,6 +169,26 @@ pub const MERGE_SORT_THREADS: u32 = 512;
 /// Keys per tile-sort tile: the sorted runs the merge passes start from.
 pub const MERGE_SORT_TILE: u32 = MERGE_SORT_THREADS * MERGE_VT;
 
+/// log2 of the output tile of the keys-only merge passes (`merge_pass_network_*`,
+/// [`crate::block::network_merge`]): 256 threads × 16 keys, merged by a bitonic network.
+pub const NETWORK_MERGE_LOG2: u32 = 12;
+/// Keys per output tile of the keys-only merge passes; it divides the bitonic tile sort's
+/// tile ([`TILE_KEYS`]), which the keys-only merge sort starts from.
+pub const NETWORK_MERGE_TILE: u32 = 1 << NETWORK_MERGE_LOG2;
+/// Threads per block of the keys-only merge passes.
+pub const NETWORK_MERGE_THREADS: u32 = NETWORK_MERGE_TILE / SMALL_RUN;
+
+/// Whether the merge sort of keys alone (no values) of `key_bytes` bytes sorts its tiles with
+/// the bitonic tile sort (`bitonic_window_tiles_*`, tiles of [`TILE_KEYS`]) and merges with
+/// networks (`merge_pass_network_*`), rather than with the stable tile sort and serial
+/// merges: the two give the same bits for keys alone (equal keys are equal bits). Measured
+/// (H200, 2026-11-21, docs/perf.md, "Keys-only merge sort: bitonic tiles and network merges"):
+/// 4-byte keys 1.533 → 1.407 ms at 2^25 (the bitonic tile sort 414 → 289 µs, passes as fast);
+/// 8-byte keys stay stable: their bitonic tile sort takes 1039 µs against 668.
+pub const fn network_merge(key_bytes: u32) -> bool {
+    key_bytes == 4
+}
+
 /// Dynamic shared memory one block may have on an H100 or H200.
 pub const MAX_SHARED_BYTES: u32 = 227 * 1024;
 

@@ -184,11 +184,14 @@ fn launch_window(
     let what = || format!("launching window pass {pass:?} for {n} keys");
     if pass.sort {
         let f = function(&sorter.module, k.window_tiles)?;
-        // SAFETY: `keys` holds n keys on this context's device; the launch shape is the
-        // kernel's (ceil(n / 2^WINDOW_LOG2) blocks of WINDOW_THREADS threads, a tile of shared
-        // memory).
+        // SAFETY: `keys` holds n keys on this context's device, sorted in place (no edges);
+        // the launch shape is the kernel's (ceil(n / 2^WINDOW_LOG2) blocks of WINDOW_THREADS
+        // threads, a tile of shared memory).
+        let no_edges = 0u64;
         let launched = unsafe {
-            launch!(f<<<blocks, WINDOW_THREADS, shared, stream>>>(keys, n, encode, decode))
+            launch!(f<<<blocks, WINDOW_THREADS, shared, stream>>>(
+                keys, keys, no_edges, n, encode, decode
+            ))
         };
         return launched.context(&what());
     }

@@ -12,8 +12,10 @@ use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::merge::{Pass, SEARCH_LANES, Step, chunk_schedule, merge_passes, schedule};
 use kernels_gpu::overlap::tile_parts;
 use kernels_gpu::tuning::{
-    LAST_PASS_PARTS, MERGE_THREADS, MERGE_TILE, PARTITION_THREADS, merge_overlap_chunk,
-    merge_shared_bytes, merge_sort_shared_bytes, merge_sort_threads, merge_sort_tile,
+    LAST_PASS_PARTS, MERGE_THREADS, MERGE_TILE, NETWORK_MERGE_THREADS, NETWORK_MERGE_TILE,
+    PARTITION_THREADS, TILE_KEYS, WINDOW_THREADS, merge_overlap_chunk, merge_shared_bytes,
+    merge_sort_shared_bytes, merge_sort_threads, merge_sort_tile, network_merge, tile_shared_words,
+    window_shared_bytes,
 };
 use std::ops::Range;
 
@@ -21,7 +23,7 @@ use std::ops::Range;
 /// of any type travels in the smallest of these that holds it.
 pub const VALUE_BYTES: [usize; 4] = [0, 4, 8, 16];
 
-/// Kernel names per (key bytes, value bytes): tile sort and merge pass.
+/// Kernel names per (key bytes, value bytes): stable tile sort and merge pass.
 const KERNELS: [((usize, usize), &str, &str); 8] = [
     ((4, 0), "merge_sort_tiles_u32", "merge_pass_u32"),
     ((4, 4), "merge_sort_tiles_u32_u32", "merge_pass_u32_u32"),
@@ -33,56 +35,105 @@ const KERNELS: [((usize, usize), &str, &str); 8] = [
     ((8, 16), "merge_sort_tiles_u64_u128", "merge_pass_u64_u128"),
 ];
 
-fn kernels(key_bytes: usize, value_bytes: usize) -> (&'static str, &'static str) {
-    let (_, sort, merge) = KERNELS
-        .iter()
-        .find(|(widths, ..)| *widths == (key_bytes, value_bytes))
-        .expect("keys of 4 or 8 bytes, values of 0, 4, 8 or 16 bytes");
-    (sort, merge)
+/// The keys-only path's kernels per key width ([`network_merge`]): the bitonic tile sort and
+/// the network merge pass.
+const NETWORK_KERNELS: [(usize, &str, &str); 2] = [
+    (4, "bitonic_window_tiles_u32", "merge_pass_network_u32"),
+    (8, "bitonic_window_tiles_u64", "merge_pass_network_u64"),
+];
+
+/// How a merge sort of keys of one width with values of one width runs: its kernels and their
+/// tiles and blocks.
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    /// The tile sort.
+    sort: &'static str,
+    /// The merge pass.
+    merge: &'static str,
+    /// Keys per tile-sort tile (the runs the passes start from).
+    sort_tile: u64,
+    sort_threads: u32,
+    sort_shared: u32,
+    /// Keys per output tile of a merge pass (one split and two edges each).
+    merge_tile: u64,
+    merge_threads: u32,
+    merge_shared: u32,
+    /// The keys-only path: bitonic tile sort and network merges, whose kernels take no value
+    /// pointers.
+    network: bool,
 }
 
-/// Keys per tile-sort tile for these widths ([`merge_sort_tile`]).
-fn sort_tile(key_bytes: usize, value_bytes: usize) -> u32 {
-    merge_sort_tile(key_bytes as u32, value_bytes as u32)
-}
+impl Shape {
+    fn new(key_bytes: usize, value_bytes: usize) -> Shape {
+        let (kb, vb) = (key_bytes as u32, value_bytes as u32);
+        if value_bytes == 0 && network_merge(kb) {
+            let (_, sort, merge) = *NETWORK_KERNELS
+                .iter()
+                .find(|(k, ..)| *k == key_bytes)
+                .expect("keys of 4 or 8 bytes");
+            return Shape {
+                sort,
+                merge,
+                sort_tile: u64::from(TILE_KEYS),
+                sort_threads: WINDOW_THREADS,
+                sort_shared: window_shared_bytes(kb),
+                merge_tile: u64::from(NETWORK_MERGE_TILE),
+                merge_threads: NETWORK_MERGE_THREADS,
+                merge_shared: tile_shared_words(NETWORK_MERGE_TILE) * kb,
+                network: true,
+            };
+        }
+        let (_, sort, merge) = *KERNELS
+            .iter()
+            .find(|(widths, ..)| *widths == (key_bytes, value_bytes))
+            .expect("keys of 4 or 8 bytes, values of 0, 4, 8 or 16 bytes");
+        let sort_tile = merge_sort_tile(kb, vb);
+        Shape {
+            sort,
+            merge,
+            sort_tile: u64::from(sort_tile),
+            sort_threads: merge_sort_threads(kb, vb),
+            sort_shared: merge_sort_shared_bytes(sort_tile, kb, vb),
+            merge_tile: u64::from(MERGE_TILE),
+            merge_threads: MERGE_THREADS,
+            merge_shared: merge_shared_bytes(MERGE_TILE, kb, vb),
+            network: false,
+        }
+    }
 
-/// [`sort_tile`] of a launch's widths, as `u64`.
-fn sort_tile_of(l: &Launch) -> u64 {
-    u64::from(sort_tile(l.key_bytes, l.value_bytes))
-}
-
-/// Dynamic shared memory of a merge-pass block.
-fn shared_bytes(key_bytes: usize, value_bytes: usize) -> u32 {
-    merge_shared_bytes(MERGE_TILE, key_bytes as u32, value_bytes as u32)
-}
-
-/// Dynamic shared memory of a tile-sort block (the merge pass's, plus the tile's values).
-fn sort_shared_bytes(key_bytes: usize, value_bytes: usize) -> u32 {
-    merge_sort_shared_bytes(
-        sort_tile(key_bytes, value_bytes),
-        key_bytes as u32,
-        value_bytes as u32,
-    )
+    fn of(l: &Launch) -> Shape {
+        Shape::new(l.key_bytes, l.value_bytes)
+    }
 }
 
 /// Lets each tile-sort and merge kernel use its shared memory (up to 171 KB for the tile sort
-/// of 8-byte keys with 16-byte values, above the default 48 KB).
+/// of 8-byte keys with 16-byte values, above the default 48 KB). The bitonic tile sorts are
+/// configured with the bitonic kernels.
 pub(super) fn configure(module: &Module) -> Result<()> {
     for ((kb, vb), sort, merge) in KERNELS {
-        set_shared_attributes(module, sort, sort_shared_bytes(kb, vb))?;
-        set_shared_attributes(module, merge, shared_bytes(kb, vb))?;
+        let (kb, vb) = (kb as u32, vb as u32);
+        let tile = merge_sort_tile(kb, vb);
+        set_shared_attributes(module, sort, merge_sort_shared_bytes(tile, kb, vb))?;
+        set_shared_attributes(module, merge, merge_shared_bytes(MERGE_TILE, kb, vb))?;
+    }
+    for (kb, _, merge) in NETWORK_KERNELS {
+        set_shared_attributes(
+            module,
+            merge,
+            tile_shared_words(NETWORK_MERGE_TILE) * kb as u32,
+        )?;
     }
     for (kb, name) in [(4, "merge_two_u32"), (8, "merge_two_u64")] {
-        set_shared_attributes(module, name, shared_bytes(kb, 0))?;
+        set_shared_attributes(module, name, merge_shared_bytes(MERGE_TILE, kb, 0))?;
     }
     Ok(())
 }
 
 /// Bytes of device scratch the stable sort of `n` keys of `key_bytes` with values of
 /// `value_bytes` (0 for keys only) needs: a second buffer of `n` keys and `n` values for the
-/// ping-pong, and per merge tile of `MERGE_TILE` keys one `u64` merge-path split and two keys
-/// (its edges, [`kernels_gpu::merge::partition_pass`]). Zero when the keys fit in one tile of
-/// the tile sort (`MERGE_SORT_TILE` keys; it works in place).
+/// ping-pong, and per output tile of a merge pass one `u64` merge-path split and two keys (its
+/// edges, [`kernels_gpu::merge::partition_pass`]). Zero when the keys fit in one tile of the
+/// tile sort (it works in place).
 pub fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64 {
     let layout = Layout::new(n, key_bytes, value_bytes);
     layout.total
@@ -99,7 +150,8 @@ struct Layout {
 
 impl Layout {
     fn new(n: u64, key_bytes: usize, value_bytes: usize) -> Layout {
-        if merge_passes(n, u64::from(sort_tile(key_bytes, value_bytes))) == 0 {
+        let shape = Shape::new(key_bytes, value_bytes);
+        if merge_passes(n, shape.sort_tile) == 0 {
             return Layout {
                 values: 0,
                 splits: 0,
@@ -107,7 +159,7 @@ impl Layout {
                 total: 0,
             };
         }
-        let tiles = n.div_ceil(u64::from(MERGE_TILE));
+        let tiles = n.div_ceil(shape.merge_tile);
         let values = (n * key_bytes as u64).next_multiple_of(value_bytes.max(8) as u64);
         let splits = values + (n * value_bytes as u64).next_multiple_of(8);
         let edges = splits + tiles * 8;
@@ -146,7 +198,7 @@ pub(super) fn enqueue(sorter: &GpuSorter, l: &Launch) -> Result<()> {
         return Ok(());
     }
     let all = Window::new(l, 0..l.n);
-    for step in schedule(l.n, u64::from(sort_tile(l.key_bytes, l.value_bytes)), 1) {
+    for step in schedule(l.n, Shape::of(l).sort_tile, 1) {
         enqueue_step(sorter, l, &all, step, 1, &mut |_| Ok(()))?;
     }
     Ok(())
@@ -165,11 +217,12 @@ struct Window {
 }
 
 impl Window {
-    /// `range` starts at a multiple of `MERGE_TILE` (its splits start at its first tile's).
+    /// `range` starts at a multiple of the merge tile (its splits start at its first tile's).
     fn new(l: &Launch, range: Range<u64>) -> Window {
         let layout = Layout::new(l.n, l.key_bytes, l.value_bytes);
+        let tile = Shape::of(l).merge_tile;
         let (kb, vb, at) = (l.key_bytes as u64, l.value_bytes as u64, range.start);
-        debug_assert_eq!(at % u64::from(MERGE_TILE), 0);
+        debug_assert_eq!(at % tile, 0);
         // No values: null pointers, as the kernels expect.
         let values = |base: u64| if vb == 0 { 0 } else { base + at * vb };
         Window {
@@ -177,8 +230,8 @@ impl Window {
             values: values(l.values),
             scratch_keys: l.scratch + at * kb,
             scratch_values: values(l.scratch + layout.values),
-            splits: l.scratch + layout.splits + at / u64::from(MERGE_TILE) * 8,
-            edges: l.scratch + layout.edges + at / u64::from(MERGE_TILE) * 2 * kb,
+            splits: l.scratch + layout.splits + at / tile * 8,
+            edges: l.scratch + layout.edges + at / tile * 2 * kb,
             n: range.end - range.start,
         }
     }
@@ -195,16 +248,15 @@ fn enqueue_step(
     parts: u64,
     written: &mut dyn FnMut(Range<u64>) -> Result<()>,
 ) -> Result<()> {
-    let (sort_name, merge_name) = kernels(l.key_bytes, l.value_bytes);
+    let shape = Shape::of(l);
     let partition_name = if l.key_bytes == 8 {
         "merge_partition_u64"
     } else {
         "merge_partition_u32"
     };
-    let shared = shared_bytes(l.key_bytes, l.value_bytes);
     let (module, stream, n, splits, edges) =
         (&sorter.module, &sorter.stream, w.n, w.splits, w.edges);
-    let tile = u64::from(MERGE_TILE);
+    let tile = shape.merge_tile;
     let tiles = n.div_ceil(tile);
     let pick = |scratch: bool| {
         if scratch {
@@ -219,17 +271,23 @@ fn enqueue_step(
     // its layout) on this context's device; the launch shapes are those the kernels document.
     match step.pass {
         Pass::SortTiles => {
-            let f = function(module, sort_name)?;
-            let sort_tile = u64::from(sort_tile(l.key_bytes, l.value_bytes));
-            let (grid, map) = (n.div_ceil(sort_tile) as u32, l.encode);
-            let threads = merge_sort_threads(l.key_bytes as u32, l.value_bytes as u32);
-            let shared = sort_shared_bytes(l.key_bytes, l.value_bytes);
-            unsafe {
-                launch!(f<<<grid, threads, shared, stream>>>(
-                    src_k, dst_k, src_v, dst_v, edges, n, map, decode
-                ))
-            }
-            .context(&format!("launching the tile sort for {n} keys"))?;
+            let f = function(module, shape.sort)?;
+            let (grid, map) = (n.div_ceil(shape.sort_tile) as u32, l.encode);
+            let (threads, shared) = (shape.sort_threads, shape.sort_shared);
+            let launched = if shape.network {
+                unsafe {
+                    launch!(f<<<grid, threads, shared, stream>>>(
+                        src_k, dst_k, edges, n, map, decode
+                    ))
+                }
+            } else {
+                unsafe {
+                    launch!(f<<<grid, threads, shared, stream>>>(
+                        src_k, dst_k, src_v, dst_v, edges, n, map, decode
+                    ))
+                }
+            };
+            launched.context(&format!("launching the tile sort for {n} keys"))?;
             written(0..n)
         }
         Pass::Merge { width } => {
@@ -237,19 +295,29 @@ fn enqueue_step(
             let partition_blocks = partition_blocks(tiles);
             unsafe {
                 launch!(f<<<partition_blocks, PARTITION_THREADS, 0, stream>>>(
-                    src_k, edges, splits, n, width
+                    src_k, edges, splits, n, width, tile
                 ))
             }
             .context(&format!("launching the merge partition for {n} keys"))?;
-            let f = function(module, merge_name)?;
+            let f = function(module, shape.merge)?;
+            let (threads, shared) = (shape.merge_threads, shape.merge_shared);
             for part in tile_parts(tiles, parts) {
                 let (first_tile, grid) = (part.start, (part.end - part.start) as u32);
-                unsafe {
-                    launch!(f<<<grid, MERGE_THREADS, shared, stream>>>(
-                        src_k, dst_k, src_v, dst_v, edges, splits, n, width, first_tile, decode
-                    ))
-                }
-                .context(&format!(
+                let launched = if shape.network {
+                    unsafe {
+                        launch!(f<<<grid, threads, shared, stream>>>(
+                            src_k, dst_k, edges, splits, n, width, first_tile, decode
+                        ))
+                    }
+                } else {
+                    unsafe {
+                        launch!(f<<<grid, threads, shared, stream>>>(
+                            src_k, dst_k, src_v, dst_v, edges, splits, n, width, first_tile,
+                            decode
+                        ))
+                    }
+                };
+                launched.context(&format!(
                     "launching a merge pass of width {width} for {n} keys"
                 ))?;
                 written(part.start * tile..(part.end * tile).min(n))?;
@@ -272,11 +340,11 @@ pub(super) struct Chunked<'a> {
 
 impl ChunkedSort for Chunked<'_> {
     fn chunk(&self) -> u64 {
-        merge_overlap_chunk(sort_tile_of(&self.launch))
+        merge_overlap_chunk(Shape::of(&self.launch).sort_tile)
     }
 
     fn sort_chunk(&mut self, range: Range<u64>) -> Result<()> {
-        let (l, tile) = (&self.launch, sort_tile_of(&self.launch));
+        let (l, tile) = (&self.launch, Shape::of(&self.launch).sort_tile);
         let w = Window::new(l, range);
         for step in chunk_schedule(l.n, tile, self.chunk()) {
             enqueue_step(self.sorter, l, &w, step, 1, &mut |_| Ok(()))?;
@@ -285,7 +353,7 @@ impl ChunkedSort for Chunked<'_> {
     }
 
     fn finish(&mut self, written: &mut dyn FnMut(Range<u64>) -> Result<()>) -> Result<()> {
-        let (l, tile) = (&self.launch, sort_tile_of(&self.launch));
+        let (l, tile) = (&self.launch, Shape::of(&self.launch).sort_tile);
         let all = Window::new(l, 0..l.n);
         let mut steps = schedule(l.n, tile, self.chunk()).peekable();
         while let Some(step) = steps.next() {
@@ -333,7 +401,7 @@ pub(crate) fn enqueue_merge_two(
     }
     .context(&format!("launching the partition of a merge of {n} keys"))?;
     let f = function(module, merge_name)?;
-    let shared = shared_bytes(key_bytes, 0);
+    let shared = merge_shared_bytes(MERGE_TILE, key_bytes as u32, 0);
     // SAFETY: as above.
     unsafe {
         launch!(f<<<tiles as u32, MERGE_THREADS, shared, stream>>>(
@@ -355,20 +423,26 @@ mod tests {
 
     #[test]
     fn scratch_is_a_second_buffer_plus_splits_and_edges_or_nothing() {
-        let (s, t) = (u64::from(MERGE_SORT_TILE), u64::from(MERGE_TILE));
-        // A split (8 bytes) and two edge keys per merge tile.
-        let splits = |n: u64, kb: u64| n.div_ceil(t) * (8 + 2 * kb);
-        assert_eq!(scratch_bytes(0, 4, 0), 0);
-        assert_eq!(scratch_bytes(s, 8, 8), 0);
-        assert_eq!(
-            scratch_bytes(s + 1, 4, 0),
-            (4 * (s + 1)).next_multiple_of(8) + splits(s + 1, 4)
-        );
-        assert_eq!(
-            scratch_bytes(3 * s, 8, 4),
-            8 * 3 * s + 4 * 3 * s + splits(3 * s, 8)
-        );
+        for (kb, vb) in [(4, 0), (8, 0), (4, 4), (8, 8), (8, 16)] {
+            let shape = Shape::new(kb, vb);
+            let (s, t) = (shape.sort_tile, shape.merge_tile);
+            let (kb64, vb64) = (kb as u64, vb as u64);
+            // A split (8 bytes) and two edge keys per merge tile.
+            let splits = |n: u64| n.div_ceil(t) * (8 + 2 * kb64);
+            assert_eq!(scratch_bytes(0, kb, vb), 0);
+            assert_eq!(scratch_bytes(s, kb, vb), 0, "one tile sorts in place");
+            for n in [s + 1, 3 * s, 5 * s + 7] {
+                let keys = kb64 * n;
+                let values = (vb64 * n).next_multiple_of(8);
+                assert_eq!(
+                    scratch_bytes(n, kb, vb),
+                    keys.next_multiple_of(vb64.max(8)) + values + splits(n),
+                    "n = {n}, {kb}-byte keys, {vb}-byte values"
+                );
+            }
+        }
         // 16-byte values start 16-aligned whatever n.
+        let s = u64::from(MERGE_SORT_TILE);
         for n in [s + 1, s + 2, s + 3, 5 * s + 7] {
             for vb in VALUE_BYTES {
                 let layout = Layout::new(n, 4, vb);
@@ -402,6 +476,7 @@ mod tests {
             .iter()
             .filter(|&&((_, vb), ..)| vb < 16)
             .flat_map(|&(_, sort, merge)| [sort, merge])
+            .chain(NETWORK_KERNELS.iter().map(|&(_, _, merge)| merge))
             .chain(others);
         for name in names {
             super::super::assert_no_local_memory(name, "docs/perf.md, Merge sort v2 plan");
@@ -410,9 +485,10 @@ mod tests {
 
     #[test]
     fn a_chunk_window_offsets_every_buffer_by_its_first_key() {
-        for (kb, vb) in [(4, 0), (4, 16), (8, 4), (8, 8), (8, 16)] {
-            let c = merge_overlap_chunk(u64::from(sort_tile(kb, vb)));
-            assert_eq!(c % u64::from(MERGE_TILE), 0, "chunks start on a merge tile");
+        for (kb, vb) in [(4, 0), (8, 0), (4, 16), (8, 4), (8, 8), (8, 16)] {
+            let shape = Shape::new(kb, vb);
+            let (c, t) = (merge_overlap_chunk(shape.sort_tile), shape.merge_tile);
+            assert_eq!(c % t, 0, "chunks start on a merge tile");
             let n = 3 * c + 12345;
             let l = Launch {
                 keys: 0x1000_0000_0000,
@@ -435,10 +511,8 @@ mod tests {
                 assert_eq!(w.n, if i < 3 { c } else { 12345 });
                 assert_eq!(w.keys, l.keys + at * kb);
                 assert_eq!(w.scratch_keys, l.scratch + at * kb);
-                assert_eq!(
-                    w.splits,
-                    l.scratch + layout.splits + at / u64::from(MERGE_TILE) * 8
-                );
+                assert_eq!(w.splits, l.scratch + layout.splits + at / t * 8);
+                assert_eq!(w.edges, l.scratch + layout.edges + at / t * 2 * kb);
                 if vb == 0 {
                     assert_eq!((w.values, w.scratch_values), (0, 0), "no values: null");
                 } else {
@@ -446,9 +520,10 @@ mod tests {
                     assert_eq!(w.scratch_values, l.scratch + layout.values + at * vb);
                     assert_eq!(w.scratch_values % vb.max(8), 0, "values stay aligned");
                 }
-                // The chunk's splits lie inside the scratch buffer.
-                let tiles = w.n.div_ceil(u64::from(MERGE_TILE));
-                assert!(w.splits + tiles * 8 <= l.scratch + layout.total);
+                // The chunk's splits and edges lie inside the scratch buffer.
+                let tiles = w.n.div_ceil(t);
+                assert!(w.splits + tiles * 8 <= layout.edges + l.scratch);
+                assert!(w.edges + tiles * 2 * kb <= l.scratch + layout.total);
             }
         }
     }
@@ -457,14 +532,17 @@ mod tests {
     fn every_width_pair_has_kernels() {
         for kb in [4, 8] {
             for vb in VALUE_BYTES {
-                let (sort, merge) = kernels(kb, vb);
-                assert!(sort.starts_with("merge_sort_tiles_") && merge.starts_with("merge_pass_"));
-                for name in [sort, merge] {
+                let shape = Shape::new(kb, vb);
+                assert_eq!(shape.network, vb == 0 && network_merge(kb as u32));
+                for name in [shape.sort, shape.merge] {
                     assert!(
                         super::super::KERNELS_PTX.contains(&format!(".entry {name}(")),
                         "{name} is not in the PTX"
                     );
                 }
+                // Each output tile of a pass lies in one pair of runs: the merge tile divides
+                // the tile sort's.
+                assert_eq!(shape.sort_tile % shape.merge_tile, 0, "{shape:?}");
             }
         }
     }
@@ -475,11 +553,12 @@ mod tests {
         // H100 or H200 allows a block (after `configure` sets the attribute).
         let largest = KERNELS
             .iter()
-            .map(|&((kb, vb), ..)| sort_shared_bytes(kb, vb).max(shared_bytes(kb, vb)))
+            .map(|&((kb, vb), ..)| Shape::new(kb, vb))
+            .map(|s| s.sort_shared.max(s.merge_shared))
             .max();
         assert!(largest <= Some(MAX_SHARED_BYTES));
         // Only 8-byte keys with 16-byte values need the smaller tile.
-        assert_eq!(sort_tile(8, 16), MERGE_TILE);
-        assert_eq!(sort_tile(8, 8), MERGE_SORT_TILE);
+        assert_eq!(Shape::new(8, 16).sort_tile, u64::from(MERGE_TILE));
+        assert_eq!(Shape::new(8, 8).sort_tile, u64::from(MERGE_SORT_TILE));
     }
 }

@@ -3,6 +3,7 @@
 //! [`small::Team`]; all build for the host too, where the CPU tests run every thread's work on
 //! one CPU thread.
 pub mod merge;
+pub mod network_merge;
 pub mod small;
 pub mod window;
 

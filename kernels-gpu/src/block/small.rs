@@ -275,15 +275,23 @@ impl<K: KeyBits, T: Team<K>> SmallSort<K, T> {
         unsafe { self.store(&win, if last { keys } else { scratch }, last, n, decode) };
     }
 
-    /// The whole sort of a plan with one block (one window) of `keys[..n]`, as
-    /// [`SmallSort::window`]`(0, ..)` does it, with the stages written out rather than looped
+    /// The whole sort of a plan with one block (one window) of `src[..n]` into `dst[..n]`
+    /// (which may be `src`: every load comes before every store), as
+    /// [`SmallSort::window`]`(0, ..)` does it in place, with the stages written out rather than looped
     /// over: with the plan a constant (the window passes' tile sort), every step's bits are
     /// known and the code is straight-line, with no register moves at loop or branch joins.
     ///
     /// # Safety
     /// As [`SmallSort::window`]; the plan has one block.
     #[inline(always)]
-    pub unsafe fn sort_single_tile(&mut self, keys: *mut K, n: u32, encode: u32, decode: u32) {
+    pub unsafe fn sort_single_tile(
+        &mut self,
+        src: *const K,
+        dst: *mut K,
+        n: u32,
+        encode: u32,
+        decode: u32,
+    ) {
         debug_assert_eq!(self.plan.windows(), 1);
         let win = self.plan.window(0);
         // A full tile needs no bounds checks, the identity map no mapping: then load and store
@@ -292,9 +300,9 @@ impl<K: KeyBits, T: Team<K>> SmallSort<K, T> {
         // SAFETY: the caller's contract; a full tile holds the plan's 2^log2 positions.
         unsafe {
             if full && encode == IDENTITY {
-                self.load(&win, keys, false, n, encode);
+                self.load(&win, src, false, n, encode);
             } else {
-                self.load(&win, keys, true, n, encode);
+                self.load(&win, src, true, n, encode);
             }
         }
         self.to(Layout::Runs);
@@ -316,9 +324,9 @@ impl<K: KeyBits, T: Team<K>> SmallSort<K, T> {
         // SAFETY: as above.
         unsafe {
             if full && decode == IDENTITY {
-                self.store(&win, keys, false, n, decode);
+                self.store(&win, dst, false, n, decode);
             } else {
-                self.store(&win, keys, true, n, decode);
+                self.store(&win, dst, true, n, decode);
             }
         }
     }

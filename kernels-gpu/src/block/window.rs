@@ -475,18 +475,19 @@ impl<K: KeyBits, T: Team<K>> WindowSort<K, T> {
 }
 
 /// The tile sort of window passes with tiles of 2^`tile_log2` keys: block `tile` sorts keys
-/// `tile·2^L ..` (the last tile may be short; +∞ past `n`) ascending through the key map
-/// `encode`, and stores them through the inverse of `decode`. The small sort's window 0 on the
-/// tile ([`SmallSort`]: the classic network, stages 1 ..= L, in registers and shuffles).
+/// `tile·2^L ..` of `src` (the last tile may be short; +∞ past `n`) ascending through the key
+/// map `encode` into the same positions of `dst` (which may be `src`), through the inverse of
+/// `decode`. The small sort's window 0 on the tile ([`SmallSort`]: the classic network, stages
+/// 1 ..= L, in registers and shuffles).
 ///
 /// # Safety
-/// `keys` holds `n` keys; no other block touches this tile; the team as for
+/// `src` and `dst` hold `n` keys; no other block touches this tile; the team as for
 /// [`SmallSort::new`] with the plan of one 2^`tile_log2`-key block.
 #[inline(always)]
 pub unsafe fn sort_tile<K: KeyBits, T: Team<K>>(
     team: T,
     tile_log2: u32,
-    keys: *mut K,
+    (src, dst): (*const K, *mut K),
     n: u64,
     tile: u64,
     (encode, decode): (u32, u32),
@@ -501,9 +502,38 @@ pub unsafe fn sort_tile<K: KeyBits, T: Team<K>>(
     // writes this tile only (no scratch).
     unsafe {
         let mut sort = SmallSort::new(team, plan, 0);
-        sort.sort_single_tile(keys.add(base as usize), len, encode, decode);
+        let at = base as usize;
+        sort.sort_single_tile(src.add(at), dst.add(at), len, encode, decode);
         sort.into_team()
     }
+}
+
+/// The merge sort's edges of a sorted tile ([`crate::merge::partition_pass`]): which key of
+/// tile `tile` (2^`tile_log2` keys, of `n`) thread `t` records, as `(edge slot, position)`:
+/// threads `2e` and `2e + 1` the first and last key of the tile's `e`-th piece of `piece` keys,
+/// at edge slots `2·(global piece index)` and `+ 1`. `None` for threads with nothing to record.
+///
+/// ```
+/// use kernels_gpu::block::window::tile_edge;
+/// // The second tile of 8192 keys of 10000, pieces of 4096: the first piece's edges, the
+/// // second piece is empty.
+/// assert_eq!(tile_edge(13, 4096, 10000, 1, 0), Some((4, 8192)));
+/// assert_eq!(tile_edge(13, 4096, 10000, 1, 1), Some((5, 9999)));
+/// assert_eq!(tile_edge(13, 4096, 10000, 1, 2), None);
+/// ```
+pub fn tile_edge(tile_log2: u32, piece: u64, n: u64, tile: u64, t: u32) -> Option<(u64, u64)> {
+    let base = tile << tile_log2;
+    let len = (n - base).min(1 << tile_log2);
+    let first = u64::from(t / 2) * piece;
+    if u64::from(t) >= 2 * ((1u64 << tile_log2) / piece) || first >= len {
+        return None;
+    }
+    let at = if t % 2 == 0 {
+        first
+    } else {
+        (first + piece).min(len) - 1
+    };
+    Some((2 * ((base + first) / piece) + u64::from(t % 2), base + at))
 }
 
 /// Runs the windows `passes` over `keys` as the kernels would, on the CPU: every block of each
@@ -549,7 +579,14 @@ fn run_on_the_cpu<K: KeyBits>(
             // SAFETY: keys holds n keys; blocks run one after another.
             team = unsafe {
                 if pass.sort {
-                    sort_tile(team, l, keys.as_mut_ptr(), n, block, (encode, decode))
+                    sort_tile(
+                        team,
+                        l,
+                        (keys.as_ptr(), keys.as_mut_ptr()),
+                        n,
+                        block,
+                        (encode, decode),
+                    )
                 } else {
                     let win = pass.block_window();
                     let mut sort = WindowSort::new(team, win, block);

@@ -4,10 +4,10 @@
 //! then `bitonic_window_*` launches).
 
 use crate::block::small::SmallSort;
-use crate::block::window::{WindowSort, sort_tile};
-use crate::gpu::{ThreadRun, block_idx_x, dynamic_shared, grid_sync};
+use crate::block::window::{WindowSort, sort_tile, tile_edge};
+use crate::gpu::{ThreadRun, block_idx_x, dynamic_shared, grid_sync, sync_threads, thread_idx_x};
 use crate::small::SmallPlan;
-use crate::tuning::WINDOW_LOG2;
+use crate::tuning::{NETWORK_MERGE_TILE, WINDOW_LOG2};
 use crate::window::BlockWindow;
 
 macro_rules! bitonic_kernels {
@@ -65,24 +65,45 @@ bitonic_kernels!(u64, bitonic_small_u64);
 
 macro_rules! window_kernels {
     ($key:ty, $tiles:ident, [$($window:ident: $offset:ty),*]) => {
-        /// The tile sort of the window passes: block b sorts keys `b·2^WINDOW_LOG2 ..` (the last
-        /// tile may be short) ascending, through the key map `encode` as they are loaded and
-        /// the inverse of `decode` as they are stored (`IDENTITY` unless this is the only pass).
-        /// The small sort's window 0 on one tile (`crate::block::window::sort_tile`).
+        /// The tile sort of the window passes: block b sorts keys `b·2^WINDOW_LOG2 ..` of `src`
+        /// (the last tile may be short) ascending into the same positions of `dst` (which may
+        /// be `src`), through the key map `encode` as they are loaded and the inverse of
+        /// `decode` as they are stored (`IDENTITY` unless this is the only pass). The small
+        /// sort's window 0 on one tile (`crate::block::window::sort_tile`). Unless `edges` is
+        /// null, it then records the first and last key stored of each `NETWORK_MERGE_TILE`
+        /// keys (keys `2t`, `2t + 1` for piece `t` of the launch's keys), for the partition of
+        /// the keys-only merge sort's first pass.
         ///
         /// Launch: `ceil(n / 2^WINDOW_LOG2)` blocks of `WINDOW_THREADS` threads,
         /// `window_shared_bytes(size_of::<key>())` bytes of dynamic shared memory.
         ///
         /// # Safety
-        /// `keys` holds `n` device keys; the launch is as above.
+        /// `src` and `dst` hold `n` device keys; `edges` is null or has room for
+        /// `2 · ceil(n / NETWORK_MERGE_TILE)` keys; the launch is as above.
         #[unsafe(no_mangle)]
-        pub unsafe extern "gpu-kernel" fn $tiles(keys: *mut $key, n: u64, encode: u32, decode: u32) {
+        pub unsafe extern "gpu-kernel" fn $tiles(
+            src: *const $key,
+            dst: *mut $key,
+            edges: *mut $key,
+            n: u64,
+            encode: u32,
+            decode: u32,
+        ) {
+            let tile = u64::from(block_idx_x());
             // SAFETY: the launch gives each block its tile, WINDOW_THREADS threads and a tile of
             // shared memory.
             unsafe {
                 let team = ThreadRun::new(dynamic_shared::<$key>());
-                let tile = u64::from(block_idx_x());
-                sort_tile(team, WINDOW_LOG2, keys, n, tile, (encode, decode));
+                sort_tile(team, WINDOW_LOG2, (src, dst), n, tile, (encode, decode));
+            }
+            if !edges.is_null() {
+                // The block's stores are visible to its threads after the barrier.
+                sync_threads();
+                let piece = u64::from(NETWORK_MERGE_TILE);
+                if let Some((slot, at)) = tile_edge(WINDOW_LOG2, piece, n, tile, thread_idx_x()) {
+                    // SAFETY: at < n; slot < 2 · ceil(n / piece).
+                    unsafe { *edges.add(slot as usize) = *dst.add(at as usize) };
+                }
             }
         }
 

@@ -4,10 +4,13 @@
 //! merge pass one partition and one merge launch.
 
 use crate::block::merge::{Align16, Buffers, Payload, merge_tile, partition_unit, sort_tile};
+use crate::block::network_merge;
 use crate::gpu::{CudaBlock, WarpVote, block_idx_x, dynamic_shared, global_thread_x};
 use crate::keys::KeyBits;
 use crate::merge::{Pairing, SEARCH_LANES};
-use crate::tuning::{MERGE_THREADS, MERGE_TILE, MERGE_VT, merge_sort_threads};
+use crate::tuning::{
+    MERGE_THREADS, MERGE_TILE, MERGE_VT, NETWORK_MERGE_THREADS, merge_sort_threads,
+};
 
 const VT: usize = MERGE_VT as usize;
 const BLOCK: CudaBlock<MERGE_THREADS> = CudaBlock;
@@ -158,16 +161,16 @@ macro_rules! merge_sort_kernels {
 macro_rules! partition_kernel {
     ($key:ty, $name:ident) => {
         /// The merge-path splits of a merge pass over runs of `width` keys: `splits[k]` = the
-        /// first key of the first run that output tile `k` (of `MERGE_TILE` keys) takes, found
-        /// with the help of the `edges` the step before recorded
-        /// (`crate::merge::partition_pass`).
+        /// first key of the first run that output tile `k` (of `tile` keys: `MERGE_TILE` for
+        /// the stable passes, `NETWORK_MERGE_TILE` for the keys-only ones) takes, found with
+        /// the help of the `edges` the step before recorded (`crate::merge::partition_pass`).
         ///
-        /// Launch: a warp per split, `ceil(n / MERGE_TILE) · SEARCH_LANES` threads (extra warps
+        /// Launch: a warp per split, `ceil(n / tile) · SEARCH_LANES` threads (extra warps
         /// return) in blocks of `PARTITION_THREADS`.
         ///
         /// # Safety
-        /// `keys` holds `n` device keys; `splits` has room for `ceil(n / MERGE_TILE)` splits;
-        /// `edges` holds the edges of the keys' `ceil(n / MERGE_TILE)` tiles, as the step that
+        /// `keys` holds `n` device keys; `splits` has room for `ceil(n / tile)` splits;
+        /// `edges` holds the edges of the keys' `ceil(n / tile)` tiles, as the step that
         /// wrote the keys recorded them.
         #[unsafe(no_mangle)]
         pub unsafe extern "gpu-kernel" fn $name(
@@ -176,6 +179,7 @@ macro_rules! partition_kernel {
             splits: *mut u64,
             n: u64,
             width: u64,
+            tile: u64,
         ) {
             // SAFETY: the launch contract.
             unsafe {
@@ -184,7 +188,7 @@ macro_rules! partition_kernel {
                     splits,
                     n,
                     Pairing::Pass { width },
-                    u64::from(MERGE_TILE),
+                    tile,
                     global_thread_x() / u64::from(SEARCH_LANES),
                     edges,
                     &WarpVote,
@@ -194,6 +198,57 @@ macro_rules! partition_kernel {
     };
 }
 
+macro_rules! network_merge_kernel {
+    ($key:ty, $name:ident) => {
+        /// One keys-only merge pass over runs of `width` keys: output tile `first_tile +
+        /// blockIdx.x` (of `NETWORK_MERGE_TILE` keys) merges its slices of two runs (from
+        /// `splits`, written by the partition kernel of the same pass) with a bitonic network
+        /// (`crate::block::network_merge`), from `src_keys` into `dst_keys`, keys through the
+        /// inverse of `decode`, and records its first and last (encoded) key in `edges`.
+        ///
+        /// Launch: up to `ceil(n / NETWORK_MERGE_TILE) − first_tile` blocks of
+        /// `NETWORK_MERGE_THREADS` threads, `tile_shared_words(NETWORK_MERGE_TILE) · size_of::<key>()` bytes of
+        /// dynamic shared memory.
+        ///
+        /// # Safety
+        /// `src_keys` and `dst_keys` hold `n` device keys and do not overlap; `width` is a
+        /// multiple of `NETWORK_MERGE_TILE`; `splits` holds `ceil(n / NETWORK_MERGE_TILE)`
+        /// splits of this pass, `edges` room for as many pairs of keys; the launch's tiles lie
+        /// below `ceil(n / NETWORK_MERGE_TILE)`.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            src_keys: *mut $key,
+            dst_keys: *mut $key,
+            edges: *mut $key,
+            splits: *const u64,
+            n: u64,
+            width: u64,
+            first_tile: u64,
+            decode: u32,
+        ) {
+            let none = core::ptr::null_mut::<()>();
+            let buf = buffers(src_keys, dst_keys, none, none, edges);
+            let tile = first_tile + u64::from(block_idx_x());
+            // SAFETY: the launch contract.
+            unsafe {
+                network_merge::merge_tile(
+                    &CudaBlock::<NETWORK_MERGE_THREADS>,
+                    dynamic_shared::<$key>(),
+                    buf,
+                    splits,
+                    n,
+                    Pairing::Pass { width },
+                    tile,
+                    decode,
+                )
+            }
+        }
+    };
+}
+
+network_merge_kernel!(u32, merge_pass_network_u32);
+network_merge_kernel!(u64, merge_pass_network_u64);
 partition_kernel!(u32, merge_partition_u32);
 partition_kernel!(u64, merge_partition_u64);
 merge_sort_kernels!(u32, (), merge_sort_tiles_u32, merge_pass_u32);
