@@ -178,6 +178,16 @@ pub const NETWORK_MERGE_TILE: u32 = 1 << NETWORK_MERGE_LOG2;
 /// Threads per block of the keys-only merge passes.
 pub const NETWORK_MERGE_THREADS: u32 = NETWORK_MERGE_TILE / SMALL_RUN;
 
+/// Dynamic shared memory of a keys-only merge-pass block, in bytes: one padded tile
+/// ([`tile_shared_words`]), which its layout changes go through.
+///
+/// ```
+/// assert_eq!(kernels_gpu::tuning::network_merge_shared_bytes(4), (4096 + 128) * 4);
+/// ```
+pub const fn network_merge_shared_bytes(key_bytes: u32) -> u32 {
+    tile_shared_words(NETWORK_MERGE_TILE) * key_bytes
+}
+
 /// Whether the merge sort of keys alone (no values) of `key_bytes` bytes sorts its tiles with
 /// the bitonic tile sort (`bitonic_window_tiles_*`, tiles of [`TILE_KEYS`]) and merges with
 /// networks (`merge_pass_network_*`), rather than with the stable tile sort and serial

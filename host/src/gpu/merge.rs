@@ -14,8 +14,8 @@ use kernels_gpu::overlap::tile_parts;
 use kernels_gpu::tuning::{
     LAST_PASS_PARTS, MERGE_THREADS, MERGE_TILE, NETWORK_MERGE_THREADS, NETWORK_MERGE_TILE,
     PARTITION_THREADS, TILE_KEYS, WINDOW_THREADS, merge_overlap_chunk, merge_shared_bytes,
-    merge_sort_shared_bytes, merge_sort_threads, merge_sort_tile, network_merge, tile_shared_words,
-    window_shared_bytes,
+    merge_sort_shared_bytes, merge_sort_threads, merge_sort_tile, network_merge,
+    network_merge_shared_bytes, window_shared_bytes,
 };
 use std::ops::Range;
 
@@ -79,7 +79,7 @@ impl Shape {
                 sort_shared: window_shared_bytes(kb),
                 merge_tile: u64::from(NETWORK_MERGE_TILE),
                 merge_threads: NETWORK_MERGE_THREADS,
-                merge_shared: tile_shared_words(NETWORK_MERGE_TILE) * kb,
+                merge_shared: network_merge_shared_bytes(kb),
                 network: true,
             };
         }
@@ -117,11 +117,7 @@ pub(super) fn configure(module: &Module) -> Result<()> {
         set_shared_attributes(module, merge, merge_shared_bytes(MERGE_TILE, kb, vb))?;
     }
     for (kb, _, merge) in NETWORK_KERNELS {
-        set_shared_attributes(
-            module,
-            merge,
-            tile_shared_words(NETWORK_MERGE_TILE) * kb as u32,
-        )?;
+        set_shared_attributes(module, merge, network_merge_shared_bytes(kb as u32))?;
     }
     for (kb, name) in [(4, "merge_two_u32"), (8, "merge_two_u64")] {
         set_shared_attributes(module, name, merge_shared_bytes(MERGE_TILE, kb, 0))?;

@@ -204,12 +204,8 @@ impl<'b, K: KeyBits, V: Payload, B: Block, const VT: usize> Shared<'b, K, V, B, 
 
     /// Runs `f(u)` for every unit `u < nt` this thread owns (one on the GPU, all on the CPU).
     #[inline(always)]
-    fn for_each_unit(&self, mut f: impl FnMut(u32)) {
-        let mut u = self.block.thread();
-        while u < self.nt {
-            f(u);
-            u += self.block.threads();
-        }
+    fn for_each_unit(&self, f: impl FnMut(u32)) {
+        self.block.units(self.nt, f);
     }
 
     /// Records the edges of the `len` keys the block holds in output order (thread-ordered

@@ -25,6 +25,16 @@ pub trait Block {
     fn sync(&self);
     /// `init` for each of the `units` units (the block's `nt`) this thread runs.
     fn regs<T: Copy>(&self, units: u32, init: T) -> Self::Regs<T>;
+    /// Runs `f(u)` for every unit `u < units` this thread runs (one on the GPU, all on the
+    /// CPU).
+    #[inline(always)]
+    fn units(&self, units: u32, mut f: impl FnMut(u32)) {
+        let mut u = self.thread();
+        while u < units {
+            f(u);
+            u += self.threads();
+        }
+    }
 }
 
 /// State of the units a thread runs, see [`Block::Regs`].

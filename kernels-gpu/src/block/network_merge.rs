@@ -73,8 +73,9 @@ fn slot(layout: u32, u: u32, r: usize) -> usize {
 ///
 /// # Safety
 /// `buf.src_keys` and `buf.dst_keys` hold `n` keys and do not overlap; `splits` holds the
-/// pass's splits for tiles of `NETWORK_MERGE_TILE` keys; `shared` holds `tile_shared_words(NETWORK_MERGE_TILE)`
-/// keys used by this block alone; `buf.edges`, unless null, has room for the tile's edges.
+/// pass's splits for tiles of `NETWORK_MERGE_TILE` keys; `shared` holds
+/// `network_merge_shared_bytes(size_of::<K>())` bytes used by this block alone; `buf.edges`,
+/// unless null, has room for the tile's edges.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn merge_tile<K: KeyBits, B: Block>(
@@ -110,7 +111,7 @@ pub unsafe fn merge_tile<K: KeyBits, B: Block>(
     let b = buf
         .src_keys
         .wrapping_add(ranges.b_begin as usize + nv as usize - 1);
-    units(block, |u| {
+    block.units(NETWORK_MERGE_THREADS, |u| {
         let mut keys: Run<K> = [K::INFINITY; RUN];
         unrolled::<RUN>(|r| {
             let p = position(0, u, r as u32);
@@ -132,7 +133,7 @@ pub unsafe fn merge_tile<K: KeyBits, B: Block>(
     });
     block.sync();
     // Each unit writes back the slots it read: no barrier between its reads and writes.
-    units(block, |u| {
+    block.units(NETWORK_MERGE_THREADS, |u| {
         // SAFETY: slots < nv; the units' slots are disjoint.
         let mut keys: Run<K> = core::array::from_fn(|r| unsafe { *shared.add(slot(1, u, r)) });
         register_steps(&mut keys, 3, 0);
@@ -141,7 +142,7 @@ pub unsafe fn merge_tile<K: KeyBits, B: Block>(
     block.sync();
     let base = tile * u64::from(nv);
     let dst = buf.dst_keys.wrapping_add(base as usize);
-    units(block, |u| {
+    block.units(NETWORK_MERGE_THREADS, |u| {
         // SAFETY: as above.
         let mut keys: Run<K> = core::array::from_fn(|r| unsafe { *shared.add(slot(2, u, r)) });
         register_steps(&mut keys, 3, 0);
@@ -173,13 +174,13 @@ pub unsafe fn merge_tile<K: KeyBits, B: Block>(
     // SAFETY (both): slots < nv; outputs p < total lie inside the n positions.
     if full && decode == IDENTITY {
         // Every pass but the last, on all tiles but the last: no bounds, no key map.
-        units(block, |u| {
+        block.units(NETWORK_MERGE_THREADS, |u| {
             unrolled::<RUN>(|r| unsafe {
                 *dst.add(position(0, u, r as u32) as usize) = *shared.add(slot(0, u, r));
             });
         });
     } else {
-        units(block, |u| {
+        block.units(NETWORK_MERGE_THREADS, |u| {
             unrolled::<RUN>(|r| {
                 let p = position(0, u, r as u32);
                 if p < total {
@@ -190,17 +191,6 @@ pub unsafe fn merge_tile<K: KeyBits, B: Block>(
                 }
             });
         });
-    }
-}
-
-/// Runs `f(u)` for every unit `u` of the block this thread runs (one on the GPU, all on the
-/// CPU).
-#[inline(always)]
-fn units<B: Block>(block: &B, mut f: impl FnMut(u32)) {
-    let mut u = block.thread();
-    while u < NETWORK_MERGE_THREADS {
-        f(u);
-        u += block.threads();
     }
 }
 

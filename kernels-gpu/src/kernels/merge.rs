@@ -207,8 +207,8 @@ macro_rules! network_merge_kernel {
         /// inverse of `decode`, and records its first and last (encoded) key in `edges`.
         ///
         /// Launch: up to `ceil(n / NETWORK_MERGE_TILE) − first_tile` blocks of
-        /// `NETWORK_MERGE_THREADS` threads, `tile_shared_words(NETWORK_MERGE_TILE) · size_of::<key>()` bytes of
-        /// dynamic shared memory.
+        /// `NETWORK_MERGE_THREADS` threads, `network_merge_shared_bytes(size_of::<key>())`
+        /// bytes of dynamic shared memory.
         ///
         /// # Safety
         /// `src_keys` and `dst_keys` hold `n` device keys and do not overlap; `width` is a
