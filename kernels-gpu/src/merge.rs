@@ -57,7 +57,7 @@ merge_path_fn!(
     u32
 );
 
-/// Lanes of the warp-cooperative merge-path search ([`merge_path_warp`]): one warp.
+/// Lanes of the warp-cooperative merge-path search ([`merge_path_search`]): one warp.
 pub const SEARCH_LANES: u32 = 32;
 
 /// A warp's vote: every lane evaluates a predicate, and every lane gets the mask of the lanes
@@ -118,18 +118,75 @@ pub fn first_true(lo: u64, hi: u64, pred: impl Fn(u64) -> bool, warp: &impl Vote
     lo
 }
 
-/// [`merge_path`] by [`first_true`] over the points `lo .. hi` of the diagonal (which must
-/// contain the split), one warp at a time. Same result as [`merge_path`] with the full range.
+/// How a partition finds where a predicate turns true along a range: a warp together (any
+/// [`Vote`]: [`first_true`], few round trips to memory, 32 probes each) or one thread alone
+/// ([`Probes`]: a few probes per round trip).
+pub trait Search {
+    /// The first `m` in `lo .. hi` for which `pred(m)` holds (`hi` if none), for a `pred` that
+    /// is false then true along the range.
+    fn first_true(&self, lo: u64, hi: u64, pred: impl Fn(u64) -> bool) -> u64;
+}
+
+impl<V: Vote> Search for V {
+    #[inline(always)]
+    fn first_true(&self, lo: u64, hi: u64, pred: impl Fn(u64) -> bool) -> u64 {
+        first_true(lo, hi, pred, self)
+    }
+}
+
+/// [`Search`] by one thread that probes `PROBES` points per round: a `(PROBES + 1)`-ary
+/// search whose probes' loads are in flight together, so a range of `w` points costs
+/// `log_(PROBES+1) w` round trips to memory. `Probes<1>` is a binary search.
+///
+/// ```
+/// use kernels_gpu::merge::{Probes, Search};
+/// for m in 3..=40 {
+///     assert_eq!(Probes::<1>.first_true(3, 40, |x| x >= m), m);
+///     assert_eq!(Probes::<7>.first_true(3, 40, |x| x >= m), m);
+/// }
+/// ```
+pub struct Probes<const PROBES: u32>;
+
+impl<const PROBES: u32> Search for Probes<PROBES> {
+    #[inline(always)]
+    fn first_true(&self, lo: u64, hi: u64, pred: impl Fn(u64) -> bool) -> u64 {
+        const { assert!(PROBES >= 1 && PROBES <= 32, "1 to 32 probes per round") };
+        let parts = u64::from(PROBES) + 1;
+        let (mut lo, mut hi) = (lo, hi);
+        while lo < hi {
+            // Probe j at lo + (hi − lo)·(j + 1)/parts: nondecreasing in j, inside lo .. hi.
+            let point = |j: u32| lo + (hi - lo) * (u64::from(j) + 1) / parts;
+            let mut holds = [false; 32];
+            for (j, h) in holds.iter_mut().enumerate().take(PROBES as usize) {
+                *h = pred(point(j as u32));
+            }
+            // The first probe where pred holds; the change lies after the probe before it.
+            let first = holds[..PROBES as usize]
+                .iter()
+                .position(|&h| h)
+                .map_or(PROBES, |j| j as u32);
+            let new_lo = if first > 0 { point(first - 1) + 1 } else { lo };
+            if first < PROBES {
+                hi = point(first);
+            }
+            lo = new_lo;
+        }
+        lo
+    }
+}
+
+/// [`merge_path`] by `search` over the points `lo .. hi` of the diagonal (which must contain
+/// the split). Same result as [`merge_path`] with the full range.
 #[inline(always)]
-pub fn merge_path_warp<K: PartialOrd>(
+pub fn merge_path_search<K: PartialOrd>(
     diag: u64,
     (lo, hi): (u64, u64),
     a: impl Fn(u64) -> K,
     b: impl Fn(u64) -> K,
-    warp: &impl Vote,
+    search: &impl Search,
 ) -> u64 {
     // True where the split lies at or before m: B's key there is strictly smaller than A's.
-    first_true(lo, hi, |m| b(diag - 1 - m) < a(m), warp)
+    search.first_true(lo, hi, |m| b(diag - 1 - m) < a(m))
 }
 
 /// The points of diagonal `diag` of the merge of lists of `a_len` and `b_len` keys: the
@@ -319,7 +376,14 @@ impl Runs {
     /// The runs of width `width` whose merge covers output position `pos < n`.
     #[inline(always)]
     pub fn at(pos: u64, n: u64, width: u64) -> Runs {
-        let a = pos / (2 * width) * (2 * width);
+        // Widths are powers of two but for the stable sort's tiles of 8704 keys: a mask
+        // instead of a 64-bit division (a few dozen instructions per thread on the GPU).
+        let pair = 2 * width;
+        let a = if pair.is_power_of_two() {
+            pos & !(pair - 1)
+        } else {
+            pos / pair * pair
+        };
         let b = (a + width).min(n);
         let end = (b + width).min(n);
         Runs { a, b, end }
@@ -328,7 +392,7 @@ impl Runs {
 
 /// The merge-path split at the start of output tile `k` of a merge launch: the global index of
 /// the first key of A that the tile takes (B's follows from it, see [`TileRanges::new`]).
-/// `key(i)` reads key `i` of the whole array; `warp` runs the search ([`merge_path_warp`]).
+/// `key(i)` reads key `i` of the whole array; `warp` runs the search ([`merge_path_search`]).
 ///
 /// `k * tile < n`; a pass's width is a multiple of `tile`.
 #[inline(always)]
@@ -338,17 +402,17 @@ pub fn partition<K: PartialOrd>(
     pairing: Pairing,
     tile: u64,
     key: impl Fn(u64) -> K,
-    warp: &impl Vote,
+    search: &impl Search,
 ) -> u64 {
     let pos = k * tile;
     let runs = pairing.runs_at(pos, n);
     let diag = pos - runs.a;
-    let split = merge_path_warp(
+    let split = merge_path_search(
         diag,
         diagonal_range(diag, runs.b - runs.a, runs.end - runs.b),
         |i| key(runs.a + i),
         |j| key(runs.b + j),
-        warp,
+        search,
     );
     runs.a + split
 }
@@ -375,7 +439,7 @@ pub fn partition_pass<K: PartialOrd>(
     key: impl Fn(u64) -> K,
     first: impl Fn(u64) -> K,
     last: impl Fn(u64) -> K,
-    warp: &impl Vote,
+    (over_edges, over_keys): (&impl Search, &impl Search),
 ) -> u64 {
     let pos = k * tile;
     let runs = Runs::at(pos, n, width);
@@ -385,22 +449,17 @@ pub fn partition_pass<K: PartialOrd>(
     // Points j·tile in lo .. hi: j in j_lo .. j_hi. For those, j < q and B's tile q − j − 1 is
     // whole (its end, (q − j)·tile, is at most B's length since j·tile ≥ lo).
     let (j_lo, j_hi) = (lo.div_ceil(tile), hi.div_ceil(tile));
-    let j = first_true(
-        j_lo,
-        j_hi,
-        |j| last(b_tile + q - j - 1) < first(a_tile + j),
-        warp,
-    );
+    let j = over_edges.first_true(j_lo, j_hi, |j| last(b_tile + q - j - 1) < first(a_tile + j));
     // The split lies after the last point where the predicate fails and at or before the first
     // where it holds.
     let fine_lo = if j > j_lo { (j - 1) * tile + 1 } else { lo };
     let fine_hi = if j < j_hi { j * tile } else { hi };
-    let split = merge_path_warp(
+    let split = merge_path_search(
         diag,
         (fine_lo, fine_hi),
         |i| key(runs.a + i),
         |j| key(runs.b + j),
-        warp,
+        over_keys,
     );
     runs.a + split
 }
@@ -498,7 +557,7 @@ mod tests {
             let diag = d.min(a.len() + b.len()) as u64;
             let (al, bl) = (a.len() as u64, b.len() as u64);
             let binary = merge_path(diag, al, bl, |i| a[i as usize], |j| b[j as usize]);
-            let warp = merge_path_warp(diag, diagonal_range(diag, al, bl), |i| a[i as usize],
+            let warp = merge_path_search(diag, diagonal_range(diag, al, bl), |i| a[i as usize],
                 |j| b[j as usize], &AllLanes);
             prop_assert_eq!(warp, binary);
         }
@@ -518,7 +577,7 @@ mod tests {
                 |i| a[i as usize], |j| b[j as usize]) as usize;
             prop_assert_eq!(i, i32);
             let range = diagonal_range(diag as u64, a.len() as u64, b.len() as u64);
-            let warp = merge_path_warp(diag as u64, range, |i| a[i as usize], |j| b[j as usize],
+            let warp = merge_path_search(diag as u64, range, |i| a[i as usize], |j| b[j as usize],
                 &AllLanes) as usize;
             prop_assert_eq!(warp, i);
             prop_assert!(i <= a.len() && diag - i <= b.len());
@@ -583,7 +642,8 @@ mod tests {
             width_factor_log2 in 0u32..6,
         ) {
             // Runs of `width` keys sorted; the edges of tiles of `tile` keys as the previous
-            // step records them; every split of the pass, both ways.
+            // step records them; every split of the pass, both ways, the guided one by a warp
+            // and by one thread (several probes per round over the edges, one over the keys).
             let tile = 1u64 << tile_log2;
             let width = tile << width_factor_log2;
             let n = keys.len() as u64;
@@ -596,8 +656,12 @@ mod tests {
             let key = |i: u64| data[i as usize];
             for k in 0..n.div_ceil(tile) {
                 let plain = partition(k, n, Pairing::Pass { width }, tile, key, &AllLanes);
-                let guided = partition_pass(k, n, width, tile, key, first, last, &AllLanes);
+                let warp = (&AllLanes, &AllLanes);
+                let guided = partition_pass(k, n, width, tile, key, first, last, warp);
                 prop_assert_eq!(guided, plain, "tile {}", k);
+                let alone = (&Probes::<7>, &Probes::<1>);
+                let guided = partition_pass(k, n, width, tile, key, first, last, alone);
+                prop_assert_eq!(guided, plain, "tile {} by one thread", k);
             }
         }
     }

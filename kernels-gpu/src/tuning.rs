@@ -233,10 +233,20 @@ const fn merge_sort_registers(key_bytes: u32, value_bytes: u32) -> u32 {
 pub const fn merge_sort_tile(key_bytes: u32, value_bytes: u32) -> u32 {
     merge_sort_threads(key_bytes, value_bytes) * MERGE_VT
 }
-/// Threads per block of the merge sort's partition kernel (a warp per split of an output tile,
-/// [`crate::merge::merge_path_warp`]: a 33-ary search, 5 dependent rounds of device-memory
-/// latency for a run of 2^24 keys).
+/// Threads per block of the merge sort's partition kernels (a pass's: a thread per split of
+/// an output tile, binary searches; a merge of two runs: a warp per split, a 33-ary search,
+/// [`crate::merge::merge_path_search`]).
 pub const PARTITION_THREADS: u32 = 128;
+/// Probes per round of a pass partition's search over the edges, one thread per split
+/// ([`crate::merge::Probes`]): a binary search. Measured (H200, 2^25 / 2^28 u32 merge sort):
+/// 1 probe 1.372 / 11.655 ms, 3 probes 1.391 / 11.709, 7 probes 1.405 / 11.724, 15 probes
+/// 1.432 / 11.762: a thread's extra probes cost more than the round trips they save, even in
+/// the L2 cache. docs/perf.md, session 6.
+pub const PARTITION_EDGE_PROBES: u32 = 1;
+/// Probes per round of a pass partition's search over the keys in device memory (each probe a
+/// scattered sector): a binary search (with 7 over the edges, 3 here took 1.472 / 11.923 ms
+/// against 1.405 / 11.724 with 1).
+pub const PARTITION_KEY_PROBES: u32 = 1;
 /// Slots after a tile's keys in shared memory that the merges may read but never use: a
 /// thread's serial merge reads one key ahead, and past the end of a partial tile up to `vt`
 /// keys ahead. At least [`MERGE_VT`] (checked where the block code is instantiated).

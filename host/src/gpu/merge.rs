@@ -288,7 +288,7 @@ fn enqueue_step(
         }
         Pass::Merge { width } => {
             let f = function(module, partition_name)?;
-            let partition_blocks = partition_blocks(tiles);
+            let partition_blocks = partition_blocks(tiles, 1);
             unsafe {
                 launch!(f<<<partition_blocks, PARTITION_THREADS, 0, stream>>>(
                     src_k, edges, splits, n, width, tile
@@ -388,7 +388,7 @@ pub(crate) fn enqueue_merge_two(
     };
     let (module, stream) = (&sorter.module, &sorter.stream);
     let tiles = n.div_ceil(u64::from(MERGE_TILE));
-    let partition_blocks = partition_blocks(tiles);
+    let partition_blocks = partition_blocks(tiles, SEARCH_LANES);
     let f = function(module, partition_name)?;
     // SAFETY: the caller's buffers hold n keys and the splits on this context's device; the
     // launch shapes are those the kernels document.
@@ -407,9 +407,10 @@ pub(crate) fn enqueue_merge_two(
     .context(&format!("launching a merge of {n} keys"))
 }
 
-/// Blocks of the partition kernels for `tiles` output tiles: a warp per split.
-fn partition_blocks(tiles: u64) -> u32 {
-    (tiles * u64::from(SEARCH_LANES)).div_ceil(u64::from(PARTITION_THREADS)) as u32
+/// Blocks of a partition kernel for `tiles` output tiles, `lanes` threads per split (a pass's
+/// partition: 1; a merge of two runs: a warp, [`SEARCH_LANES`]).
+fn partition_blocks(tiles: u64, lanes: u32) -> u32 {
+    (tiles * u64::from(lanes)).div_ceil(u64::from(PARTITION_THREADS)) as u32
 }
 
 #[cfg(test)]

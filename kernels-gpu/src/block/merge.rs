@@ -19,7 +19,7 @@
 //!   in registers with odd-even transposition (stable: swaps only on strict `>`), then
 //!   `log2 nt` rounds of merges of pairs of sorted runs.
 //! - [`partition_unit`]: one merge-path split per output tile of a merge pass, in global memory,
-//!   found by one warp ([`crate::merge::merge_path_warp`]).
+//!   found by one thread (a pass) or one warp (a merge of two runs), [`crate::merge::Search`].
 //! - [`merge_tile`]: load the tile's slices of the two runs, each thread merges `vt` outputs.
 //!
 //! Stores to device memory, and the tile sort's loads, are 16-byte vectors of consecutive keys
@@ -33,7 +33,7 @@
 
 use super::{Block, Regs};
 use crate::keys::{IDENTITY, KeyBits};
-use crate::merge::{Pairing, TileRanges, Vote, merge_path_32, partition, partition_pass};
+use crate::merge::{Pairing, Search, TileRanges, merge_path_32, partition, partition_pass};
 use crate::tuning::{MERGE_KEY_PAD, merge_key_buffer_bytes};
 
 /// Values carried with the keys: `()` for keys-only sorts, `u32`, `u64` or `u128`. The kernels
@@ -657,7 +657,8 @@ pub unsafe fn sort_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
     }
 }
 
-/// Unit `k` of the partition kernel of a merge launch paired by `pairing`, a warp: writes the
+/// Unit `k` of the partition kernel of a merge launch paired by `pairing` (a warp or a thread,
+/// as the searches search: `over_edges` over the edges, `over_keys` over the keys): writes the
 /// merge-path split at the start of output tile `k` (tiles of `nv` keys) to `splits[k]`; units
 /// past the last tile do nothing. A pass of the sort whose previous step recorded `edges` (non
 /// null) searches with their help ([`partition_pass`]).
@@ -676,7 +677,7 @@ pub unsafe fn partition_unit<K: KeyBits>(
     nv: u64,
     k: u64,
     edges: *const K,
-    warp: &impl Vote,
+    (over_edges, over_keys): (&impl Search, &impl Search),
 ) {
     if k < n.div_ceil(nv) {
         // SAFETY (all reads): the search reads keys < n, and the edges of tiles < ceil(n / nv).
@@ -685,9 +686,9 @@ pub unsafe fn partition_unit<K: KeyBits>(
             Pairing::Pass { width } if !edges.is_null() => {
                 let first = |t: u64| unsafe { *edges.add(2 * t as usize) };
                 let last = |t: u64| unsafe { *edges.add(2 * t as usize + 1) };
-                partition_pass(k, n, width, nv, key, first, last, warp)
+                partition_pass(k, n, width, nv, key, first, last, (over_edges, over_keys))
             }
-            _ => partition(k, n, pairing, nv, key, warp),
+            _ => partition(k, n, pairing, nv, key, over_keys),
         };
         // SAFETY: k < ceil(n / nv).
         unsafe { *splits.add(k as usize) = split };
@@ -791,10 +792,16 @@ mod tests {
     use super::*;
     use crate::block::OneThread;
     use crate::keys::{KIND_FLOAT, KIND_SIGNED, KIND_UNSIGNED, key_map};
-    use crate::merge::{AllLanes, Pass, Step, chunk_schedule, schedule};
+    use crate::merge::{AllLanes, Pass, Probes, Step, chunk_schedule, schedule};
     use crate::overlap::{chunk_ranges, tile_parts};
-    use crate::tuning::merge_sort_shared_bytes;
+    use crate::tuning::{PARTITION_EDGE_PROBES, PARTITION_KEY_PROBES, merge_sort_shared_bytes};
     use proptest::prelude::*;
+
+    /// The pass partition kernel's searches (`merge_partition_*`).
+    const PASS_SEARCH: (
+        &Probes<PARTITION_EDGE_PROBES>,
+        &Probes<PARTITION_KEY_PROBES>,
+    ) = (&Probes, &Probes);
 
     /// Device memory stand-in: `len` elements starting `offset` elements past a 16-byte
     /// boundary (offset 0: the vector paths; 1: the one-element paths).
@@ -913,7 +920,7 @@ mod tests {
                         let pairing = Pairing::Pass { width };
                         let tiles = len.div_ceil(nv);
                         for k in 0..tiles {
-                            partition_unit(sk, splits, len, pairing, nv, k, edges, &AllLanes);
+                            partition_unit(sk, splits, len, pairing, nv, k, edges, PASS_SEARCH);
                         }
                         for part in tile_parts(tiles, parts) {
                             // The kernel's tile is its first tile plus its block index.
@@ -1103,7 +1110,7 @@ mod tests {
                     nv,
                     k,
                     no_edges,
-                    &AllLanes,
+                    (&AllLanes, &AllLanes),
                 )
             };
         }

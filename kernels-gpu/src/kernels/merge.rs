@@ -7,9 +7,10 @@ use crate::block::merge::{Align16, Buffers, Payload, merge_tile, partition_unit,
 use crate::block::network_merge;
 use crate::gpu::{CudaBlock, WarpVote, block_idx_x, dynamic_shared, global_thread_x};
 use crate::keys::KeyBits;
-use crate::merge::{Pairing, SEARCH_LANES};
+use crate::merge::{Pairing, Probes, SEARCH_LANES};
 use crate::tuning::{
-    MERGE_THREADS, MERGE_TILE, MERGE_VT, NETWORK_MERGE_THREADS, merge_sort_threads,
+    MERGE_THREADS, MERGE_TILE, MERGE_VT, NETWORK_MERGE_THREADS, PARTITION_EDGE_PROBES,
+    PARTITION_KEY_PROBES, merge_sort_threads,
 };
 
 const VT: usize = MERGE_VT as usize;
@@ -163,10 +164,14 @@ macro_rules! partition_kernel {
         /// The merge-path splits of a merge pass over runs of `width` keys: `splits[k]` = the
         /// first key of the first run that output tile `k` (of `tile` keys: `MERGE_TILE` for
         /// the stable passes, `NETWORK_MERGE_TILE` for the keys-only ones) takes, found with
-        /// the help of the `edges` the step before recorded (`crate::merge::partition_pass`).
+        /// the help of the `edges` the step before recorded (`crate::merge::partition_pass`),
+        /// each by one thread (`Probes`: `PARTITION_EDGE_PROBES` probes per round over the
+        /// edges, which the L2 cache holds, `PARTITION_KEY_PROBES` over the keys): a warp's
+        /// 33-ary search reads ≈ 3 KB of scattered sectors per split, which at 2^28 keys made
+        /// the partition bound by device memory (docs/perf.md, session 6).
         ///
-        /// Launch: a warp per split, `ceil(n / tile) · SEARCH_LANES` threads (extra warps
-        /// return) in blocks of `PARTITION_THREADS`.
+        /// Launch: a thread per split, `ceil(n / tile)` threads (extra threads return) in
+        /// blocks of `PARTITION_THREADS`.
         ///
         /// # Safety
         /// `keys` holds `n` device keys; `splits` has room for `ceil(n / tile)` splits;
@@ -189,9 +194,12 @@ macro_rules! partition_kernel {
                     n,
                     Pairing::Pass { width },
                     tile,
-                    global_thread_x() / u64::from(SEARCH_LANES),
+                    global_thread_x(),
                     edges,
-                    &WarpVote,
+                    (
+                        &Probes::<PARTITION_EDGE_PROBES>,
+                        &Probes::<PARTITION_KEY_PROBES>,
+                    ),
                 )
             }
         }
@@ -288,7 +296,7 @@ macro_rules! merge_two_kernels {
                     u64::from(MERGE_TILE),
                     global_thread_x() / u64::from(SEARCH_LANES),
                     core::ptr::null(),
-                    &WarpVote,
+                    (&WarpVote, &WarpVote),
                 )
             }
         }
