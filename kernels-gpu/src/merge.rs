@@ -78,44 +78,57 @@ impl Vote for AllLanes {
     }
 }
 
-/// Point `lane` (< [`SEARCH_LANES`]) of one step of the warp's search over `lo .. hi`
-/// (`lo < hi`): the 32 points split the range into 33 nearly equal parts; they lie in
-/// `lo .. hi` and do not decrease with `lane`.
+/// Point `j` (< `probes`) of one round of a `(probes + 1)`-ary search over `lo .. hi`
+/// (`lo < hi`): the points split the range into `probes + 1` nearly equal parts; they lie in
+/// `lo .. hi` and do not decrease with `j`.
 ///
 /// ```
-/// use kernels_gpu::merge::search_point;
-/// assert_eq!((search_point(0, 33, 0), search_point(0, 33, 31)), (1, 32));
-/// assert_eq!(search_point(5, 6, 31), 5); // a range of one point
+/// use kernels_gpu::merge::probe_point;
+/// assert_eq!((probe_point(0, 33, 0, 32), probe_point(0, 33, 31, 32)), (1, 32));
+/// assert_eq!(probe_point(5, 6, 31, 32), 5); // a range of one point
+/// assert_eq!(probe_point(3, 40, 0, 1), 21); // a binary search's midpoint
 /// ```
 #[inline(always)]
-pub const fn search_point(lo: u64, hi: u64, lane: u32) -> u64 {
-    lo + (hi - lo) * (lane as u64 + 1) / (SEARCH_LANES as u64 + 1)
+pub const fn probe_point(lo: u64, hi: u64, j: u32, probes: u32) -> u64 {
+    lo + (hi - lo) * (j as u64 + 1) / (probes as u64 + 1)
+}
+
+/// The `(probes + 1)`-ary search that [`first_true`] (a warp, a probe per lane) and
+/// [`Probes`] (one thread) run: the first `m` in `lo .. hi` for which a predicate holds (`hi`
+/// if none), for one that is false then true along the range. Each round, `held(lo, hi)` gives
+/// the mask of the probes ([`probe_point`]`(lo, hi, j, probes)`, bit `j`) at which it holds,
+/// and the range shrinks to the part between the last probe where it fails and the first
+/// where it holds.
+#[inline(always)]
+fn search_rounds(lo: u64, hi: u64, probes: u32, held: impl Fn(u64, u64) -> u32) -> u64 {
+    let (mut lo, mut hi) = (lo, hi);
+    while lo < hi {
+        // Clear for a prefix of the probes, set for the rest.
+        let first = held(lo, hi).trailing_zeros().min(probes);
+        let new_lo = if first > 0 {
+            probe_point(lo, hi, first - 1, probes) + 1
+        } else {
+            lo
+        };
+        if first < probes {
+            hi = probe_point(lo, hi, first, probes);
+        }
+        lo = new_lo;
+    }
+    lo
 }
 
 /// The first `m` in `lo .. hi` for which `pred(m)` holds (`hi` if none), for a `pred` that is
 /// false then true along the range: a warp-cooperative `33`-ary search. In each step lane `j`
-/// evaluates `pred` at [`search_point`] `j` (all lanes' loads in flight together), a vote tells
+/// evaluates `pred` at [`probe_point`] `j` (all lanes' loads in flight together), a vote tells
 /// every lane where the change lies, and all keep the same part of the range: a range of `w`
 /// points takes `log_33 w` steps instead of `log2 w` dependent round trips to memory. Every
 /// lane returns the same result.
 #[inline(always)]
 pub fn first_true(lo: u64, hi: u64, pred: impl Fn(u64) -> bool, warp: &impl Vote) -> u64 {
-    let (mut lo, mut hi) = (lo, hi);
-    while lo < hi {
-        // Bit j: pred holds at point j. Clear for a prefix of the lanes, set for the rest.
-        let after = warp.vote(|j| pred(search_point(lo, hi, j)));
-        let first_after = after.trailing_zeros();
-        let new_lo = if first_after > 0 {
-            search_point(lo, hi, first_after - 1) + 1
-        } else {
-            lo
-        };
-        if first_after < SEARCH_LANES {
-            hi = search_point(lo, hi, first_after);
-        }
-        lo = new_lo;
-    }
-    lo
+    search_rounds(lo, hi, SEARCH_LANES, |lo, hi| {
+        warp.vote(|j| pred(probe_point(lo, hi, j, SEARCH_LANES)))
+    })
 }
 
 /// How a partition finds where a predicate turns true along a range: a warp together (any
@@ -151,27 +164,11 @@ impl<const PROBES: u32> Search for Probes<PROBES> {
     #[inline(always)]
     fn first_true(&self, lo: u64, hi: u64, pred: impl Fn(u64) -> bool) -> u64 {
         const { assert!(PROBES >= 1 && PROBES <= 32, "1 to 32 probes per round") };
-        let parts = u64::from(PROBES) + 1;
-        let (mut lo, mut hi) = (lo, hi);
-        while lo < hi {
-            // Probe j at lo + (hi − lo)·(j + 1)/parts: nondecreasing in j, inside lo .. hi.
-            let point = |j: u32| lo + (hi - lo) * (u64::from(j) + 1) / parts;
-            let mut holds = [false; 32];
-            for (j, h) in holds.iter_mut().enumerate().take(PROBES as usize) {
-                *h = pred(point(j as u32));
-            }
-            // The first probe where pred holds; the change lies after the probe before it.
-            let first = holds[..PROBES as usize]
-                .iter()
-                .position(|&h| h)
-                .map_or(PROBES, |j| j as u32);
-            let new_lo = if first > 0 { point(first - 1) + 1 } else { lo };
-            if first < PROBES {
-                hi = point(first);
-            }
-            lo = new_lo;
-        }
-        lo
+        search_rounds(lo, hi, PROBES, |lo, hi| {
+            (0..PROBES).fold(0, |mask, j| {
+                mask | u32::from(pred(probe_point(lo, hi, j, PROBES))) << j
+            })
+        })
     }
 }
 
