@@ -57,7 +57,7 @@ merge_path_fn!(
     u32
 );
 
-/// Lanes of the warp-cooperative merge-path search ([`merge_path_search`]): one warp.
+/// Lanes of the warp-cooperative search ([`first_true`]): one warp.
 pub const SEARCH_LANES: u32 = 32;
 
 /// A warp's vote: every lane evaluates a predicate, and every lane gets the mask of the lanes
@@ -389,7 +389,7 @@ impl Runs {
 
 /// The merge-path split at the start of output tile `k` of a merge launch: the global index of
 /// the first key of A that the tile takes (B's follows from it, see [`TileRanges::new`]).
-/// `key(i)` reads key `i` of the whole array; `warp` runs the search ([`merge_path_search`]).
+/// `key(i)` reads key `i` of the whole array; `search` runs the search ([`merge_path_search`]).
 ///
 /// `k * tile < n`; a pass's width is a multiple of `tile`.
 #[inline(always)]

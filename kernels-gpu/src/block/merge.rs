@@ -658,7 +658,7 @@ pub unsafe fn sort_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
 }
 
 /// Unit `k` of the partition kernel of a merge launch paired by `pairing` (a warp or a thread,
-/// as the searches search: `over_edges` over the edges, `over_keys` over the keys): writes the
+/// whichever the searches need: `over_edges` searches the edges, `over_keys` the keys): writes the
 /// merge-path split at the start of output tile `k` (tiles of `nv` keys) to `splits[k]`; units
 /// past the last tile do nothing. A pass of the sort whose previous step recorded `edges` (non
 /// null) searches with their help ([`partition_pass`]).
