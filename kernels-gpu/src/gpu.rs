@@ -130,6 +130,11 @@ impl<const THREADS: u32> crate::block::Block for CudaBlock<THREADS> {
     fn regs<T: Copy>(&self, _units: u32, init: T) -> crate::block::One<T> {
         crate::block::One(init)
     }
+    #[inline(always)]
+    fn prefetch<T>(&self, at: *const T) {
+        // SAFETY: a prefetch only hints the L2 cache; it neither faults nor changes memory.
+        unsafe { core::arch::asm!("prefetch.global.L2 [{at}];", at = in(reg64) at) };
+    }
 }
 
 /// `cooperative_groups::this_grid().sync()`: every thread of every block of the launch waits

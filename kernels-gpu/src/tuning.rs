@@ -252,6 +252,23 @@ pub const PARTITION_KEY_PROBES: u32 = 1;
 /// keys ahead. At least [`MERGE_VT`] (checked where the block code is instantiated).
 pub const MERGE_KEY_PAD: u32 = 64;
 
+/// How many output tiles ahead of its own a block of the keys-only network merge pass asks the
+/// L2 cache for the input of (`prefetch.global.L2`, before its own loads), with
+/// `resident_blocks` blocks of the pass on the device at once: a quarter of them. The block
+/// that merges that tile then finds its keys in L2 instead of waiting for device memory. Too
+/// near, and the prefetch is not back in time; too far, and the L2 evicts the lines before
+/// they are used. Measured on an H200 (1056 resident blocks), 2^28 u32 merge sort: no
+/// prefetch 11.84 ms; 192 tiles 10.92, 256 10.89, 320 10.90 (session 9, one prefetch per
+/// line); an earlier build: 384 10.83, 512 11.00, 768 12.49 against 256's 10.76 (session 8).
+/// See docs/perf.md.
+///
+/// ```
+/// assert_eq!(kernels_gpu::tuning::prefetch_ahead_tiles(1056), 264);
+/// ```
+pub const fn prefetch_ahead_tiles(resident_blocks: u64) -> u64 {
+    resident_blocks / 4
+}
+
 /// log2 of [`OVERLAP_CHUNK`].
 pub const OVERLAP_CHUNK_LOG2: u32 = 22;
 

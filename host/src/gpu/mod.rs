@@ -143,6 +143,9 @@ pub struct GpuSorter {
     progress: Option<ProgressHook>,
     /// Scratch and barrier counter of the one-launch small sort.
     small: bitonic::Workspace,
+    /// Network merge blocks the device holds at once (4- and 8-byte keys): they set how far
+    /// ahead each block prefetches.
+    network_blocks: merge::NetworkBlocks,
     context: Context,
     device: Device,
     name: String,
@@ -211,7 +214,7 @@ impl GpuSorter {
         let context = Context::new(device).context("creating a CUDA context")?;
         let module = Module::from_ptx(KERNELS_PTX, &[]).context("loading the kernels' PTX")?;
         bitonic::configure(&module)?;
-        merge::configure(&module)?;
+        let network_blocks = merge::configure(&module, &device)?;
         // A blocking stream: it waits for work on the legacy default stream, where cust's
         // synchronous copies run (a pageable host-to-device copy may return before its DMA is
         // done), so a sort never starts on keys still in flight.
@@ -228,6 +231,7 @@ impl GpuSorter {
             memory_budget: None,
             progress: None,
             small,
+            network_blocks,
             context,
             device,
             name,

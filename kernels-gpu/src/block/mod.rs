@@ -25,6 +25,12 @@ pub trait Block {
     fn sync(&self);
     /// `init` for each of the `units` units (the block's `nt`) this thread runs.
     fn regs<T: Copy>(&self, units: u32, init: T) -> Self::Regs<T>;
+    /// Asks for the device-memory line holding `at` to be brought into the L2 cache, without
+    /// waiting (`prefetch.global.L2`; nothing on the CPU). `at` need not be valid.
+    #[inline(always)]
+    fn prefetch<T>(&self, at: *const T) {
+        let _ = at;
+    }
     /// Runs `f(u)` for every unit `u < units` this thread runs (one on the GPU, all on the
     /// CPU).
     #[inline(always)]

@@ -212,7 +212,9 @@ macro_rules! network_merge_kernel {
         /// blockIdx.x` (of `NETWORK_MERGE_TILE` keys) merges its slices of two runs (from
         /// `splits`, written by the partition kernel of the same pass) with a bitonic network
         /// (`crate::block::network_merge`), from `src_keys` into `dst_keys`, keys through the
-        /// inverse of `decode`, and records its first and last (encoded) key in `edges`.
+        /// inverse of `decode`, and records its first and last (encoded) key in `edges`. Each
+        /// block first has the L2 cache fetch the slices of tile `tile + ahead` (0: none;
+        /// `tuning::prefetch_ahead_tiles`), which a later block merges.
         ///
         /// Launch: up to `ceil(n / NETWORK_MERGE_TILE) − first_tile` blocks of
         /// `NETWORK_MERGE_THREADS` threads, `network_merge_shared_bytes(size_of::<key>())`
@@ -233,6 +235,7 @@ macro_rules! network_merge_kernel {
             n: u64,
             width: u64,
             first_tile: u64,
+            ahead: u64,
             decode: u32,
         ) {
             let none = core::ptr::null_mut::<()>();
@@ -247,7 +250,7 @@ macro_rules! network_merge_kernel {
                     splits,
                     n,
                     Pairing::Pass { width },
-                    tile,
+                    (tile, ahead),
                     decode,
                 )
             }
