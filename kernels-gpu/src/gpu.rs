@@ -132,9 +132,16 @@ impl<const THREADS: u32> crate::block::Block for CudaBlock<THREADS> {
     }
     #[inline(always)]
     fn prefetch<T>(&self, at: *const T) {
-        // SAFETY: a prefetch only hints the L2 cache; it neither faults nor changes memory.
-        unsafe { core::arch::asm!("prefetch.global.L2 [{at}];", at = in(reg64) at) };
+        prefetch_l2(at)
     }
+}
+
+/// Asks for the 128-byte line of device memory holding `at` to be brought into the L2 cache,
+/// without waiting (`prefetch.global.L2`).
+#[inline(always)]
+pub fn prefetch_l2<T>(at: *const T) {
+    // SAFETY: a prefetch only hints the L2 cache; it neither faults nor changes memory.
+    unsafe { core::arch::asm!("prefetch.global.L2 [{at}];", at = in(reg64) at) };
 }
 
 /// `cooperative_groups::this_grid().sync()`: every thread of every block of the launch waits
@@ -239,6 +246,11 @@ impl<K: KeyBits + WarpShuffle> Team<K> for ThreadRun<K> {
     #[inline(always)]
     fn sync(&mut self) {
         sync_threads()
+    }
+
+    #[inline(always)]
+    fn prefetch(at: *const K) {
+        prefetch_l2(at)
     }
 
     #[inline(always)]

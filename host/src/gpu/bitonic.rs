@@ -4,9 +4,10 @@
 //! steps) turned into kernel launches with their grid math, whole or chunk by chunk
 //! ([`Chunked`]).
 
-use super::GpuSorter;
 use super::overlap::ChunkedSort;
+use super::{GpuSorter, prefetch_ahead};
 use crate::error::{CudaContext, Error, Result, driver};
+use cust::device::Device;
 use cust::function::Function;
 use cust::launch;
 use cust::memory::DeviceBuffer;
@@ -82,16 +83,24 @@ fn kernels(key_bytes: usize) -> &'static Kernels {
 /// Lets the small sort (sized for its largest block) and the window passes use more than the
 /// default 48 KB of dynamic shared memory, and asks for the largest shared-memory carve-out
 /// (left to itself the driver picked 64 KB for a 34 KB tile, room for one block per
-/// multiprocessor where registers allow more: docs/perf.md).
-pub(super) fn configure(module: &Module) -> Result<()> {
-    for (k, key_bytes) in [(&KERNELS_32, 4), (&KERNELS_64, 8)] {
+/// multiprocessor where registers allow more: docs/perf.md). Returns how far ahead the blocks of
+/// the window passes (4-byte, 8-byte keys) prefetch on `device`.
+pub(super) fn configure(module: &Module, device: &Device) -> Result<[u64; 2]> {
+    let mut ahead = [0; 2];
+    for ((k, key_bytes), ahead) in [(&KERNELS_32, 4), (&KERNELS_64, 8)]
+        .into_iter()
+        .zip(&mut ahead)
+    {
         let small = small_shared_bytes(SMALL_TILE_LOG2, key_bytes);
         set_shared_attributes(module, k.small, small)?;
+        let shared = window_shared_bytes(key_bytes);
         for name in [k.window_tiles, k.window, k.window_wide] {
-            set_shared_attributes(module, name, window_shared_bytes(key_bytes))?;
+            set_shared_attributes(module, name, shared)?;
         }
+        let launch = (k.window, WINDOW_THREADS, shared);
+        *ahead = prefetch_ahead(module, device, launch, "GPUSORT_WINDOW_PREFETCH_AHEAD")?;
     }
-    Ok(())
+    Ok(ahead)
 }
 
 /// Lets kernel `name` use `bytes` of dynamic shared memory (above the default 48 KB if need
@@ -207,9 +216,11 @@ fn launch_window(
         (win.load_map, win.store_map, win.plan, win.phases, win.steps);
     // SAFETY: as above; the arguments are the window's, from `windows` (or its restriction to
     // the chunk `keys` points to), launched in order; the narrow kernel only for narrow windows.
+    // Each block prefetches the keys of a block that runs later.
+    let ahead = sorter.prefetch_ahead.window[usize::from(key_bytes == 8)];
     let launched = unsafe {
         launch!(f<<<blocks, WINDOW_THREADS, shared, stream>>>(
-            keys, n, fixed, mirror, span, load_map, store_map, plan, phases, steps, decode
+            keys, n, fixed, mirror, span, load_map, store_map, plan, phases, steps, decode, ahead
         ))
     };
     launched.context(&what())

@@ -2,11 +2,11 @@
 //! into kernel launches (whole, or chunk by chunk: `Chunked`), the scratch buffer's layout,
 //! and the kernels' shared-memory settings.
 
-use super::GpuSorter;
 use super::bitonic::{function, set_shared_attributes};
 use super::overlap::ChunkedSort;
+use super::{GpuSorter, prefetch_ahead};
 use crate::error::{CudaContext, Result};
-use cust::device::{Device, DeviceAttribute};
+use cust::device::Device;
 use cust::launch;
 use cust::module::Module;
 use kernels_gpu::keys::IDENTITY;
@@ -16,10 +16,9 @@ use kernels_gpu::tuning::{
     LAST_PASS_PARTS, MERGE_THREADS, MERGE_TILE, NETWORK_MERGE_THREADS, NETWORK_MERGE_TILE,
     PARTITION_THREADS, TILE_KEYS, WINDOW_THREADS, merge_overlap_chunk, merge_shared_bytes,
     merge_sort_shared_bytes, merge_sort_threads, merge_sort_tile, network_merge,
-    network_merge_shared_bytes, prefetch_ahead_tiles, window_shared_bytes,
+    network_merge_shared_bytes, window_shared_bytes,
 };
 use std::ops::Range;
-use std::sync::OnceLock;
 
 /// Value widths the kernels carry, in bytes (0: keys only). Values are only moved, so a payload
 /// of any type travels in the smallest of these that holds it.
@@ -108,46 +107,28 @@ impl Shape {
     }
 }
 
-/// Blocks of the network merge pass (4-byte keys, then 8-byte keys) that the device holds at
-/// once, which sets how far ahead its blocks prefetch ([`prefetch_ahead_tiles`]).
-pub(super) type NetworkBlocks = [u32; 2];
-
-/// How many tiles ahead of its own a network merge block prefetches, with `resident` blocks
-/// on the device at once: [`prefetch_ahead_tiles`], or for measurements the environment
-/// variable `GPUSORT_PREFETCH_AHEAD` (tiles; 0: no prefetch).
-fn prefetch_ahead(resident: u32) -> u64 {
-    static AHEAD: OnceLock<Option<u64>> = OnceLock::new();
-    let set = AHEAD.get_or_init(|| std::env::var("GPUSORT_PREFETCH_AHEAD").ok()?.parse().ok());
-    set.unwrap_or_else(|| prefetch_ahead_tiles(u64::from(resident)))
-}
-
 /// Lets each tile-sort and merge kernel use its shared memory (up to 171 KB for the tile sort
-/// of 8-byte keys with 16-byte values, above the default 48 KB), and returns how many blocks
-/// of each network merge pass `device` holds at once. The bitonic tile sorts are configured
-/// with the bitonic kernels.
-pub(super) fn configure(module: &Module, device: &Device) -> Result<NetworkBlocks> {
+/// of 8-byte keys with 16-byte values, above the default 48 KB), and returns how far ahead the
+/// blocks of each network merge pass (4-byte, 8-byte keys) prefetch on `device`. The bitonic
+/// tile sorts are configured with the bitonic kernels.
+pub(super) fn configure(module: &Module, device: &Device) -> Result<[u64; 2]> {
     for ((kb, vb), sort, merge) in KERNELS {
         let (kb, vb) = (kb as u32, vb as u32);
         let tile = merge_sort_tile(kb, vb);
         set_shared_attributes(module, sort, merge_sort_shared_bytes(tile, kb, vb))?;
         set_shared_attributes(module, merge, merge_shared_bytes(MERGE_TILE, kb, vb))?;
     }
-    let multiprocessors = device
-        .get_attribute(DeviceAttribute::MultiprocessorCount)
-        .context("reading the device's multiprocessor count")?;
-    let mut network_blocks = [0; 2];
-    for ((kb, _, merge), blocks) in NETWORK_KERNELS.into_iter().zip(&mut network_blocks) {
+    let mut ahead = [0; 2];
+    for ((kb, _, merge), ahead) in NETWORK_KERNELS.into_iter().zip(&mut ahead) {
         let shared = network_merge_shared_bytes(kb as u32);
         set_shared_attributes(module, merge, shared)?;
-        let per_multiprocessor = function(module, merge)?
-            .max_active_blocks_per_multiprocessor(NETWORK_MERGE_THREADS.into(), shared as usize)
-            .context(&format!("reading the occupancy of {merge}"))?;
-        *blocks = (per_multiprocessor * multiprocessors as u32).max(1);
+        let launch = (merge, NETWORK_MERGE_THREADS, shared);
+        *ahead = prefetch_ahead(module, device, launch, "GPUSORT_PREFETCH_AHEAD")?;
     }
     for (kb, name) in [(4, "merge_two_u32"), (8, "merge_two_u64")] {
         set_shared_attributes(module, name, merge_shared_bytes(MERGE_TILE, kb, 0))?;
     }
-    Ok(network_blocks)
+    Ok(ahead)
 }
 
 /// Bytes of device scratch the stable sort of `n` keys of `key_bytes` with values of
@@ -326,8 +307,7 @@ fn enqueue_step(
                 let (first_tile, grid) = (part.start, (part.end - part.start) as u32);
                 let launched = if shape.network {
                     // Each block prefetches the input of a tile a later block merges.
-                    let resident = sorter.network_blocks[usize::from(l.key_bytes == 8)];
-                    let ahead = prefetch_ahead(resident);
+                    let ahead = sorter.prefetch_ahead.network_merge[usize::from(l.key_bytes == 8)];
                     unsafe {
                         launch!(f<<<grid, threads, shared, stream>>>(
                             src_k, dst_k, edges, splits, n, width, first_tile, ahead, decode

@@ -30,14 +30,45 @@ pub use progress::{Phase, Progress, ProgressHook};
 use crate::error::{CudaContext, Error, Result};
 use crate::keys::{Order, SortKey, SortValue};
 use cust::context::{Context, CurrentContext};
-use cust::device::Device;
+use cust::device::{Device, DeviceAttribute};
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys as cuda;
-use kernels_gpu::tuning::MAX_KEYS;
+use kernels_gpu::tuning::{MAX_KEYS, prefetch_ahead_tiles};
 use rayon::prelude::*;
 use staging::Staging;
+
+/// How many blocks ahead of its own each block of a pass that streams through device memory asks
+/// the L2 cache for the input of, by key width (4-byte, 8-byte keys): the window passes of the
+/// bitonic sort and the network merge passes of the merge sort (keys alone).
+#[derive(Clone, Copy, Debug)]
+struct PrefetchAhead {
+    window: [u64; 2],
+    network_merge: [u64; 2],
+}
+
+/// How far ahead the blocks of kernel `name`, launched as `(name, threads, shared bytes)`,
+/// prefetch on `device`: [`prefetch_ahead_tiles`] of the blocks the device holds at once, or,
+/// for measurements, the number of blocks in the environment variable `var` (0: none).
+fn prefetch_ahead(
+    module: &Module,
+    device: &Device,
+    (name, threads, shared): (&str, u32, u32),
+    var: &str,
+) -> Result<u64> {
+    if let Some(ahead) = std::env::var(var).ok().and_then(|v| v.parse().ok()) {
+        return Ok(ahead);
+    }
+    let multiprocessors = device
+        .get_attribute(DeviceAttribute::MultiprocessorCount)
+        .context("reading the device's multiprocessor count")?;
+    let per_multiprocessor = function(module, name)?
+        .max_active_blocks_per_multiprocessor(threads.into(), shared as usize)
+        .context(&format!("reading the occupancy of {name}"))?;
+    let resident = per_multiprocessor * multiprocessors as u32;
+    Ok(prefetch_ahead_tiles(resident.into()))
+}
 use std::sync::{Mutex, PoisonError};
 
 /// The kernels of `kernels-gpu`, compiled to PTX by `host/build.rs` (rustc's
@@ -143,9 +174,8 @@ pub struct GpuSorter {
     progress: Option<ProgressHook>,
     /// Scratch and barrier counter of the one-launch small sort.
     small: bitonic::Workspace,
-    /// Network merge blocks the device holds at once (4- and 8-byte keys): they set how far
-    /// ahead each block prefetches.
-    network_blocks: merge::NetworkBlocks,
+    /// How far ahead the blocks of the memory-bound passes prefetch on this device.
+    prefetch_ahead: PrefetchAhead,
     context: Context,
     device: Device,
     name: String,
@@ -213,8 +243,10 @@ impl GpuSorter {
         let name = device.name().context("reading the device name")?;
         let context = Context::new(device).context("creating a CUDA context")?;
         let module = Module::from_ptx(KERNELS_PTX, &[]).context("loading the kernels' PTX")?;
-        bitonic::configure(&module)?;
-        let network_blocks = merge::configure(&module, &device)?;
+        let prefetch_ahead = PrefetchAhead {
+            window: bitonic::configure(&module, &device)?,
+            network_merge: merge::configure(&module, &device)?,
+        };
         // A blocking stream: it waits for work on the legacy default stream, where cust's
         // synchronous copies run (a pageable host-to-device copy may return before its DMA is
         // done), so a sort never starts on keys still in flight.
@@ -231,7 +263,7 @@ impl GpuSorter {
             memory_budget: None,
             progress: None,
             small,
-            network_blocks,
+            prefetch_ahead,
             context,
             device,
             name,

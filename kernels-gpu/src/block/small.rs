@@ -66,6 +66,12 @@ pub trait Team<K> {
     /// Block barrier: every thread's earlier shared-memory writes are visible to every thread
     /// after it.
     fn sync(&mut self);
+    /// Asks the L2 cache for the line of device memory holding `at`, without waiting (on the
+    /// GPU; nothing on the CPU). `at` need not be valid.
+    #[inline(always)]
+    fn prefetch(at: *const K) {
+        let _ = at;
+    }
     /// `x`, hidden from the optimizer (on the GPU): what is computed from it is computed anew
     /// rather than kept in registers since an earlier use (the window passes' store recomputes
     /// the load's positions instead of holding them across all the steps).

@@ -10,7 +10,10 @@
 //! 1. Load, in the columns or the middle layout (the program says which): a warp's 32 lanes
 //!    read 32 consecutive keys (local bits 0..5 are global bits 0..5). All 16 loads are issued
 //!    before any key is used. Blocks whose lowest position is at least n return at once;
-//!    blocks wholly below n skip the per-key bounds checks.
+//!    blocks wholly below n skip the per-key bounds checks. Before its loads, each thread asks
+//!    the L2 cache for one line of the block a few hundred blocks later (its own segment
+//!    moved by the difference of the two blocks' fixed bits), which that block then loads
+//!    from L2 ([`WindowSort::prefetching`]).
 //! 2. With a flip, the *upper group* (local bit of the flip set) is complemented: registers
 //!    8..16 if the flip's local bit is register bit 3 of the layout, else every register of
 //!    the threads whose index has the flip's bit.
@@ -191,6 +194,25 @@ impl<I: Offset> ColumnIndex<I> {
         }
     }
 
+    /// Register `r`'s position, less `far`, for an `r` known only at run time (selects, no
+    /// indexed array).
+    #[inline(always)]
+    fn of_any(&self, r: u32) -> I {
+        let upper = r & 8 != 0;
+        let mut g = if upper { self.base[1] } else { self.base[0] };
+        for j in 0..3 {
+            let spread = if upper {
+                self.spread[1][j]
+            } else {
+                self.spread[0][j]
+            };
+            if (r >> j) & 1 == 1 {
+                g = g.plus(spread);
+            }
+        }
+        g
+    }
+
     /// Register `r`'s position, less `far` (r a constant after unrolling).
     #[inline(always)]
     fn of(&self, r: usize) -> I {
@@ -203,6 +225,44 @@ impl<I: Offset> ColumnIndex<I> {
         }
         g
     }
+}
+
+/// Bytes of device memory one prefetch brings into the L2 cache.
+const LINE: u64 = 128;
+
+/// The position (global index) in the line that thread `t` asks the L2 cache for on behalf of
+/// block `later` of the window, if any, from `index`, `t`'s positions in block `block` in the
+/// load's layout. A warp's lanes hold 32 consecutive keys of each register (global bits 0..5,
+/// reversed in a mirrored half), so lane i takes the segment of 32 keys of its register
+/// i % 16, and of that segment's lines the (i / 16)-th (a segment of 8-byte keys is two lines;
+/// lanes 16.. of 4-byte keys idle). The same segment of block `later` lies a constant distance
+/// away: the difference of the blocks' fixed bits, mirrored in a flip's upper group.
+#[inline(always)]
+fn prefetch_position<K, I: Offset>(
+    win: &BlockWindow,
+    index: &ColumnIndex<I>,
+    t: u32,
+    n: u64,
+    (block, later): (u64, u64),
+) -> Option<u64> {
+    let line_keys = LINE / size_of::<K>() as u64;
+    let lane = t & 31;
+    let (r, line) = (lane & 15, u64::from(lane >> 4));
+    if line * line_keys >= 32 {
+        return None;
+    }
+    let flip = win.load_flip();
+    let upper = if flip == FLIP_REGISTERS {
+        r >= 8
+    } else {
+        flip < FLIP_REGISTERS && (t >> flip) & 1 == 1
+    };
+    let (from, to) = (win.fixed(block), win.fixed(later));
+    let m = if upper { win.mirror } else { 0 };
+    let distance = (to ^ m).wrapping_sub(from ^ m);
+    let segment = (index.far + index.of_any(r).widen()) & !31;
+    let g = segment.wrapping_add(distance) + line * line_keys;
+    (g < n).then_some(g)
 }
 
 /// The flip's crossing step on register bit 3, then register steps 2 ..= `bottom`, written out
@@ -225,6 +285,8 @@ pub struct WindowSort<K, T> {
     block: u64,
     /// The keys' layout: [`COLUMNS`], [`MIDDLE`] or [`RUNS`].
     layout: u32,
+    /// How many blocks ahead of this one the load prefetches (0: none).
+    ahead: u64,
     _keys: core::marker::PhantomData<K>,
 }
 
@@ -244,8 +306,17 @@ impl<K: KeyBits, T: Team<K>> WindowSort<K, T> {
             win,
             block,
             layout: COLUMNS,
+            ahead: 0,
             _keys: core::marker::PhantomData,
         }
+    }
+
+    /// Has the block, as its loads start, ask the L2 cache for the keys of block
+    /// `block + ahead` of the window (0: nothing; 128-byte lines below n, each once), which a
+    /// later block loads, so that it finds them in L2 rather than waiting on device memory.
+    #[inline(always)]
+    pub fn prefetching(self, ahead: u64) -> Self {
+        WindowSort { ahead, ..self }
     }
 
     /// The team, for another block (the CPU tests).
@@ -306,8 +377,15 @@ impl<K: KeyBits, T: Team<K>> WindowSort<K, T> {
     #[inline(always)]
     unsafe fn load<I: Offset>(&mut self, keys: *const K, n: u64, full: bool) {
         let (win, block) = (self.win, self.block);
+        let later = block + self.ahead;
+        let prefetch = self.ahead > 0 && win.fixed(later) < n;
         self.team.each(|t, run, _| {
             let index = ColumnIndex::<I>::new(&win, win.load_map, win.load_flip(), t, block);
+            if prefetch
+                && let Some(g) = prefetch_position::<K, I>(&win, &index, t, n, (block, later))
+            {
+                T::prefetch(keys.wrapping_add(g as usize));
+            }
             let at = keys.wrapping_add(index.far as usize);
             if full {
                 // SAFETY: every position of a full block is below n. All 16 loads are issued
@@ -626,7 +704,7 @@ mod tests {
     use crate::block::{check_key_maps, xorshift};
     use crate::keys::{KIND_SIGNED, key_map};
     use crate::overlap::chunk_ranges;
-    use crate::window::{windows, windows_from};
+    use crate::window::{WindowPass, windows, windows_from};
     use proptest::prelude::*;
 
     fn check<K: KeyBits + Ord + std::fmt::Debug>(keys: &[K], tile_log2: u32, what: &str) {
@@ -817,6 +895,72 @@ mod tests {
                 windows(n, l, 5).skip(1).all(|w| w.block_window().narrow()),
                 n <= 1 << 32
             );
+        }
+    }
+
+    /// The lines (of `K`) that the threads of block `block` prefetch, and those that the
+    /// block's keys below n occupy.
+    fn prefetched_and_loaded<K, I: Offset>(w: &WindowPass, n: u64, block: u64) -> [Vec<u64>; 2] {
+        let line_keys = LINE / size_of::<K>() as u64;
+        let win = w.block_window();
+        let threads = 1 << (w.tile_log2 - SMALL_RUN_LOG2);
+        // Asked by the threads of every other block of the window that has a block `block`
+        // ahead of it.
+        let mut asked = Vec::new();
+        for (from, later) in [
+            (0, block),
+            (block / 2, block),
+            (block.saturating_sub(1), block),
+        ] {
+            if from >= later && later > 0 {
+                continue;
+            }
+            let mut lines: Vec<u64> = (0..threads)
+                .filter_map(|t| {
+                    let index = ColumnIndex::<I>::new(&win, win.load_map, win.load_flip(), t, from);
+                    prefetch_position::<K, I>(&win, &index, t, n, (from, later))
+                })
+                .map(|g| g / line_keys)
+                .collect();
+            lines.sort_unstable();
+            if !asked.is_empty() {
+                assert_eq!(lines, asked, "prefetched from block {from}");
+            }
+            asked = lines;
+        }
+        let mut held: Vec<u64> = (0..1 << w.tile_log2)
+            .map(|local| w.global(local, block))
+            .filter(|&g| g < n)
+            .map(|g| g / line_keys)
+            .collect();
+        held.sort_unstable();
+        held.dedup();
+        [asked, held]
+    }
+
+    #[test]
+    fn a_block_prefetches_each_line_of_its_keys_once() {
+        for (n, l) in [
+            ((1u64 << 33) + 12_345, 13),
+            (1 << 25, 13),
+            ((1 << 22) + 777, 13),
+            (100_000, 9),
+            (3_000, 9),
+        ] {
+            for w in windows(n, l, 5).skip(1) {
+                let blocks = w.blocks(n);
+                for block in [0, 1, blocks / 3, blocks - 1] {
+                    let what = format!("n = {n}, block {block}, {w:?}");
+                    let [asked, held] = prefetched_and_loaded::<u64, u64>(&w, n, block);
+                    assert_eq!(asked, held, "u64 keys, {what}");
+                    let [asked, held] = prefetched_and_loaded::<u32, u64>(&w, n, block);
+                    assert_eq!(asked, held, "u32 keys, {what}");
+                    if w.block_window().narrow() {
+                        let narrow = prefetched_and_loaded::<u32, u32>(&w, n, block);
+                        assert_eq!(narrow, [asked, held], "32-bit offsets, {what}");
+                    }
+                }
+            }
         }
     }
 

@@ -111,7 +111,9 @@ macro_rules! window_kernels {
             /// One window pass over `keys[..n]` (`crate::window`): each block loads its
             /// 2^WINDOW_LOG2 keys, runs the window's steps in registers, shuffles and shared
             /// memory, and stores them back in place, the last window through the inverse of
-            /// `decode` (`IDENTITY` before). The other arguments are the fields of
+            /// `decode` (`IDENTITY` before). First, unless `ahead` is 0, each block asks the L2
+            /// cache for the keys of block `blockIdx.x + ahead`, which a later block sorts
+            /// (`tuning::prefetch_ahead_tiles`). The other arguments are the fields of
             /// `WindowPass::block_window`. Positions are `$offset` offsets from each block's
             /// high bits: the `u32` kernel takes only windows that are `BlockWindow::narrow`.
             ///
@@ -136,6 +138,7 @@ macro_rules! window_kernels {
                 phases: u32,
                 steps: u64,
                 decode: u32,
+                ahead: u64,
             ) {
                 let win = BlockWindow {
                     tile_log2: WINDOW_LOG2,
@@ -152,7 +155,8 @@ macro_rules! window_kernels {
                 // no other block touches.
                 unsafe {
                     let team = ThreadRun::new(dynamic_shared::<$key>());
-                    let mut sort = WindowSort::new(team, win, u64::from(block_idx_x()));
+                    let block = u64::from(block_idx_x());
+                    let mut sort = WindowSort::new(team, win, block).prefetching(ahead);
                     sort.run::<$offset>(keys, n, decode);
                 }
             }
