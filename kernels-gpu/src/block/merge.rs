@@ -912,7 +912,15 @@ mod tests {
                     Pass::SortTiles => {
                         for tile in 0..len.div_ceil(sort_nv) {
                             sort_tile::<K, V, _, VT>(
-                                &OneThread, sort_nt, shared, buf, len, tile, map, decode, nv as u32,
+                                &OneThread::default(),
+                                sort_nt,
+                                shared,
+                                buf,
+                                len,
+                                tile,
+                                map,
+                                decode,
+                                nv as u32,
                             );
                         }
                     }
@@ -926,7 +934,15 @@ mod tests {
                             // The kernel's tile is its first tile plus its block index.
                             for tile in part {
                                 merge_tile::<K, V, _, VT>(
-                                    &OneThread, nt, shared, buf, splits, len, pairing, tile, decode,
+                                    &OneThread::default(),
+                                    nt,
+                                    shared,
+                                    buf,
+                                    splits,
+                                    len,
+                                    pairing,
+                                    tile,
+                                    decode,
                                 );
                             }
                         }
@@ -1118,7 +1134,7 @@ mod tests {
             // SAFETY: buffers of n keys; the splits of this merge; shared memory of the size.
             unsafe {
                 merge_tile::<K, (), _, VT>(
-                    &OneThread,
+                    &OneThread::default(),
                     nt,
                     shared.as_mut_ptr() as *mut u8,
                     buf,

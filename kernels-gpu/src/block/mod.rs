@@ -60,9 +60,14 @@ impl<T> Regs<T> for One<T> {
     }
 }
 
-/// The block of the CPU tests: one thread that runs every unit; barriers are no-ops.
+/// The block of the CPU tests: one thread that runs every unit; barriers are no-ops; the
+/// addresses it is asked to prefetch are recorded.
 #[cfg(not(target_arch = "nvptx64"))]
-pub struct OneThread;
+#[derive(Default)]
+pub struct OneThread {
+    /// The addresses of the prefetches, in order.
+    pub prefetched: core::cell::RefCell<Vec<usize>>,
+}
 
 #[cfg(not(target_arch = "nvptx64"))]
 impl Block for OneThread {
@@ -76,6 +81,9 @@ impl Block for OneThread {
     fn sync(&self) {}
     fn regs<T: Copy>(&self, units: u32, init: T) -> Vec<T> {
         vec![init; units as usize]
+    }
+    fn prefetch<T>(&self, at: *const T) {
+        self.prefetched.borrow_mut().push(at as usize);
     }
 }
 

@@ -306,15 +306,34 @@ mod tests {
         }
     }
 
-    /// One pass over `keys` (runs of `width`) through the block code, tile by tile.
+    /// The splits of a pass over `keys` (runs of `width`): one per output tile.
+    fn pass_splits(keys: &[u32], width: u64) -> Vec<u64> {
+        let (n, nv) = (keys.len() as u64, u64::from(NETWORK_MERGE_TILE));
+        let pairing = Pairing::Pass { width };
+        (0..n.div_ceil(nv))
+            .map(|k| partition(k, n, pairing, nv, |i| keys[i as usize], &AllLanes))
+            .collect()
+    }
+
+    /// One pass over `keys` (runs of `width`) through the block code, tile by tile, each
+    /// prefetching for the tile 3 ahead.
     fn pass(keys: &[u32], width: u64, decode: u32) -> (Vec<u32>, Vec<u32>) {
+        let (out, edges, _) = pass_ahead(keys, width, decode, 3);
+        (out, edges)
+    }
+
+    /// [`pass`] with the tiles prefetching `ahead`; also each tile's prefetched addresses.
+    fn pass_ahead(
+        keys: &[u32],
+        width: u64,
+        decode: u32,
+        ahead: u64,
+    ) -> (Vec<u32>, Vec<u32>, Vec<Vec<usize>>) {
         let n = keys.len() as u64;
         let nv = u64::from(NETWORK_MERGE_TILE);
         let pairing = Pairing::Pass { width };
         let tiles = n.div_ceil(nv);
-        let splits: Vec<u64> = (0..tiles)
-            .map(|k| partition(k, n, pairing, nv, |i| keys[i as usize], &AllLanes))
-            .collect();
+        let splits = pass_splits(keys, width);
         let mut out = vec![0xdead_beef_u32; keys.len()];
         let mut edges = vec![0u32; 2 * tiles as usize];
         let mut shared = vec![0u32; padded(NETWORK_MERGE_TILE) as usize];
@@ -325,22 +344,26 @@ mod tests {
             dst_values: core::ptr::null_mut(),
             edges: edges.as_mut_ptr(),
         };
+        let mut prefetched = Vec::new();
         for tile in 0..tiles {
+            let block = OneThread::default();
             // SAFETY: buffers of n keys, one split per tile, a tile of shared memory.
             unsafe {
+                let (shared, splits) = (shared.as_mut_ptr(), splits.as_ptr());
                 merge_tile(
-                    &OneThread,
-                    shared.as_mut_ptr(),
+                    &block,
+                    shared,
                     buf,
-                    splits.as_ptr(),
+                    splits,
                     n,
                     pairing,
-                    (tile, 3),
+                    (tile, ahead),
                     decode,
                 )
             };
+            prefetched.push(block.prefetched.take());
         }
-        (out, edges)
+        (out, edges, prefetched)
     }
 
     /// Runs of `width` keys, each sorted: random keys from a small range (many ties) or a
@@ -380,71 +403,32 @@ mod tests {
         }
     }
 
-    /// One thread running every unit, recording the lines its prefetches ask for.
-    #[derive(Default)]
-    struct Prefetches(core::cell::RefCell<std::collections::BTreeSet<usize>>);
-
-    impl Block for Prefetches {
-        type Regs<T: Copy> = Vec<T>;
-        fn thread(&self) -> u32 {
-            0
-        }
-        fn threads(&self) -> u32 {
-            1
-        }
-        fn sync(&self) {}
-        fn regs<T: Copy>(&self, units: u32, init: T) -> Vec<T> {
-            vec![init; units as usize]
-        }
-        fn prefetch<T>(&self, at: *const T) {
-            self.0.borrow_mut().insert(at as usize / LINE);
-        }
-    }
-
     #[test]
     fn a_block_prefetches_exactly_the_input_of_the_tile_ahead() {
         let nv = NETWORK_MERGE_TILE as usize;
         for (n, width, ahead) in [(8 * nv, nv, 3), (7 * nv + 123, 2 * nv, 2), (3 * nv, nv, 5)] {
             let keys = runs(n, width, 9, 1000);
+            let (_, _, prefetched) = pass_ahead(&keys, width as u64, IDENTITY, ahead);
+            let splits = pass_splits(&keys, width as u64);
             let pairing = Pairing::Pass {
                 width: width as u64,
             };
-            let (n64, nv64) = (n as u64, nv as u64);
-            let tiles = n64.div_ceil(nv64);
-            let splits: Vec<u64> = (0..tiles)
-                .map(|k| partition(k, n64, pairing, nv64, |i| keys[i as usize], &AllLanes))
-                .collect();
-            let mut out = vec![0u32; n];
-            let mut shared = vec![0u32; padded(NETWORK_MERGE_TILE) as usize];
-            let buf = Buffers {
-                src_keys: keys.as_ptr(),
-                dst_keys: out.as_mut_ptr(),
-                src_values: core::ptr::null(),
-                dst_values: core::ptr::null_mut(),
-                edges: core::ptr::null_mut(),
-            };
-            for tile in 0..tiles {
-                let block = Prefetches::default();
-                // SAFETY: buffers of n keys, one split per tile, a tile of shared memory.
-                unsafe {
-                    let (shared, splits) = (shared.as_mut_ptr(), splits.as_ptr());
-                    merge_tile(&block, shared, buf, splits, n64, pairing, (tile, ahead), 0);
-                }
+            let (n, nv) = (n as u64, nv as u64);
+            for (tile, asked) in prefetched.iter().enumerate() {
+                let later = tile as u64 + ahead;
                 let mut want = std::collections::BTreeSet::new();
-                if tile + ahead < tiles {
-                    let later = tile + ahead;
+                if later < n.div_ceil(nv) {
                     let next = || splits.get(later as usize + 1).copied().unwrap_or(0);
-                    let r =
-                        TileRanges::new(later, n64, pairing, nv64, splits[later as usize], next);
+                    let r = TileRanges::new(later, n, pairing, nv, splits[later as usize], next);
                     for i in (r.a_begin..r.a_end).chain(r.b_begin..r.b_end) {
                         want.insert(keys.as_ptr().wrapping_add(i as usize) as usize / LINE);
                     }
                 }
-                assert_eq!(
-                    *block.0.borrow(),
-                    want,
-                    "n = {n}, width {width}, tile {tile}"
-                );
+                let lines: std::collections::BTreeSet<usize> =
+                    asked.iter().map(|&at| at / LINE).collect();
+                let what = format!("n = {n}, width {width}, tile {tile}");
+                assert_eq!(asked.len(), want.len(), "each line once: {what}");
+                assert_eq!(lines, want, "{what}");
             }
         }
     }
