@@ -256,9 +256,8 @@ pub const MERGE_KEY_PAD: u32 = 64;
 /// keys-only network merge passes, the bitonic window passes) asks the L2 cache for the input
 /// of (`prefetch.global.L2`, before its own loads), with `resident_blocks` blocks of the pass
 /// on the device at once: a quarter of them. The block that runs later then finds its keys in
-/// L2 instead of waiting for device memory. Too
-/// near, and the prefetch is not back in time; too far, and the L2 evicts the lines before
-/// they are used. Measured on an H200 (1056 resident blocks), 2^28 u32 merge sort: no
+/// L2 instead of waiting for device memory. Too near, and the prefetch is not back in time;
+/// too far, and the L2 evicts the lines before they are used. Measured on an H200 (1056 resident blocks), 2^28 u32 merge sort: no
 /// prefetch 11.84 ms; 192 tiles 10.92, 256 10.89, 320 10.90 (session 9, one prefetch per
 /// line); an earlier build: 384 10.83, 512 11.00, 768 12.49 against 256's 10.76 (session 8).
 /// The bitonic sort's window passes (396 resident blocks on an H200) use the same rule: 2^28

@@ -214,10 +214,10 @@ fn launch_window(
     let (fixed, mirror, span) = (win.fixed, win.mirror, win.span);
     let (load_map, store_map, plan, phases, steps) =
         (win.load_map, win.store_map, win.plan, win.phases, win.steps);
-    // SAFETY: as above; the arguments are the window's, from `windows` (or its restriction to
-    // the chunk `keys` points to), launched in order; the narrow kernel only for narrow windows.
     // Each block prefetches the keys of a block that runs later.
     let ahead = sorter.prefetch_ahead.window[usize::from(key_bytes == 8)];
+    // SAFETY: as above; the arguments are the window's, from `windows` (or its restriction to
+    // the chunk `keys` points to), launched in order; the narrow kernel only for narrow windows.
     let launched = unsafe {
         launch!(f<<<blocks, WINDOW_THREADS, shared, stream>>>(
             keys, n, fixed, mirror, span, load_map, store_map, plan, phases, steps, decode, ahead

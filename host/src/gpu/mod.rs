@@ -38,6 +38,7 @@ use cust::sys as cuda;
 use kernels_gpu::tuning::{MAX_KEYS, prefetch_ahead_tiles};
 use rayon::prelude::*;
 use staging::Staging;
+use std::sync::{Mutex, PoisonError};
 
 /// How many blocks ahead of its own each block of a pass that streams through device memory asks
 /// the L2 cache for the input of, by key width (4-byte, 8-byte keys): the window passes of the
@@ -69,7 +70,6 @@ fn prefetch_ahead(
     let resident = per_multiprocessor * multiprocessors as u32;
     Ok(prefetch_ahead_tiles(resident.into()))
 }
-use std::sync::{Mutex, PoisonError};
 
 /// The kernels of `kernels-gpu`, compiled to PTX by `host/build.rs` (rustc's
 /// `nvptx64-nvidia-cuda` target) and embedded in the library. [`GpuSorter::new`] loads it; the

@@ -25,8 +25,9 @@ pub trait Block {
     fn sync(&self);
     /// `init` for each of the `units` units (the block's `nt`) this thread runs.
     fn regs<T: Copy>(&self, units: u32, init: T) -> Self::Regs<T>;
-    /// Asks for the device-memory line holding `at` to be brought into the L2 cache, without
-    /// waiting (`prefetch.global.L2`; nothing on the CPU). `at` need not be valid.
+    /// Asks for the device-memory line ([`L2_LINE_BYTES`]) holding `at` to be brought into the
+    /// L2 cache, without waiting (`prefetch.global.L2`; nothing on the CPU). `at` need not be
+    /// valid.
     #[inline(always)]
     fn prefetch<T>(&self, at: *const T) {
         let _ = at;
@@ -59,6 +60,11 @@ impl<T> Regs<T> for One<T> {
         &mut self.0
     }
 }
+
+/// Bytes one prefetch brings into the L2 cache: a whole 128-byte line. One prefetch per line
+/// reads the same DRAM bytes as one per 32-byte sector, with fewer instructions: the 2^28 u32
+/// merge sort took 10.89 ms against 11.08 (docs/perf.md, session 9).
+pub const L2_LINE_BYTES: usize = 128;
 
 /// The block of the CPU tests: one thread that runs every unit; barriers are no-ops; the
 /// addresses it is asked to prefetch are recorded.

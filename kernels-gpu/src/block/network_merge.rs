@@ -15,9 +15,9 @@
 //! at positions `.. 2^12`, +∞ between them (a short last tile), so the sequence rises then
 //! falls and one bitonic merge (half-cleaners on bits 11, 10, …, 0) sorts it.
 
-use super::Block;
 use super::merge::{Buffers, unrolled};
 use super::small::{Run, register_steps};
+use super::{Block, L2_LINE_BYTES};
 use crate::keys::{IDENTITY, KeyBits};
 use crate::merge::{Pairing, TileRanges};
 use crate::tuning::{NETWORK_MERGE_THREADS, NETWORK_MERGE_TILE, SMALL_RUN};
@@ -61,11 +61,6 @@ fn slot(layout: u32, u: u32, r: usize) -> usize {
     (padded(position(layout, u, 0)) + padded(position(layout, 0, r as u32))) as usize
 }
 
-/// Bytes one prefetch brings into the L2 cache: a whole 128-byte line. One prefetch per line
-/// reads the same DRAM bytes as one per 32-byte sector, with fewer instructions, and the
-/// 2^28 u32 sort took 10.89 ms against 11.08 (docs/perf.md, session 9).
-const LINE: usize = 128;
-
 /// Unit `u`'s share of bringing a tile's input, `a_len` keys from `a` and `b_len` from `b`,
 /// into the L2 cache: every `NETWORK_MERGE_THREADS`-th line of the two slices from its `u`-th
 /// (at most one per unit for 4-byte keys), without waiting for them.
@@ -78,15 +73,15 @@ fn prefetch_tile<K: KeyBits, B: Block>(
 ) {
     // The lines `first .. first + count` that hold `len` keys from `at`.
     let lines = |at: *const K, len: u32| {
-        let first = at as usize / LINE;
-        let end = (at as usize + len as usize * size_of::<K>()).div_ceil(LINE);
+        let first = at as usize / L2_LINE_BYTES;
+        let end = (at as usize + len as usize * size_of::<K>()).div_ceil(L2_LINE_BYTES);
         (first, end.saturating_sub(first) as u32)
     };
     let (a_first, a_count) = lines(a, a_len);
     let (b_first, b_count) = lines(b, b_len);
     // At most a tile's lines, and one more per slice where it straddles a boundary; a
     // constant trip count once `K` is known: unrolled.
-    let most = NETWORK_MERGE_TILE as usize * size_of::<K>() / LINE + 2;
+    let most = NETWORK_MERGE_TILE as usize * size_of::<K>() / L2_LINE_BYTES + 2;
     for i in 0..most.div_ceil(NETWORK_MERGE_THREADS as usize) as u32 {
         let q = u + i * NETWORK_MERGE_THREADS;
         if q < a_count + b_count {
@@ -95,7 +90,7 @@ fn prefetch_tile<K: KeyBits, B: Block>(
             } else {
                 b_first + (q - a_count) as usize
             };
-            block.prefetch((line * LINE) as *const u8);
+            block.prefetch((line * L2_LINE_BYTES) as *const u8);
         }
     }
 }
@@ -421,11 +416,13 @@ mod tests {
                     let next = || splits.get(later as usize + 1).copied().unwrap_or(0);
                     let r = TileRanges::new(later, n, pairing, nv, splits[later as usize], next);
                     for i in (r.a_begin..r.a_end).chain(r.b_begin..r.b_end) {
-                        want.insert(keys.as_ptr().wrapping_add(i as usize) as usize / LINE);
+                        want.insert(
+                            keys.as_ptr().wrapping_add(i as usize) as usize / L2_LINE_BYTES,
+                        );
                     }
                 }
                 let lines: std::collections::BTreeSet<usize> =
-                    asked.iter().map(|&at| at / LINE).collect();
+                    asked.iter().map(|&at| at / L2_LINE_BYTES).collect();
                 let what = format!("n = {n}, width {width}, tile {tile}");
                 assert_eq!(asked.len(), want.len(), "each line once: {what}");
                 assert_eq!(lines, want, "{what}");

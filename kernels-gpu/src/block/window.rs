@@ -30,6 +30,7 @@
 //! from the block's bits above 31 when the window's free bits and mirror lie below bit 32
 //! (every window of fewer than 2^32 keys), 64-bit positions otherwise.
 
+use crate::block::L2_LINE_BYTES;
 use crate::block::small::{
     Layout, Run, SmallSort, Team, each_register, lane_step, read_slots, register_range,
     register_steps, write_slots,
@@ -227,9 +228,6 @@ impl<I: Offset> ColumnIndex<I> {
     }
 }
 
-/// Bytes of device memory one prefetch brings into the L2 cache.
-const LINE: u64 = 128;
-
 /// The position (global index) in the line that thread `t` asks the L2 cache for on behalf of
 /// block `later` of the window, if any, from `index`, `t`'s positions in block `block` in the
 /// load's layout. A warp's lanes hold 32 consecutive keys of each register (global bits 0..5,
@@ -245,7 +243,7 @@ fn prefetch_position<K, I: Offset>(
     n: u64,
     (block, later): (u64, u64),
 ) -> Option<u64> {
-    let line_keys = LINE / size_of::<K>() as u64;
+    let line_keys = (L2_LINE_BYTES / size_of::<K>()) as u64;
     let lane = t & 31;
     let (r, line) = (lane & 15, u64::from(lane >> 4));
     if line * line_keys >= 32 {
@@ -901,7 +899,7 @@ mod tests {
     /// The lines (of `K`) that the threads of block `block` prefetch, and those that the
     /// block's keys below n occupy.
     fn prefetched_and_loaded<K, I: Offset>(w: &WindowPass, n: u64, block: u64) -> [Vec<u64>; 2] {
-        let line_keys = LINE / size_of::<K>() as u64;
+        let line_keys = (L2_LINE_BYTES / size_of::<K>()) as u64;
         let win = w.block_window();
         let threads = 1 << (w.tile_log2 - SMALL_RUN_LOG2);
         // Asked by the threads of every other block of the window that has a block `block`
