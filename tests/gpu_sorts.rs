@@ -1,6 +1,7 @@
 //! Every GPU sort (the bitonic network and the stable merge sort) against std's, through one
-//! set of test bodies: lengths around powers of two and both tile sizes, every length class of
-//! the one-launch small sort (1 to 16 blocks, both key widths), random lengths, all key
+//! set of test bodies: lengths around powers of two and both tile sizes, every block size of
+//! the tiny sort and every length class of the one-launch small sort (1 to 16 blocks, both key
+//! widths), random lengths, all key
 //! types and both orders, std's named patterns, NaN/±0/±∞, 2^25 + 12345 keys, writes past the end
 //! (poisoned tails), and for the merge sort stability (keys tagged with their input index), pairs
 //! with `u32`/`u64`/`u128` values, payloads of 1 to 16 bytes (`sort_by_key`) and argsort, also
@@ -220,10 +221,15 @@ fn key_types_and_patterns_64_bit() {
     every_pattern::<f64>(&gpu, f64::from_bits(0x7FF8_0000_0BAD_F00D));
 }
 
-/// Lengths of the one-launch small sort: around its block sizes (512 to 4096 keys: one block)
-/// and every block count up to 16 (2^16 keys), plus the first length past it.
+/// Lengths of the one-block tiny sort (up to 4096 keys: around each of its block sizes, one to
+/// 32 warps) and of the one-launch small sort (every block count up to 16, 2^16 keys), plus
+/// the first length past it.
 fn small_sort_lengths() -> Vec<usize> {
-    let mut lengths = vec![2, 3, 31, 511, 512, 513, 1000, 4095, 4096, 4097];
+    let mut lengths = vec![2, 3, 31, 1000];
+    for log2 in 7..=12 {
+        let p = 1usize << log2;
+        lengths.extend([p - 1, p, p + 1]);
+    }
     for log2 in 13..=16 {
         let p = 1usize << log2;
         lengths.extend([p / 2 + 1, p - 1, p]);

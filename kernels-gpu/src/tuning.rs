@@ -37,6 +37,44 @@ pub const SMALL_MIN_LOG2: u32 = SMALL_RUN_LOG2 + 5;
 /// its two layouts), and large enough that every stage above the block spans two windows at
 /// most ([`crate::small::SmallPlan::new`]): for 2^16 keys, at least 10.
 pub const SMALL_TILE_LOG2: u32 = 12;
+/// log2 of the keys each thread of the tiny sort holds ([`crate::block::tiny`]).
+pub const TINY_RUN_LOG2: u32 = 2;
+/// Keys each thread of the tiny sort holds.
+pub const TINY_RUN: u32 = 1 << TINY_RUN_LOG2;
+/// log2 of the tiny sort's smallest network: one warp of [`TINY_RUN`] keys each.
+pub const TINY_MIN_LOG2: u32 = TINY_RUN_LOG2 + 5;
+/// log2 of the most keys the tiny sort sorts, in one block; larger sorts up to
+/// [`SMALL_SORT_MAX_KEYS`] take the one-launch small sort.
+pub const TINY_MAX_LOG2: u32 = 12;
+/// Inputs of at most this many keys are sorted by the tiny sort (`bitonic_tiny_*`).
+pub const TINY_SORT_MAX_KEYS: u64 = 1 << TINY_MAX_LOG2;
+
+/// The most keys of `key_bytes` bytes that the host gives the tiny sort. 8-byte keys stop one
+/// size earlier: at 2^12 the tiny sort took 26.4 µs against the small sort's 24.9 (H200,
+/// docs/perf.md, session 10), its 32 warps each shuffling twice as many words.
+///
+/// ```
+/// use kernels_gpu::tuning::tiny_sort_max_keys;
+/// assert_eq!((tiny_sort_max_keys(4), tiny_sort_max_keys(8)), (4096, 2048));
+/// ```
+pub const fn tiny_sort_max_keys(key_bytes: u32) -> u64 {
+    if key_bytes > 4 {
+        TINY_SORT_MAX_KEYS / 2
+    } else {
+        TINY_SORT_MAX_KEYS
+    }
+}
+
+/// Dynamic shared memory of the tiny sort of `n` keys of `key_bytes` bytes: two buffers of the
+/// network's keys, which its exchanges between warps take turns at.
+///
+/// ```
+/// assert_eq!(kernels_gpu::tuning::tiny_shared_bytes(3000, 8), 2 * 4096 * 8);
+/// ```
+pub const fn tiny_shared_bytes(n: u32, key_bytes: u32) -> u32 {
+    2 * (1 << crate::block::tiny::network_log2(n)) * key_bytes
+}
+
 /// log2 of the largest network the small sort handles (2^16 keys: 16 blocks); it sizes the
 /// sorter's workspace (2^16 × 8 bytes).
 pub const SMALL_MAX_LOG2: u32 = 16;
@@ -92,6 +130,8 @@ pub const MAX_REGISTERS: &[(&str, u32)] = &[
     ("merge_sort_tiles_u64_u32", merge_sort_registers(8, 4)),
     ("merge_sort_tiles_u64_u64", merge_sort_registers(8, 8)),
     ("merge_sort_tiles_u32_u128", merge_sort_registers(4, 16)),
+    ("bitonic_tiny_u32", TINY_MAX_REGISTERS),
+    ("bitonic_tiny_u64", TINY_MAX_REGISTERS),
     ("bitonic_small_u32", SMALL_MAX_REGISTERS),
     ("bitonic_small_u64", SMALL_MAX_REGISTERS),
     ("bitonic_window_tiles_u32", WINDOW_TILES_MAX_REGISTERS_32),
@@ -122,6 +162,13 @@ pub const WINDOW_MAX_REGISTERS_64: u32 = 65536 / (2 * WINDOW_THREADS);
 /// for `u64` keys with no limit, docs/perf.md).
 const SMALL_MAX_REGISTERS: u32 = {
     let fit = 65536 >> (SMALL_TILE_LOG2 - SMALL_RUN_LOG2);
+    if fit < 255 { fit } else { 255 }
+};
+
+/// Registers a thread of the tiny sort may use: its largest block (2^TINY_MAX_LOG2 /
+/// TINY_RUN threads) must fit the multiprocessor's 65536 registers.
+const TINY_MAX_REGISTERS: u32 = {
+    let fit = 65536 >> (TINY_MAX_LOG2 - TINY_RUN_LOG2);
     if fit < 255 { fit } else { 255 }
 };
 

@@ -10,7 +10,7 @@
 //!
 //! ```
 //! use gpusort::bench::{Algo, plan::Plan, report, sweep};
-//! use gpusort::{DType, Order, inputs::Dist};
+//! use gpusort::{DType, Order, inputs::Dist, timing::GpuTiming};
 //!
 //! let plan = Plan {
 //!     min_log2: 10,
@@ -21,7 +21,13 @@
 //!     dtypes: vec![DType::U32],
 //!     orders: vec![Order::Ascending],
 //! };
-//! let settings = sweep::Settings { reps: 10, cpu_reps: 2, dist: Dist::Uniform, seed: 42 };
+//! let settings = sweep::Settings {
+//!     reps: 10,
+//!     gpu_timing: GpuTiming::Sort,
+//!     cpu_reps: 2,
+//!     dist: Dist::Uniform,
+//!     seed: 42,
+//! };
 //! let outcome = sweep::run(&plan, &settings, None, &mut |_| {});
 //! assert_eq!(outcome.measurements.len(), 6);
 //! assert!(outcome.measurements.iter().all(|m| m.verified));

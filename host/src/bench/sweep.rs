@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::gpu::{GpuAlgo, GpuSorter};
 use crate::inputs::{Dist, generate};
 use crate::keys::{DType, Order, SortKey};
-use crate::timing::{self, Timing};
+use crate::timing::{self, GpuTiming, Timing};
 use crate::verify::{Mismatch, check_against, reference};
 use crate::with_key_type;
 
@@ -16,15 +16,23 @@ use crate::with_key_type;
 /// # Examples
 ///
 /// ```
-/// use gpusort::{bench::sweep::Settings, inputs::Dist};
+/// use gpusort::{bench::sweep::Settings, inputs::Dist, timing::GpuTiming};
 ///
-/// let settings = Settings { reps: 10, cpu_reps: 3, dist: Dist::Uniform, seed: 42 };
+/// let settings = Settings {
+///     reps: 10,
+///     gpu_timing: GpuTiming::Sort,
+///     cpu_reps: 3,
+///     dist: Dist::Uniform,
+///     seed: 42,
+/// };
 /// assert_eq!(settings.seed, 42);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Settings {
     /// Timed repetitions of a GPU sort, after one warm-up.
     pub reps: u32,
+    /// How a GPU sort is timed.
+    pub gpu_timing: GpuTiming,
     /// Timed repetitions of a CPU sort.
     pub cpu_reps: u32,
     /// Distribution of the keys.
@@ -103,6 +111,7 @@ pub struct Outcome {
 ///
 /// ```
 /// use gpusort::bench::{Algo, plan::Plan, sweep::{self, Settings, Step}};
+/// use gpusort::timing::GpuTiming;
 /// use gpusort::{DType, GpuSorter, Order, inputs::Dist};
 ///
 /// let gpu = GpuSorter::new().ok(); // GPU sorts are skipped without one
@@ -116,7 +125,13 @@ pub struct Outcome {
 ///     dtypes: vec![DType::F32, DType::I64],
 ///     orders: vec![Order::Ascending, Order::Descending],
 /// };
-/// let settings = Settings { reps: 3, cpu_reps: 1, dist: Dist::Few, seed: 1 };
+/// let settings = Settings {
+///     reps: 3,
+///     gpu_timing: GpuTiming::Sort,
+///     cpu_reps: 1,
+///     dist: Dist::Few,
+///     seed: 1,
+/// };
 /// let mut done = 0;
 /// let outcome = sweep::run(&plan, &settings, gpu.as_ref(), &mut |step| {
 ///     if let Step::Done { .. } = step {
@@ -195,7 +210,7 @@ fn sweep_size<K: SortKey>(
         });
         let (ms, sorted) = match (algo.cpu(), gpu) {
             (Some(cpu), _) => timing::cpu(cpu, &input, order, settings.cpu_reps),
-            (None, Some(gpu)) => time_gpu(algo, gpu, &input, order, settings.reps)?,
+            (None, Some(gpu)) => time_gpu(algo, gpu, &input, order, settings)?,
             (None, None) => unreachable!("GPU sorts without a GPU are skipped above"),
         };
         let mismatch = check_against(&sorted, &oracle, order).err();
@@ -223,11 +238,12 @@ fn time_gpu<K: SortKey>(
     gpu: &GpuSorter,
     input: &[K],
     order: Order,
-    reps: u32,
+    settings: &Settings,
 ) -> Result<(Timing, Vec<K>)> {
+    let (reps, how) = (settings.reps, settings.gpu_timing);
     match algo {
-        Algo::Bitonic => timing::gpu_kernel(gpu, GpuAlgo::Bitonic, input, order, reps),
-        Algo::Merge => timing::gpu_kernel(gpu, GpuAlgo::Merge, input, order, reps),
+        Algo::Bitonic => timing::gpu_kernel(gpu, GpuAlgo::Bitonic, input, order, reps, how),
+        Algo::Merge => timing::gpu_kernel(gpu, GpuAlgo::Merge, input, order, reps, how),
         Algo::CpuStd | Algo::CpuRayon | Algo::CpuBitonic1 | Algo::CpuBitonicN => {
             unreachable!("{algo} is a CPU sort")
         }
@@ -241,6 +257,7 @@ mod tests {
     fn settings() -> Settings {
         Settings {
             reps: 1,
+            gpu_timing: GpuTiming::Sort,
             cpu_reps: 1,
             dist: Dist::Uniform,
             seed: 7,

@@ -10,6 +10,7 @@ use crate::cpu;
 use crate::gpu::GpuSorter;
 use crate::inputs::Dist;
 use crate::keys::{DType, Order};
+use crate::timing::GpuTiming;
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -54,6 +55,11 @@ pub struct BenchArgs {
     /// Timed repetitions of a GPU sort after one warm-up (the median is reported).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     pub reps: u32,
+    /// How a GPU sort is timed: `sort` puts the events around the sort alone; `like-peers`
+    /// times the restoring copy and the sort together, less the copy alone, as
+    /// shared/peers/peers.cu times CUB and thrust (use it for ratios to --peers rows).
+    #[arg(long, value_enum, default_value_t = GpuTiming::Sort)]
+    pub gpu_timing: GpuTiming,
     /// Timed repetitions of a CPU sort.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub cpu_reps: u32,
@@ -155,6 +161,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
     let settings = Settings {
         reps: args.reps,
+        gpu_timing: args.gpu_timing,
         cpu_reps: args.cpu_reps,
         dist: args.dist,
         seed: args.seed,
@@ -329,9 +336,18 @@ fn notes(settings: &Settings, gpu: bool, peer_files: &[PathBuf], caps: &[String]
         settings.seed
     )];
     if gpu {
+        let timed = match settings.gpu_timing {
+            GpuTiming::Sort => {
+                "the unsorted input restored by a device copy outside the timed region"
+            }
+            GpuTiming::LikePeers => {
+                "each timed run restores the unsorted input by a device copy, and the copy's \
+                 median alone is subtracted (as the peers are timed)"
+            }
+        };
         notes.push(format!(
             "GPU: CUDA events, one warm-up then {} timed sorts, median shown; keys on the \
-             device, the unsorted input restored by a device copy outside the timed region.",
+             device, {timed}.",
             settings.reps
         ));
     }

@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::gpu::GpuSorter;
 use crate::inputs::{Dist, generate};
 use crate::keys::{DType, Order, SortKey};
-use crate::timing::{self, Timing};
+use crate::timing::{self, GpuTiming, Timing};
 use crate::verify::{Mismatch, check_against, reference};
 use crate::with_key_type;
 use anyhow::{Context as _, Result};
@@ -347,7 +347,8 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
         .map_or("CPU only".to_string(), |g| g.device_name().to_string());
     if let Some(gpu) = &gpu {
         let algo = job.algo.gpu(n, size_of::<K>());
-        let (kernel_ms, sorted) = timing::gpu_kernel(gpu, algo, &input, order, job.reps)?;
+        let (kernel_ms, sorted) =
+            timing::gpu_kernel(gpu, algo, &input, order, job.reps, GpuTiming::Sort)?;
         record(
             format!("gpu {} (kernels, device-resident)", algo.name()),
             kernel_ms,

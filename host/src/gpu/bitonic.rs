@@ -1,4 +1,5 @@
-//! Launches of the bitonic sort: up to [`SMALL_SORT_MAX_KEYS`] keys one launch of the small
+//! Launches of the bitonic sort: up to [`TINY_SORT_MAX_KEYS`] keys one block of the tiny sort
+//! ([`kernels_gpu::block::tiny`]), up to [`SMALL_SORT_MAX_KEYS`] one launch of the small
 //! sort ([`kernels_gpu::small`]), above that the window passes of
 //! [`kernels_gpu::window::windows`] (a tile sort, then one launch per window of the network's
 //! steps) turned into kernel launches with their grid math, whole or chunk by chunk
@@ -13,12 +14,14 @@ use cust::launch;
 use cust::memory::DeviceBuffer;
 use cust::module::Module;
 use cust::sys as cuda;
+use kernels_gpu::block::tiny::tiny_threads;
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::overlap::chunk_ranges;
 use kernels_gpu::small::SmallPlan;
 use kernels_gpu::tuning::{
     OVERLAP_CHUNK, OVERLAP_CHUNK_LOG2, SMALL_MAX_LOG2, SMALL_SORT_MAX_KEYS, SMALL_TILE_LOG2,
-    WINDOW_LOG2, WINDOW_PASSENGERS, WINDOW_THREADS, small_shared_bytes, window_shared_bytes,
+    TINY_SORT_MAX_KEYS, WINDOW_LOG2, WINDOW_PASSENGERS, WINDOW_THREADS, small_shared_bytes,
+    tiny_shared_bytes, tiny_sort_max_keys, window_shared_bytes,
 };
 use kernels_gpu::window::{WindowPass, windows, windows_from};
 use std::ffi::c_void;
@@ -48,6 +51,8 @@ impl Workspace {
 
 /// The kernels for keys of one width.
 struct Kernels {
+    /// The one-block sort of at most [`TINY_SORT_MAX_KEYS`] keys.
+    tiny: &'static str,
     /// The one-launch sort of at most [`SMALL_SORT_MAX_KEYS`] keys.
     small: &'static str,
     /// The window passes' tile sort.
@@ -59,6 +64,7 @@ struct Kernels {
 }
 
 const KERNELS_32: Kernels = Kernels {
+    tiny: "bitonic_tiny_u32",
     small: "bitonic_small_u32",
     window_tiles: "bitonic_window_tiles_u32",
     window: "bitonic_window_u32",
@@ -66,6 +72,7 @@ const KERNELS_32: Kernels = Kernels {
 };
 
 const KERNELS_64: Kernels = Kernels {
+    tiny: "bitonic_tiny_u64",
     small: "bitonic_small_u64",
     window_tiles: "bitonic_window_tiles_u64",
     window: "bitonic_window_u64",
@@ -80,7 +87,7 @@ fn kernels(key_bytes: usize) -> &'static Kernels {
     }
 }
 
-/// Lets the small sort (sized for its largest block) and the window passes use more than the
+/// Lets the tiny and small sorts (sized for their largest blocks) and the window passes use more than the
 /// default 48 KB of dynamic shared memory, and asks for the largest shared-memory carve-out
 /// (left to itself the driver picked 64 KB for a 34 KB tile, room for one block per
 /// multiprocessor where registers allow more: docs/perf.md). Returns how far ahead the blocks of
@@ -93,6 +100,8 @@ pub(super) fn configure(module: &Module, device: &Device) -> Result<[u64; 2]> {
     {
         let small = small_shared_bytes(SMALL_TILE_LOG2, key_bytes);
         set_shared_attributes(module, k.small, small)?;
+        let tiny = tiny_shared_bytes(TINY_SORT_MAX_KEYS as u32, key_bytes);
+        set_shared_attributes(module, k.tiny, tiny)?;
         let shared = window_shared_bytes(key_bytes);
         for name in [k.window_tiles, k.window, k.window_wide] {
             set_shared_attributes(module, name, shared)?;
@@ -291,12 +300,24 @@ impl ChunkedSort for Chunked<'_> {
     }
 }
 
-/// Queues the one-launch small sort of `n ≤ SMALL_SORT_MAX_KEYS` keys (nothing for n < 2). One
-/// block is a plain launch; several wait for each other at grid barriers, so they go through
+/// Queues the sort of `n ≤ SMALL_SORT_MAX_KEYS` keys (nothing for n < 2): the tiny sort's one
+/// block up to `tiny_sort_max_keys`, else the one-launch small sort. One small-sort block is a
+/// plain launch; several wait for each other at grid barriers, so they go through
 /// `cuLaunchCooperativeKernel`, which guarantees that all are resident at once (or refuses).
 fn enqueue_small(sorter: &GpuSorter, keys: u64, n: u64, key_bytes: usize, map: u32) -> Result<()> {
     if n < 2 {
         return Ok(());
+    }
+    if n <= tiny_sort_max_keys(key_bytes as u32) {
+        let name = kernels(key_bytes).tiny;
+        let f = function(&sorter.module, name)?;
+        let n = n as u32;
+        let (threads, shared) = (tiny_threads(n), tiny_shared_bytes(n, key_bytes as u32));
+        let stream = &sorter.stream;
+        // SAFETY: `keys` holds n ≤ TINY_SORT_MAX_KEYS keys on this context's device; the launch
+        // shape is the kernel's.
+        let launched = unsafe { launch!(f<<<1, threads, shared, stream>>>(keys, n, map, map)) };
+        return launched.context(&format!("launching {name} for {n} keys"));
     }
     let name = kernels(key_bytes).small;
     let f = function(&sorter.module, name)?;
@@ -353,7 +374,7 @@ mod tests {
     #[test]
     fn window_kernels_keep_their_keys_in_registers() {
         for k in [&KERNELS_32, &KERNELS_64] {
-            for name in [k.window_tiles, k.window, k.window_wide, k.small] {
+            for name in [k.window_tiles, k.window, k.window_wide, k.small, k.tiny] {
                 super::super::assert_no_local_memory(name, "docs/perf.md, v3: window passes");
             }
         }

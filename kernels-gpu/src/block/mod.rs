@@ -5,6 +5,7 @@
 pub mod merge;
 pub mod network_merge;
 pub mod small;
+pub mod tiny;
 pub mod window;
 
 /// The threads that work on one tile.

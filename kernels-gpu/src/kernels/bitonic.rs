@@ -1,11 +1,14 @@
 //! Bitonic sort kernels for 32- and 64-bit keys. Up to
-//! [`SMALL_SORT_MAX_KEYS`](crate::tuning::SMALL_SORT_MAX_KEYS) keys, the host launches the
-//! one-launch small sort; above, the window passes of [`crate::window::windows`] (a tile sort,
-//! then `bitonic_window_*` launches).
+//! [`TINY_SORT_MAX_KEYS`](crate::tuning::TINY_SORT_MAX_KEYS) keys, the host launches the
+//! one-block tiny sort; up to [`SMALL_SORT_MAX_KEYS`](crate::tuning::SMALL_SORT_MAX_KEYS) keys,
+//! the one-launch small sort; above, the window passes of [`crate::window::windows`] (a tile
+//! sort, then `bitonic_window_*` launches).
 
 use crate::block::small::SmallSort;
 use crate::block::window::{WindowSort, sort_tile, tile_edge};
-use crate::gpu::{ThreadRun, block_idx_x, dynamic_shared, grid_sync, sync_threads, thread_idx_x};
+use crate::gpu::{
+    ThreadRun, TinyThread, block_idx_x, dynamic_shared, grid_sync, sync_threads, thread_idx_x,
+};
 use crate::small::SmallPlan;
 use crate::tuning::{NETWORK_MERGE_TILE, WINDOW_LOG2};
 use crate::window::BlockWindow;
@@ -60,6 +63,31 @@ macro_rules! bitonic_kernels {
     };
 }
 
+macro_rules! tiny_kernel {
+    ($key:ty, $tiny:ident) => {
+        /// Sorts `keys[..n]` ascending in place (`2 ≤ n ≤ TINY_SORT_MAX_KEYS`) in one block,
+        /// each thread holding `TINY_RUN` keys (`crate::block::tiny`). Keys go through the key
+        /// map `encode` as they are loaded and through the inverse of `decode` as they are
+        /// stored.
+        ///
+        /// Launch: one block of `tiny_threads(n)` threads, `tiny_shared_bytes(n,
+        /// size_of::<key>())` bytes of dynamic shared memory.
+        ///
+        /// # Safety
+        /// `keys` holds `n` device keys; the launch is as above.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $tiny(keys: *mut $key, n: u32, encode: u32, decode: u32) {
+            // SAFETY: the launch contract: the block's threads and shared memory fit `n`.
+            unsafe {
+                let mut team = TinyThread::new(dynamic_shared::<$key>());
+                crate::block::tiny::sort(&mut team, keys, n, (encode, decode));
+            }
+        }
+    };
+}
+
+tiny_kernel!(u32, bitonic_tiny_u32);
+tiny_kernel!(u64, bitonic_tiny_u64);
 bitonic_kernels!(u32, bitonic_small_u32);
 bitonic_kernels!(u64, bitonic_small_u64);
 
