@@ -15,9 +15,9 @@
 //!   holds, the flip's mirror image, each step's register layout), 23 launches at 2^25 keys.
 //! - `gpu` (nvptx only): thread/block indices, barriers and shared memory, so kernels read
 //!   like CUDA kernels.
-//! - [`block`]: what one block does. The merge sort's, the small sort's and the window passes'
-//!   block code is generic over the block ([`block::Block`], [`block::small::Team`]) and also
-//!   builds for the host, where tests run it on the CPU.
+//! - [`block`]: what one block does. The merge sort's, the tiny and small sorts' and the window
+//!   passes' block code is generic over the block ([`block::Block`], [`block::small::Team`],
+//!   [`block::tiny::TinyTeam`]) and also builds for the host, where tests run it on the CPU.
 //! - `kernels` (nvptx only): thin `extern "gpu-kernel"` entry points.
 //!
 //! On the host this crate is an `rlib` of pure functions and constants ([`tuning`], [`keys`],

@@ -1,7 +1,7 @@
 //! What one block does. The merge sort's block code is generic over a [`Block`], the small
 //! sort's and the window passes' ([`window`], built from the small sort's engine) over a
-//! [`small::Team`]; all build for the host too, where the CPU tests run every thread's work on
-//! one CPU thread.
+//! [`small::Team`], the tiny sort's over a [`tiny::TinyTeam`]; all build for the host too, where
+//! the CPU tests run every thread's work on one CPU thread.
 pub mod merge;
 pub mod network_merge;
 pub mod small;
