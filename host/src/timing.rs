@@ -17,7 +17,8 @@ use crate::error::{CudaContext, Result};
 use crate::gpu::{GpuAlgo, GpuSorter};
 use crate::keys::{Order, SortKey};
 use cust::event::{Event, EventFlags};
-use cust::memory::{AsyncCopyDestination, CopyDestination};
+use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy};
+use cust::stream::Stream;
 use std::time::Instant;
 
 /// Median, min and max of repeated timings, in ms.
@@ -134,9 +135,7 @@ pub fn gpu_kernel<K: SortKey>(
             let mut samples = Vec::new();
             for rep in 0..=reps {
                 start.record(stream).context("recording an event")?;
-                // SAFETY: both buffers live until the stream is synchronised below.
-                unsafe { work.async_copy_from(&pristine, stream) }
-                    .context("restoring the input")?;
+                restore(&mut work, &pristine, stream)?;
                 stop.record(stream).context("recording an event")?;
                 gpu.synchronize("restoring the input")?;
                 if rep > 0 {
@@ -149,13 +148,11 @@ pub fn gpu_kernel<K: SortKey>(
     let mut samples = Vec::new();
     for rep in 0..=reps {
         if timing == GpuTiming::Sort {
-            // SAFETY: both buffers live until the stream is synchronised below.
-            unsafe { work.async_copy_from(&pristine, stream) }.context("restoring the input")?;
+            restore(&mut work, &pristine, stream)?;
         }
         start.record(stream).context("recording an event")?;
         if timing == GpuTiming::LikePeers {
-            // SAFETY: as above.
-            unsafe { work.async_copy_from(&pristine, stream) }.context("restoring the input")?;
+            restore(&mut work, &pristine, stream)?;
         }
         match &mut scratch {
             None => gpu.enqueue_sort_unstable(&mut work, order)?,
@@ -171,6 +168,17 @@ pub fn gpu_kernel<K: SortKey>(
     work.copy_to(&mut out[..])
         .context("copying sorted keys back")?;
     Ok((Timing::of(samples), out))
+}
+
+/// Queues on `stream` the device copy that gives `work` the unsorted input again. The caller
+/// synchronises `stream` before it drops or reads either buffer.
+fn restore<K: DeviceCopy>(
+    work: &mut DeviceBuffer<K>,
+    pristine: &DeviceBuffer<K>,
+    stream: &Stream,
+) -> Result<()> {
+    // SAFETY: both buffers outlive the copy: the caller synchronises the stream first.
+    unsafe { work.async_copy_from(pristine, stream) }.context("restoring the input")
 }
 
 /// Times host slice → sorted host slice (allocation, both copies and the sort) by wall clock:
