@@ -158,19 +158,20 @@ pub const WINDOW_TILES_MAX_REGISTERS_32: u32 = 32;
 pub const WINDOW_MAX_REGISTERS_64: u32 = 65536 / (2 * WINDOW_THREADS);
 
 /// Registers a thread of the small sort may use: a block of 2^SMALL_TILE_LOG2 / SMALL_RUN
-/// threads must fit the multiprocessor's 65536 registers (ptxas used 126 for `u32` keys and 160
-/// for `u64` keys with no limit, docs/perf.md).
-const SMALL_MAX_REGISTERS: u32 = {
-    let fit = 65536 >> (SMALL_TILE_LOG2 - SMALL_RUN_LOG2);
-    if fit < 255 { fit } else { 255 }
-};
+/// threads must fit (ptxas used 126 for `u32` keys and 160 for `u64` keys with no limit,
+/// docs/perf.md).
+const SMALL_MAX_REGISTERS: u32 = registers_to_fit(SMALL_TILE_LOG2 - SMALL_RUN_LOG2);
 
-/// Registers a thread of the tiny sort may use: its largest block (2^TINY_MAX_LOG2 /
-/// TINY_RUN threads) must fit the multiprocessor's 65536 registers.
-const TINY_MAX_REGISTERS: u32 = {
-    let fit = 65536 >> (TINY_MAX_LOG2 - TINY_RUN_LOG2);
+/// Registers a thread of the tiny sort may use: its largest block (2^TINY_MAX_LOG2 / TINY_RUN
+/// threads) must fit.
+const TINY_MAX_REGISTERS: u32 = registers_to_fit(TINY_MAX_LOG2 - TINY_RUN_LOG2);
+
+/// The most registers per thread (at most 255, the architecture's) with which a block of
+/// 2^`threads_log2` threads fits a multiprocessor's 65536 registers.
+const fn registers_to_fit(threads_log2: u32) -> u32 {
+    let fit = 65536 >> threads_log2;
     if fit < 255 { fit } else { 255 }
-};
+}
 
 /// `--algo auto` for keys alone sorts with the bitonic network for n < 2^AUTO_BITONIC_END_LOG2_32
 /// (4-byte keys) or n < 2^AUTO_BITONIC_END_LOG2_64 (8-byte keys), with the merge sort above.
@@ -304,8 +305,8 @@ pub const MERGE_KEY_PAD: u32 = 64;
 /// of (`prefetch.global.L2`, before its own loads), with `resident_blocks` blocks of the pass
 /// on the device at once: a quarter of them. The block that runs later then finds its keys in
 /// L2 instead of waiting for device memory. Too near, and the prefetch is not back in time;
-/// too far, and the L2 evicts the lines before they are used. Measured on an H200 (1056 resident blocks), 2^28 u32 merge sort: no
-/// prefetch 11.84 ms; 192 tiles 10.92, 256 10.89, 320 10.90 (session 9, one prefetch per
+/// too far, and the L2 evicts the lines before they are used. Measured on an H200 (1056
+/// resident blocks), 2^28 u32 merge sort: no prefetch 11.84 ms; 192 tiles 10.92, 256 10.89, 320 10.90 (session 9, one prefetch per
 /// line); an earlier build: 384 10.83, 512 11.00, 768 12.49 against 256's 10.76 (session 8).
 /// The bitonic sort's window passes (396 resident blocks on an H200) use the same rule: 2^28
 /// u32 sort 21.26 ms without, 20.23 with 99 blocks ahead; 50 and 150 within 1% (session 9).

@@ -87,9 +87,9 @@ fn kernels(key_bytes: usize) -> &'static Kernels {
     }
 }
 
-/// Lets the tiny and small sorts (sized for their largest blocks) and the window passes use more than the
-/// default 48 KB of dynamic shared memory, and asks for the largest shared-memory carve-out
-/// (left to itself the driver picked 64 KB for a 34 KB tile, room for one block per
+/// Lets the tiny and small sorts (sized for their largest blocks) and the window passes use
+/// more than the default 48 KB of dynamic shared memory, and asks for the largest shared-memory
+/// carve-out (left to itself the driver picked 64 KB for a 34 KB tile, room for one block per
 /// multiprocessor where registers allow more: docs/perf.md). Returns how far ahead the blocks of
 /// the window passes (4-byte, 8-byte keys) prefetch on `device`.
 pub(super) fn configure(module: &Module, device: &Device) -> Result<[u64; 2]> {

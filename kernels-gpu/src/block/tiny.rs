@@ -17,6 +17,7 @@
 //! per pair, on a lane bit a warp shuffle, on a warp bit an exchange through shared memory
 //! with one barrier ([`TinyTeam::exchange`]).
 
+use crate::bitonic::compare_exchange;
 use crate::keys::KeyBits;
 use crate::tuning::{TINY_MAX_LOG2, TINY_MIN_LOG2, TINY_RUN, TINY_RUN_LOG2};
 
@@ -138,9 +139,9 @@ fn network<K: KeyBits, T: TinyTeam<K>, const LOG2: u32>(team: &mut T) {
     }
 }
 
-/// Step `BIT` of stage `STAGE` of the network of 2^LOG2 positions (making sorted runs of 2^STAGE from pairs of sorted halves): the
-/// flip when `BIT == STAGE − 1`, then half-cleaners; the lower index of each pair keeps the
-/// smaller key.
+/// Step `BIT` of stage `STAGE` of the network of 2^LOG2 positions (making sorted runs of
+/// 2^STAGE from pairs of sorted halves): the flip when `BIT == STAGE − 1`, then half-cleaners;
+/// the lower index of each pair keeps the smaller key.
 #[inline(always)]
 fn step<K: KeyBits, T: TinyTeam<K>, const LOG2: u32, const STAGE: u32, const BIT: u32>(
     team: &mut T,
@@ -152,9 +153,7 @@ fn step<K: KeyBits, T: TinyTeam<K>, const LOG2: u32, const STAGE: u32, const BIT
         team.each(|_, run| {
             for lower in 0..RUN {
                 if lower & 1 << BIT == 0 {
-                    let upper = lower ^ partner as usize;
-                    let (a, b) = (run[lower], run[upper]);
-                    (run[lower], run[upper]) = if b < a { (b, a) } else { (a, b) };
+                    compare_exchange(run, lower, lower ^ partner as usize);
                 }
             }
         });
