@@ -122,52 +122,65 @@ pub fn gpu_kernel<K: SortKey>(
         GpuAlgo::Merge => Some(gpu.sort_scratch::<K>(input.len(), 0)?),
     };
     let stream = gpu.stream();
-    let event = || Event::new(EventFlags::DEFAULT).context("creating a CUDA event");
-    let (start, stop) = (event()?, event()?);
-    let elapsed = || -> Result<f64> {
-        let ms = stop.elapsed_time_f32(&start).context("reading an event")?;
-        Ok(f64::from(ms))
-    };
     // What the peers subtract: the restoring copy alone, median of one warm-up and `reps` runs.
     let copy_ms = match timing {
         GpuTiming::Sort => 0.0,
         GpuTiming::LikePeers => {
-            let mut samples = Vec::new();
-            for rep in 0..=reps {
-                start.record(stream).context("recording an event")?;
-                restore(&mut work, &pristine, stream)?;
-                stop.record(stream).context("recording an event")?;
-                gpu.synchronize("restoring the input")?;
-                if rep > 0 {
-                    samples.push(elapsed()?);
-                }
-            }
-            Timing::of(samples).median
+            let copies = event_samples(gpu, reps, "restoring the input", |start| {
+                record(start, stream)?;
+                restore(&mut work, &pristine, stream)
+            })?;
+            Timing::of(copies).median
         }
     };
-    let mut samples = Vec::new();
-    for rep in 0..=reps {
+    let what = format!("running the {} sort", algo.name());
+    let samples = event_samples(gpu, reps, &what, |start| {
         if timing == GpuTiming::Sort {
             restore(&mut work, &pristine, stream)?;
         }
-        start.record(stream).context("recording an event")?;
+        record(start, stream)?;
         if timing == GpuTiming::LikePeers {
             restore(&mut work, &pristine, stream)?;
         }
         match &mut scratch {
-            None => gpu.enqueue_sort_unstable(&mut work, order)?,
-            Some(scratch) => gpu.enqueue_sort(&mut work, order, scratch)?,
+            None => gpu.enqueue_sort_unstable(&mut work, order),
+            Some(scratch) => gpu.enqueue_sort(&mut work, order, scratch),
         }
-        stop.record(stream).context("recording an event")?;
-        gpu.synchronize(&format!("running the {} sort", algo.name()))?;
-        if rep > 0 {
-            samples.push(elapsed()? - copy_ms);
-        }
-    }
+    })?;
+    let samples = samples.into_iter().map(|ms| ms - copy_ms).collect();
     let mut out = input.to_vec();
     work.copy_to(&mut out[..])
         .context("copying sorted keys back")?;
     Ok((Timing::of(samples), out))
+}
+
+/// Times what `queue` puts on the sorter's stream from the moment it records the event it is
+/// given to the end: one warm-up, then `reps` timed runs, each waited for (`what` names the
+/// work in errors). Returns the `reps` times in ms.
+fn event_samples(
+    gpu: &GpuSorter,
+    reps: u32,
+    what: &str,
+    mut queue: impl FnMut(&Event) -> Result<()>,
+) -> Result<Vec<f64>> {
+    let event = || Event::new(EventFlags::DEFAULT).context("creating a CUDA event");
+    let (start, stop) = (event()?, event()?);
+    let mut samples = Vec::new();
+    for rep in 0..=reps {
+        queue(&start)?;
+        record(&stop, gpu.stream())?;
+        gpu.synchronize(what)?;
+        if rep > 0 {
+            let ms = stop.elapsed_time_f32(&start).context("reading an event")?;
+            samples.push(f64::from(ms));
+        }
+    }
+    Ok(samples)
+}
+
+/// Records `event` on `stream`.
+fn record(event: &Event, stream: &Stream) -> Result<()> {
+    event.record(stream).context("recording an event")
 }
 
 /// Queues on `stream` the device copy that gives `work` the unsorted input again. The caller
@@ -300,21 +313,12 @@ pub fn gpu_pinned_copies<K: SortKey>(gpu: &GpuSorter, input: &[K], reps: u32) ->
         cust::memory::LockedBuffer::from_slice(input).context("allocating pinned host memory")?;
     let mut device = gpu.alloc::<K>(input.len(), "the keys")?;
     let stream = gpu.stream();
-    let event = || Event::new(EventFlags::DEFAULT).context("creating a CUDA event");
-    let (start, stop) = (event()?, event()?);
-    let mut samples = Vec::new();
-    for rep in 0..=reps {
-        start.record(stream).context("recording an event")?;
-        // SAFETY: both buffers live until the stream is synchronised below.
+    let samples = event_samples(gpu, reps, "copying keys through pinned memory", |start| {
+        record(start, stream)?;
+        // SAFETY: both buffers live until `event_samples` has synchronised the stream.
         unsafe { device.async_copy_from(&pinned[..], stream) }.context("copying to the device")?;
-        unsafe { device.async_copy_to(&mut pinned[..], stream) }.context("copying to the host")?;
-        stop.record(stream).context("recording an event")?;
-        gpu.synchronize("copying keys through pinned memory")?;
-        if rep > 0 {
-            let ms = stop.elapsed_time_f32(&start).context("reading an event")?;
-            samples.push(f64::from(ms));
-        }
-    }
+        unsafe { device.async_copy_to(&mut pinned[..], stream) }.context("copying to the host")
+    })?;
     Ok(Timing::of(samples))
 }
 
