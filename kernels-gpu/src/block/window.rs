@@ -214,17 +214,11 @@ impl<I: Offset> ColumnIndex<I> {
         g
     }
 
-    /// Register `r`'s position, less `far` (r a constant after unrolling).
+    /// Register `r`'s position, less `far` (r a constant after unrolling: the selects of
+    /// [`ColumnIndex::of_any`] fold away).
     #[inline(always)]
     fn of(&self, r: usize) -> I {
-        let half = r >> 3;
-        let mut g = self.base[half];
-        for (j, &spread) in self.spread[half].iter().enumerate() {
-            if (r >> j) & 1 == 1 {
-                g = g.plus(spread);
-            }
-        }
-        g
+        self.of_any(r as u32)
     }
 }
 
