@@ -49,7 +49,12 @@ fn main() {
     let ptx_path = target_dir.join("nvptx64-nvidia-cuda/ptx/kernels_gpu.ptx");
     let ptx = std::fs::read_to_string(&ptx_path)
         .unwrap_or_else(|e| panic!("no PTX at {}: {e}", ptx_path.display()));
-    let ptx = limit_registers(&ptx, kernels_gpu::tuning::MAX_REGISTERS);
+    use kernels_gpu::tuning::{
+        MAX_REGISTERS, WINDOW_PROGRAM_KERNELS_32, WINDOW_PROGRAM_MAX_REGISTERS_32,
+    };
+    let programs = WINDOW_PROGRAM_KERNELS_32.map(|k| (k, WINDOW_PROGRAM_MAX_REGISTERS_32));
+    let limits: Vec<(&str, u32)> = MAX_REGISTERS.iter().chain(&programs).copied().collect();
+    let ptx = limit_registers(&ptx, &limits);
     std::fs::write(out_dir.join("kernels.ptx"), ptx).expect("writing kernels.ptx");
 }
 

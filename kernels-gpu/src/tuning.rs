@@ -148,6 +148,31 @@ pub const MAX_REGISTERS: &[(&str, u32)] = &[
 /// once for the store (48 registers uncapped; with a cap of 64, two blocks, it takes 56 and
 /// spills nothing). docs/perf.md, "v3: window passes".
 pub const WINDOW_MAX_REGISTERS_32: u32 = 40;
+/// The window kernels with a constant program, by index into
+/// [`PROGRAMS`](crate::window::PROGRAMS) (4-byte keys, narrow windows).
+pub const WINDOW_PROGRAM_KERNELS_32: [&str; crate::window::PROGRAMS.len()] = [
+    "bitonic_window_u32_p0",
+    "bitonic_window_u32_p1",
+    "bitonic_window_u32_p2",
+    "bitonic_window_u32_p3",
+    "bitonic_window_u32_p4",
+    "bitonic_window_u32_p5",
+    "bitonic_window_u32_p6",
+    "bitonic_window_u32_p7",
+    "bitonic_window_u32_p8",
+    "bitonic_window_u32_p9",
+    "bitonic_window_u32_p10",
+    "bitonic_window_u32_p11",
+    "bitonic_window_u32_p12",
+    "bitonic_window_u32_p13",
+    "bitonic_window_u32_p14",
+    "bitonic_window_u32_p15",
+    "bitonic_window_u32_p16",
+];
+/// Registers of the window kernels with a constant program: four blocks per multiprocessor,
+/// the most threads it holds (shared memory 4 × 33 KiB). ptxas 12.9 (sm_90) fits 14 of the 17
+/// in 32 registers; the other three spill one or two words.
+pub const WINDOW_PROGRAM_MAX_REGISTERS_32: u32 = 32;
 /// Registers a thread of the window passes' tile sort may use with 4-byte keys: four blocks per
 /// multiprocessor, the most threads it holds (shared memory 4 × 33 KiB). ptxas 12.9 fits it in
 /// 32 without spilling (1% more instructions than with 40: register moves).

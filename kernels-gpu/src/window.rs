@@ -106,6 +106,33 @@ pub const RUNS: u32 = 2;
 /// Most layout phases of a window's program.
 pub const MAX_PHASES: usize = 5;
 
+/// The programs (`plan`, `phases`, `steps` of [`BlockWindow`]) of every window after the tile
+/// sort that [`windows`]`(n, 13, 5)` and the host-slice pipeline's [`windows_from`] make for
+/// 2^13 < n ≤ 2^32 (tested: `programs_cover_every_window`). Each has a window kernel of its
+/// own for 4-byte keys (`bitonic_window_u32_p{i}`), in which the program is a constant, so
+/// that its layouts, steps and switches are straight-line code with no dispatch
+/// (docs/perf.md, session 12); other windows run on the kernel that reads the program from
+/// its arguments.
+pub const PROGRAMS: [(u32, u32, u64); 17] = [
+    (0x1ff88f, 0x114, 0x9abc5678),
+    (0x88088, 0x114, 0x9abc5678),
+    (0x88098, 0x113951, 0x9abc678012345),
+    (0x88098, 0x4993, 0x9abc801234567),
+    (0x88098, 0x112952, 0x9abc780123456),
+    (0x10409c, 0x4954, 0x9abc012345678),
+    (0x10409c, 0x650d4, 0xc012349ab5678),
+    (0x10409c, 0xa5094, 0xbc012349a5678),
+    (0x104228, 0x13984, 0x6780123459abc),
+    (0x1ff89f, 0x25114, 0x12349abc5678),
+    (0x1ff89f, 0x951, 0x12348),
+    (0x1ff89f, 0x953, 0x1234678),
+    (0x1ff89f, 0x25094, 0x1234bc5678),
+    (0x1ff82f, 0x984, 0x123489abc),
+    (0x1ff89f, 0x952, 0x123478),
+    (0x1ff89f, 0x954, 0x12345678),
+    (0x1ff89f, 0x250d4, 0x1234abc5678),
+];
+
 /// Estimated SASS instructions per thread (4-byte keys; ptxas 12.9, sm_90) that the placement
 /// minimizes: a register step (16 min/max and its share of the dispatch), a lane step (16
 /// shuffles, 32 min/max, a few more), a layout switch (16 stores and 16 loads to shared memory,
@@ -855,6 +882,13 @@ pub struct BlockWindow {
 }
 
 impl BlockWindow {
+    /// The index of this window's program in [`PROGRAMS`], if it has a kernel of its own.
+    pub fn program(&self) -> Option<usize> {
+        PROGRAMS
+            .iter()
+            .position(|&p| p == (self.plan, self.phases, self.steps))
+    }
+
     /// The local bit of the flip ([`NO_FLIP`]: none).
     #[inline(always)]
     pub const fn flip_local(&self) -> u32 {
@@ -958,6 +992,30 @@ mod tests {
         }
         v.push((1 << 39, 13));
         v
+    }
+
+    #[test]
+    fn programs_cover_every_window() {
+        let mut used = [0u32; PROGRAMS.len()];
+        for log2 in 14..=32 {
+            for n in [1u64 << log2, (1 << (log2 - 1)) + 1] {
+                // The whole sort, and the host-slice pipeline's windows above its chunks.
+                let chunked = windows_from(n, crate::tuning::OVERLAP_CHUNK_LOG2, 13, 5);
+                for w in windows(n, 13, 5).chain(chunked).filter(|w| !w.sort) {
+                    let win = w.block_window();
+                    let i = win
+                        .program()
+                        .unwrap_or_else(|| panic!("no kernel for {w:?}"));
+                    used[i] += 1;
+                }
+            }
+        }
+        // None without a use.
+        assert!(used.iter().all(|&u| u > 0), "{used:?}");
+        // Distinct programs, so that the index names the program.
+        for (i, p) in PROGRAMS.iter().enumerate() {
+            assert!(!PROGRAMS[..i].contains(p), "program {i} twice");
+        }
     }
 
     #[test]

@@ -20,8 +20,8 @@ use kernels_gpu::overlap::chunk_ranges;
 use kernels_gpu::small::SmallPlan;
 use kernels_gpu::tuning::{
     OVERLAP_CHUNK, OVERLAP_CHUNK_LOG2, SMALL_MAX_LOG2, SMALL_SORT_MAX_KEYS, SMALL_TILE_LOG2,
-    TINY_SORT_MAX_KEYS, WINDOW_LOG2, WINDOW_PASSENGERS, WINDOW_THREADS, small_shared_bytes,
-    tiny_shared_bytes, tiny_sort_max_keys, window_shared_bytes,
+    TINY_SORT_MAX_KEYS, WINDOW_LOG2, WINDOW_PASSENGERS, WINDOW_PROGRAM_KERNELS_32, WINDOW_THREADS,
+    small_shared_bytes, tiny_shared_bytes, tiny_sort_max_keys, window_shared_bytes,
 };
 use kernels_gpu::window::{WindowPass, windows, windows_from};
 use std::ffi::c_void;
@@ -61,6 +61,10 @@ struct Kernels {
     window: &'static str,
     /// A window pass of any span (64-bit positions).
     window_wide: &'static str,
+    /// Narrow window passes with a constant program, by index into
+    /// [`PROGRAMS`](kernels_gpu::window::PROGRAMS) (none: every
+    /// window on `window`).
+    window_programs: &'static [&'static str],
 }
 
 const KERNELS_32: Kernels = Kernels {
@@ -69,6 +73,7 @@ const KERNELS_32: Kernels = Kernels {
     window_tiles: "bitonic_window_tiles_u32",
     window: "bitonic_window_u32",
     window_wide: "bitonic_window_wide_u32",
+    window_programs: &WINDOW_PROGRAM_KERNELS_32,
 };
 
 const KERNELS_64: Kernels = Kernels {
@@ -77,6 +82,7 @@ const KERNELS_64: Kernels = Kernels {
     window_tiles: "bitonic_window_tiles_u64",
     window: "bitonic_window_u64",
     window_wide: "bitonic_window_wide_u64",
+    window_programs: &[],
 };
 
 fn kernels(key_bytes: usize) -> &'static Kernels {
@@ -103,7 +109,8 @@ pub(super) fn configure(module: &Module, device: &Device) -> Result<[u64; 2]> {
         let tiny = tiny_shared_bytes(TINY_SORT_MAX_KEYS as u32, key_bytes);
         set_shared_attributes(module, k.tiny, tiny)?;
         let shared = window_shared_bytes(key_bytes);
-        for name in [k.window_tiles, k.window, k.window_wide] {
+        let windows = [k.window_tiles, k.window, k.window_wide];
+        for &name in windows.iter().chain(k.window_programs) {
             set_shared_attributes(module, name, shared)?;
         }
         let launch = (k.window, WINDOW_THREADS, shared);
@@ -214,23 +221,41 @@ fn launch_window(
         return launched.context(&what());
     }
     let win = pass.block_window();
-    let name = if win.narrow() {
-        k.window
-    } else {
-        k.window_wide
-    };
-    let f = function(&sorter.module, name)?;
     let (fixed, mirror, span) = (win.fixed, win.mirror, win.span);
-    let (load_map, store_map, plan, phases, steps) =
-        (win.load_map, win.store_map, win.plan, win.phases, win.steps);
+    let (load_map, store_map) = (win.load_map, win.store_map);
     // Each block prefetches the keys of a block that runs later.
     let ahead = sorter.prefetch_ahead.window[usize::from(key_bytes == 8)];
-    // SAFETY: as above; the arguments are the window's, from `windows` (or its restriction to
-    // the chunk `keys` points to), launched in order; the narrow kernel only for narrow windows.
-    let launched = unsafe {
-        launch!(f<<<blocks, WINDOW_THREADS, shared, stream>>>(
-            keys, n, fixed, mirror, span, load_map, store_map, plan, phases, steps, decode, ahead
-        ))
+    // A narrow window whose program has a kernel of its own runs there: the program a
+    // constant, no dispatch (docs/perf.md, session 12).
+    let program = win
+        .program()
+        .and_then(|i| k.window_programs.get(i))
+        .filter(|_| win.narrow() && sorter.window_programs);
+    let launched = if let Some(name) = program {
+        let f = function(&sorter.module, name)?;
+        // SAFETY: as above; the arguments are the window's, from `windows` (or its
+        // restriction to the chunk `keys` points to), launched in order, on the kernel of its
+        // program, which takes narrow windows.
+        unsafe {
+            launch!(f<<<blocks, WINDOW_THREADS, shared, stream>>>(
+                keys, n, fixed, mirror, span, load_map, store_map, decode, ahead
+            ))
+        }
+    } else {
+        let name = if win.narrow() {
+            k.window
+        } else {
+            k.window_wide
+        };
+        let f = function(&sorter.module, name)?;
+        let (plan, phases, steps) = (win.plan, win.phases, win.steps);
+        // SAFETY: as above; the narrow kernel only for narrow windows.
+        unsafe {
+            launch!(f<<<blocks, WINDOW_THREADS, shared, stream>>>(
+                keys, n, fixed, mirror, span, load_map, store_map, plan, phases, steps, decode,
+                ahead
+            ))
+        }
     };
     launched.context(&what())
 }

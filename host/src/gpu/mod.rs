@@ -176,6 +176,10 @@ pub struct GpuSorter {
     small: bitonic::Workspace,
     /// How far ahead the blocks of the memory-bound passes prefetch on this device.
     prefetch_ahead: PrefetchAhead,
+    /// Whether windows with a program of [`kernels_gpu::window::PROGRAMS`] run on its kernel
+    /// (true unless the measurement knob `GPUSORT_WINDOW_PROGRAMS` is 0: every window on the
+    /// kernel that reads its program, for A/B runs in one binary).
+    window_programs: bool,
     context: Context,
     device: Device,
     name: String,
@@ -264,6 +268,7 @@ impl GpuSorter {
             progress: None,
             small,
             prefetch_ahead,
+            window_programs: std::env::var("GPUSORT_WINDOW_PROGRAMS").as_deref() != Ok("0"),
             context,
             device,
             name,

@@ -326,6 +326,30 @@ impl<K: KeyBits, T: Team<K>> WindowSort<K, T> {
     /// or the window is [`BlockWindow::narrow`].
     #[inline(always)]
     pub unsafe fn run<I: Offset>(&mut self, keys: *mut K, n: u64, decode: u32) {
+        // SAFETY: the caller's contract.
+        unsafe { self.run_phases::<I, false>(keys, n, decode) }
+    }
+
+    /// [`WindowSort::run`] with the phases written out, for a window whose program (`plan`,
+    /// `phases`, `steps`) is a constant: every layout, step and switch then folds into
+    /// straight-line code, with no dispatch left (the kernels of [`PROGRAMS`](crate::window::PROGRAMS)).
+    ///
+    /// # Safety
+    /// As [`WindowSort::run`].
+    #[inline(always)]
+    pub unsafe fn run_unrolled<I: Offset>(&mut self, keys: *mut K, n: u64, decode: u32) {
+        // SAFETY: the caller's contract.
+        unsafe { self.run_phases::<I, true>(keys, n, decode) }
+    }
+
+    /// [`WindowSort::run`], its phases in a loop or, if `UNROLLED`, written out.
+    #[inline(always)]
+    unsafe fn run_phases<I: Offset, const UNROLLED: bool>(
+        &mut self,
+        keys: *mut K,
+        n: u64,
+        decode: u32,
+    ) {
         let win = self.win;
         if win.fixed(self.block) >= n {
             // Every position of the block is past the end: +∞ that the network never moves.
@@ -336,20 +360,18 @@ impl<K: KeyBits, T: Team<K>> WindowSort<K, T> {
         unsafe { self.load::<I>(keys, n, full) };
         self.complement_upper(win.load_flip());
         let mut at = 0;
-        let mut phase = 0;
-        while phase < MAX_PHASES as u32 {
-            let (target, len) = win.phase(phase);
-            if len == 0 {
-                break;
+        if UNROLLED {
+            const _: () = assert!(MAX_PHASES == 5, "five phases written out");
+            // A phase without steps ends the program; the ones after it have none either.
+            macro_rules! phases {
+                ($($i:literal)*) => { $( self.phase($i, &mut at); )* };
             }
-            self.to(target);
-            if target == RUNS {
-                self.run_steps(at, at + len);
-            } else {
-                self.register_steps(target, at, len);
+            phases!(0 1 2 3 4);
+        } else {
+            let mut phase = 0;
+            while phase < MAX_PHASES as u32 && self.phase(phase, &mut at) {
+                phase += 1;
             }
-            at += len;
-            phase += 1;
         }
         self.to(win.store_layout());
         self.complement_upper(win.store_flip());
@@ -359,6 +381,24 @@ impl<K: KeyBits, T: Team<K>> WindowSort<K, T> {
         }
         // SAFETY: as above.
         unsafe { self.store::<I>(keys, n, full) };
+    }
+
+    /// Runs phase `i` of the program, whose steps start at step `*at`, and moves `*at` past
+    /// them; false (and nothing done) if the phase has no steps.
+    #[inline(always)]
+    fn phase(&mut self, i: u32, at: &mut u32) -> bool {
+        let (target, len) = self.win.phase(i);
+        if len == 0 {
+            return false;
+        }
+        self.to(target);
+        if target == RUNS {
+            self.run_steps(*at, *at + len);
+        } else {
+            self.register_steps(target, *at, len);
+        }
+        *at += len;
+        true
     }
 
     /// Device memory → registers in the load's layout (columns or middle); +∞ past `n` unless

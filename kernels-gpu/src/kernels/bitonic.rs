@@ -11,7 +11,7 @@ use crate::gpu::{
 };
 use crate::small::SmallPlan;
 use crate::tuning::{NETWORK_MERGE_TILE, WINDOW_LOG2};
-use crate::window::BlockWindow;
+use crate::window::{BlockWindow, PROGRAMS};
 
 macro_rules! bitonic_kernels {
     ($key:ty, $small:ident) => {
@@ -194,3 +194,75 @@ macro_rules! window_kernels {
 
 window_kernels!(u32, bitonic_window_tiles_u32, [bitonic_window_u32: u32, bitonic_window_wide_u32: u64]);
 window_kernels!(u64, bitonic_window_tiles_u64, [bitonic_window_u64: u32, bitonic_window_wide_u64: u64]);
+
+macro_rules! program_kernels {
+    ($key:ty, [$($name:ident = $i:literal),*]) => {
+        $(
+            /// The window pass of `bitonic_window_u32` for windows whose program (`plan`,
+            /// `phases`, `steps`) is `PROGRAMS[i]`, with that program a constant: its phases
+            /// written out, every layout, step and switch straight-line code. The arguments
+            /// are the window's, less the program.
+            ///
+            /// # Safety
+            /// As `bitonic_window_u32`, for a window whose `BlockWindow::program` is `Some(i)`.
+            #[unsafe(no_mangle)]
+            #[allow(clippy::too_many_arguments)]
+            pub unsafe extern "gpu-kernel" fn $name(
+                keys: *mut $key,
+                n: u64,
+                fixed: u32,
+                mirror: u64,
+                span: u64,
+                load_map: u64,
+                store_map: u64,
+                decode: u32,
+                ahead: u64,
+            ) {
+                let (plan, phases, steps) = PROGRAMS[$i];
+                let win = BlockWindow {
+                    tile_log2: WINDOW_LOG2,
+                    fixed,
+                    mirror,
+                    span,
+                    load_map,
+                    store_map,
+                    plan,
+                    phases,
+                    steps,
+                };
+                // SAFETY: as in `bitonic_window_u32`.
+                unsafe {
+                    let team = ThreadRun::new(dynamic_shared::<$key>());
+                    let block = u64::from(block_idx_x());
+                    let mut sort = WindowSort::new(team, win, block).prefetching(ahead);
+                    sort.run_unrolled::<u32>(keys, n, decode);
+                }
+            }
+        )*
+    };
+}
+
+program_kernels!(
+    u32,
+    [
+        bitonic_window_u32_p0 = 0,
+        bitonic_window_u32_p1 = 1,
+        bitonic_window_u32_p2 = 2,
+        bitonic_window_u32_p3 = 3,
+        bitonic_window_u32_p4 = 4,
+        bitonic_window_u32_p5 = 5,
+        bitonic_window_u32_p6 = 6,
+        bitonic_window_u32_p7 = 7,
+        bitonic_window_u32_p8 = 8,
+        bitonic_window_u32_p9 = 9,
+        bitonic_window_u32_p10 = 10,
+        bitonic_window_u32_p11 = 11,
+        bitonic_window_u32_p12 = 12,
+        bitonic_window_u32_p13 = 13,
+        bitonic_window_u32_p14 = 14,
+        bitonic_window_u32_p15 = 15,
+        bitonic_window_u32_p16 = 16
+    ]
+);
+
+const _: () = assert!(PROGRAMS.len() == 17, "a kernel for every program");
