@@ -50,10 +50,17 @@ fn main() {
     let ptx = std::fs::read_to_string(&ptx_path)
         .unwrap_or_else(|e| panic!("no PTX at {}: {e}", ptx_path.display()));
     use kernels_gpu::tuning::{
-        MAX_REGISTERS, WINDOW_PROGRAM_KERNELS_32, WINDOW_PROGRAM_MAX_REGISTERS_32,
+        MAX_REGISTERS, WINDOW_MAX_REGISTERS_64, WINDOW_PROGRAM_KERNELS_32,
+        WINDOW_PROGRAM_KERNELS_64, WINDOW_PROGRAM_MAX_REGISTERS_32,
     };
-    let programs = WINDOW_PROGRAM_KERNELS_32.map(|k| (k, WINDOW_PROGRAM_MAX_REGISTERS_32));
-    let limits: Vec<(&str, u32)> = MAX_REGISTERS.iter().chain(&programs).copied().collect();
+    let programs_32 = WINDOW_PROGRAM_KERNELS_32.map(|k| (k, WINDOW_PROGRAM_MAX_REGISTERS_32));
+    let programs_64 = WINDOW_PROGRAM_KERNELS_64.map(|k| (k, WINDOW_MAX_REGISTERS_64));
+    let limits: Vec<(&str, u32)> = MAX_REGISTERS
+        .iter()
+        .chain(&programs_32)
+        .chain(&programs_64)
+        .copied()
+        .collect();
     let ptx = limit_registers(&ptx, &limits);
     std::fs::write(out_dir.join("kernels.ptx"), ptx).expect("writing kernels.ptx");
 }

@@ -169,6 +169,26 @@ pub const WINDOW_PROGRAM_KERNELS_32: [&str; crate::window::PROGRAMS.len()] = [
     "bitonic_window_u32_p15",
     "bitonic_window_u32_p16",
 ];
+/// The same for 8-byte keys (registers capped at [`WINDOW_MAX_REGISTERS_64`]).
+pub const WINDOW_PROGRAM_KERNELS_64: [&str; crate::window::PROGRAMS.len()] = [
+    "bitonic_window_u64_p0",
+    "bitonic_window_u64_p1",
+    "bitonic_window_u64_p2",
+    "bitonic_window_u64_p3",
+    "bitonic_window_u64_p4",
+    "bitonic_window_u64_p5",
+    "bitonic_window_u64_p6",
+    "bitonic_window_u64_p7",
+    "bitonic_window_u64_p8",
+    "bitonic_window_u64_p9",
+    "bitonic_window_u64_p10",
+    "bitonic_window_u64_p11",
+    "bitonic_window_u64_p12",
+    "bitonic_window_u64_p13",
+    "bitonic_window_u64_p14",
+    "bitonic_window_u64_p15",
+    "bitonic_window_u64_p16",
+];
 /// Registers of the window kernels with a constant program: four blocks per multiprocessor,
 /// the most threads it holds (shared memory 4 × 33 KiB). ptxas 12.9 (sm_90) fits 14 of the 17
 /// in 32 registers; the other three spill one or two words.

@@ -20,8 +20,9 @@ use kernels_gpu::overlap::chunk_ranges;
 use kernels_gpu::small::SmallPlan;
 use kernels_gpu::tuning::{
     OVERLAP_CHUNK, OVERLAP_CHUNK_LOG2, SMALL_MAX_LOG2, SMALL_SORT_MAX_KEYS, SMALL_TILE_LOG2,
-    TINY_SORT_MAX_KEYS, WINDOW_LOG2, WINDOW_PASSENGERS, WINDOW_PROGRAM_KERNELS_32, WINDOW_THREADS,
-    small_shared_bytes, tiny_shared_bytes, tiny_sort_max_keys, window_shared_bytes,
+    TINY_SORT_MAX_KEYS, WINDOW_LOG2, WINDOW_PASSENGERS, WINDOW_PROGRAM_KERNELS_32,
+    WINDOW_PROGRAM_KERNELS_64, WINDOW_THREADS, small_shared_bytes, tiny_shared_bytes,
+    tiny_sort_max_keys, window_shared_bytes,
 };
 use kernels_gpu::window::{WindowPass, windows, windows_from};
 use std::ffi::c_void;
@@ -62,8 +63,7 @@ struct Kernels {
     /// A window pass of any span (64-bit positions).
     window_wide: &'static str,
     /// Narrow window passes with a constant program, by index into
-    /// [`PROGRAMS`](kernels_gpu::window::PROGRAMS) (none: every
-    /// window on `window`).
+    /// [`PROGRAMS`](kernels_gpu::window::PROGRAMS).
     window_programs: &'static [&'static str],
 }
 
@@ -82,7 +82,7 @@ const KERNELS_64: Kernels = Kernels {
     window_tiles: "bitonic_window_tiles_u64",
     window: "bitonic_window_u64",
     window_wide: "bitonic_window_wide_u64",
-    window_programs: &[],
+    window_programs: &WINDOW_PROGRAM_KERNELS_64,
 };
 
 fn kernels(key_bytes: usize) -> &'static Kernels {

@@ -198,13 +198,14 @@ window_kernels!(u64, bitonic_window_tiles_u64, [bitonic_window_u64: u32, bitonic
 macro_rules! program_kernels {
     ($key:ty, [$($name:ident = $i:literal),*]) => {
         $(
-            /// The window pass of `bitonic_window_u32` for windows whose program (`plan`,
+            /// The window pass of `bitonic_window_u32` (`_u64`) for windows whose program (`plan`,
             /// `phases`, `steps`) is `PROGRAMS[i]`, with that program a constant: its phases
             /// written out, every layout, step and switch straight-line code. The arguments
             /// are the window's, less the program.
             ///
             /// # Safety
-            /// As `bitonic_window_u32`, for a window whose `BlockWindow::program` is `Some(i)`.
+            /// As `bitonic_window_u32` (`_u64`), for a window whose `BlockWindow::program` is
+            /// `Some(i)`.
             #[unsafe(no_mangle)]
             #[allow(clippy::too_many_arguments)]
             pub unsafe extern "gpu-kernel" fn $name(
@@ -230,7 +231,7 @@ macro_rules! program_kernels {
                     phases,
                     steps,
                 };
-                // SAFETY: as in `bitonic_window_u32`.
+                // SAFETY: as in `bitonic_window_u32` (`_u64`).
                 unsafe {
                     let team = ThreadRun::new(dynamic_shared::<$key>());
                     let block = u64::from(block_idx_x());
@@ -262,6 +263,29 @@ program_kernels!(
         bitonic_window_u32_p14 = 14,
         bitonic_window_u32_p15 = 15,
         bitonic_window_u32_p16 = 16
+    ]
+);
+
+program_kernels!(
+    u64,
+    [
+        bitonic_window_u64_p0 = 0,
+        bitonic_window_u64_p1 = 1,
+        bitonic_window_u64_p2 = 2,
+        bitonic_window_u64_p3 = 3,
+        bitonic_window_u64_p4 = 4,
+        bitonic_window_u64_p5 = 5,
+        bitonic_window_u64_p6 = 6,
+        bitonic_window_u64_p7 = 7,
+        bitonic_window_u64_p8 = 8,
+        bitonic_window_u64_p9 = 9,
+        bitonic_window_u64_p10 = 10,
+        bitonic_window_u64_p11 = 11,
+        bitonic_window_u64_p12 = 12,
+        bitonic_window_u64_p13 = 13,
+        bitonic_window_u64_p14 = 14,
+        bitonic_window_u64_p15 = 15,
+        bitonic_window_u64_p16 = 16
     ]
 );
 
