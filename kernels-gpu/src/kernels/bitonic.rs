@@ -91,6 +91,28 @@ tiny_kernel!(u64, bitonic_tiny_u64);
 bitonic_kernels!(u32, bitonic_small_u32);
 bitonic_kernels!(u64, bitonic_small_u64);
 
+/// The body of the window kernels: the window from its fields, then this block's part of it
+/// with `$key` keys and `$offset` positions, its team over the block's dynamic shared memory,
+/// through `WindowSort::$run` (`run`, or `run_unrolled` where the program is a constant). A
+/// macro, not a function: the kernels' code is exactly what it was when written out in each.
+macro_rules! window_block {
+    (
+        $key:ty, $offset:ty, $run:ident,
+        ($keys:ident, $n:ident, $decode:ident, $ahead:ident),
+        ($($field:ident),*)
+    ) => {{
+        let win = BlockWindow { tile_log2: WINDOW_LOG2, $($field),* };
+        // SAFETY: the launch contract: the block's threads and shared memory, and keys no
+        // other block touches.
+        unsafe {
+            let team = ThreadRun::new(dynamic_shared::<$key>());
+            let block = u64::from(block_idx_x());
+            let mut sort = WindowSort::new(team, win, block).prefetching($ahead);
+            sort.$run::<$offset>($keys, $n, $decode);
+        }
+    }};
+}
+
 macro_rules! window_kernels {
     ($key:ty, $tiles:ident, [$($window:ident: $offset:ty),*]) => {
         /// The tile sort of the window passes: block b sorts keys `b·2^WINDOW_LOG2 ..` of `src`
@@ -168,25 +190,11 @@ macro_rules! window_kernels {
                 decode: u32,
                 ahead: u64,
             ) {
-                let win = BlockWindow {
-                    tile_log2: WINDOW_LOG2,
-                    fixed,
-                    mirror,
-                    span,
-                    load_map,
-                    store_map,
-                    plan,
-                    phases,
-                    steps,
-                };
-                // SAFETY: the launch contract: the block's threads and shared memory, and keys
-                // no other block touches.
-                unsafe {
-                    let team = ThreadRun::new(dynamic_shared::<$key>());
-                    let block = u64::from(block_idx_x());
-                    let mut sort = WindowSort::new(team, win, block).prefetching(ahead);
-                    sort.run::<$offset>(keys, n, decode);
-                }
+                window_block!(
+                    $key, $offset, run,
+                    (keys, n, decode, ahead),
+                    (fixed, mirror, span, load_map, store_map, plan, phases, steps)
+                );
             }
         )*
     };
@@ -220,24 +228,11 @@ macro_rules! program_kernels {
                 ahead: u64,
             ) {
                 let (plan, phases, steps) = PROGRAMS[$i];
-                let win = BlockWindow {
-                    tile_log2: WINDOW_LOG2,
-                    fixed,
-                    mirror,
-                    span,
-                    load_map,
-                    store_map,
-                    plan,
-                    phases,
-                    steps,
-                };
-                // SAFETY: as in `bitonic_window_u32` (`_u64`).
-                unsafe {
-                    let team = ThreadRun::new(dynamic_shared::<$key>());
-                    let block = u64::from(block_idx_x());
-                    let mut sort = WindowSort::new(team, win, block).prefetching(ahead);
-                    sort.run_unrolled::<u32>(keys, n, decode);
-                }
+                window_block!(
+                    $key, u32, run_unrolled,
+                    (keys, n, decode, ahead),
+                    (fixed, mirror, span, load_map, store_map, plan, phases, steps)
+                );
             }
         )*
     };
