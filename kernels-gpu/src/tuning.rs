@@ -364,6 +364,20 @@ pub const fn prefetch_ahead_tiles(resident_blocks: u64) -> u64 {
     resident_blocks / 4
 }
 
+/// How many blocks ahead of its own each block of the bitonic window kernels with a constant
+/// program prefetches, given how many of their blocks the device holds at once: 3/16 of them,
+/// which is what a quarter of the generic window kernel's three blocks per multiprocessor gave
+/// before the program kernels (four blocks) existed. On an H200 (528 resident blocks: 99 ahead)
+/// that is 0.4% faster than a quarter (132) at 2^25 and 2^28 u32 keys (docs/perf.md, session
+/// 13).
+///
+/// ```
+/// assert_eq!(kernels_gpu::tuning::window_prefetch_ahead_blocks(528), 99);
+/// ```
+pub const fn window_prefetch_ahead_blocks(resident_blocks: u64) -> u64 {
+    resident_blocks * 3 / 16
+}
+
 /// log2 of [`OVERLAP_CHUNK`].
 pub const OVERLAP_CHUNK_LOG2: u32 = 22;
 

@@ -5,6 +5,7 @@
 //! steps) turned into kernel launches with their grid math, whole or chunk by chunk
 //! ([`Chunked`]).
 
+use super::modules::Family;
 use super::overlap::ChunkedSort;
 use super::{GpuSorter, prefetch_ahead};
 use crate::error::{CudaContext, Error, Result, driver};
@@ -21,8 +22,8 @@ use kernels_gpu::small::SmallPlan;
 use kernels_gpu::tuning::{
     OVERLAP_CHUNK, OVERLAP_CHUNK_LOG2, SMALL_MAX_LOG2, SMALL_SORT_MAX_KEYS, SMALL_TILE_LOG2,
     TINY_SORT_MAX_KEYS, WINDOW_LOG2, WINDOW_PASSENGERS, WINDOW_PROGRAM_KERNELS_32,
-    WINDOW_PROGRAM_KERNELS_64, WINDOW_THREADS, small_shared_bytes, tiny_shared_bytes,
-    tiny_sort_max_keys, window_shared_bytes,
+    WINDOW_PROGRAM_KERNELS_64, WINDOW_THREADS, prefetch_ahead_tiles, small_shared_bytes,
+    tiny_shared_bytes, tiny_sort_max_keys, window_prefetch_ahead_blocks, window_shared_bytes,
 };
 use kernels_gpu::window::{WindowPass, windows, windows_from};
 use std::ffi::c_void;
@@ -93,28 +94,60 @@ fn kernels(key_bytes: usize) -> &'static Kernels {
     }
 }
 
-/// Lets the tiny and small sorts (sized for their largest blocks) and the window passes use
-/// more than the default 48 KB of dynamic shared memory, and asks for the largest shared-memory
-/// carve-out (left to itself the driver picked 64 KB for a 34 KB tile, room for one block per
-/// multiprocessor where registers allow more: docs/perf.md). Returns how far ahead the blocks of
-/// the window passes (4-byte, 8-byte keys) prefetch on `device`.
-pub(super) fn configure(module: &Module, device: &Device) -> Result<[u64; 2]> {
+/// Lets the tiny and small sorts (sized for their largest blocks) use more than the default
+/// 48 KB of dynamic shared memory, and asks for the largest shared-memory carve-out (left to
+/// itself the driver picked 64 KB for a 34 KB tile, room for one block per multiprocessor where
+/// registers allow more: docs/perf.md).
+pub(super) fn configure_small(module: &Module) -> Result<()> {
+    for (k, key_bytes) in [(&KERNELS_32, 4), (&KERNELS_64, 8)] {
+        let small = small_shared_bytes(SMALL_TILE_LOG2, key_bytes);
+        set_shared_attributes(module, k.small, small)?;
+        let tiny = tiny_shared_bytes(TINY_SORT_MAX_KEYS as u32, key_bytes);
+        set_shared_attributes(module, k.tiny, tiny)?;
+    }
+    Ok(())
+}
+
+/// The same for the window passes' tile sorts.
+pub(super) fn configure_tiles(module: &Module) -> Result<()> {
+    for (k, key_bytes) in [(&KERNELS_32, 4), (&KERNELS_64, 8)] {
+        set_shared_attributes(module, k.window_tiles, window_shared_bytes(key_bytes))?;
+    }
+    Ok(())
+}
+
+/// The same for the window passes with a constant program (`programs`) or the generic ones;
+/// returns how far ahead their blocks (4-byte, 8-byte keys) prefetch on `device`, from how many
+/// blocks of the family's kernels the device holds at once ([`window_prefetch_ahead_blocks`],
+/// [`prefetch_ahead_tiles`]).
+pub(super) fn configure_windows(
+    module: &Module,
+    device: &Device,
+    programs: bool,
+) -> Result<[u64; 2]> {
     let mut ahead = [0; 2];
     for ((k, key_bytes), ahead) in [(&KERNELS_32, 4), (&KERNELS_64, 8)]
         .into_iter()
         .zip(&mut ahead)
     {
-        let small = small_shared_bytes(SMALL_TILE_LOG2, key_bytes);
-        set_shared_attributes(module, k.small, small)?;
-        let tiny = tiny_shared_bytes(TINY_SORT_MAX_KEYS as u32, key_bytes);
-        set_shared_attributes(module, k.tiny, tiny)?;
         let shared = window_shared_bytes(key_bytes);
-        let windows = [k.window_tiles, k.window, k.window_wide];
-        for &name in windows.iter().chain(k.window_programs) {
+        let generic = [k.window, k.window_wide];
+        let names: &[&str] = if programs {
+            k.window_programs
+        } else {
+            &generic
+        };
+        for &name in names {
             set_shared_attributes(module, name, shared)?;
         }
-        let launch = (k.window, WINDOW_THREADS, shared);
-        *ahead = prefetch_ahead(module, device, launch, "GPUSORT_WINDOW_PREFETCH_AHEAD")?;
+        let launch = (names[0], WINDOW_THREADS, shared);
+        let rule: fn(u64) -> u64 = if programs {
+            window_prefetch_ahead_blocks
+        } else {
+            prefetch_ahead_tiles
+        };
+        let rule = (rule, "GPUSORT_WINDOW_PREFETCH_AHEAD");
+        *ahead = prefetch_ahead(module, device, launch, rule)?;
     }
     Ok(ahead)
 }
@@ -208,7 +241,7 @@ fn launch_window(
     let blocks = u32::try_from(pass.blocks(n)).expect("MAX_KEYS keeps grids below 2^32 blocks");
     let what = || format!("launching window pass {pass:?} for {n} keys");
     if pass.sort {
-        let f = function(&sorter.module, k.window_tiles)?;
+        let f = sorter.function(k.window_tiles)?;
         // SAFETY: `keys` holds n keys on this context's device, sorted in place (no edges);
         // the launch shape is the kernel's (ceil(n / 2^WINDOW_LOG2) blocks of WINDOW_THREADS
         // threads, a tile of shared memory).
@@ -223,16 +256,22 @@ fn launch_window(
     let win = pass.block_window();
     let (fixed, mirror, span) = (win.fixed, win.mirror, win.span);
     let (load_map, store_map) = (win.load_map, win.store_map);
-    // Each block prefetches the keys of a block that runs later.
-    let ahead = sorter.prefetch_ahead.window[usize::from(key_bytes == 8)];
     // A narrow window whose program has a kernel of its own runs there: the program a
     // constant, no dispatch (docs/perf.md, session 12).
     let program = win
         .program()
         .and_then(|i| k.window_programs.get(i))
         .filter(|_| win.narrow() && sorter.window_programs);
+    // Each block prefetches the keys of a block that runs later (how far: by its kernel's
+    // occupancy).
+    let family = if program.is_some() {
+        Family::Windows
+    } else {
+        Family::GenericWindows
+    };
+    let ahead = sorter.modules.get(family)?.ahead[usize::from(key_bytes == 8)];
     let launched = if let Some(name) = program {
-        let f = function(&sorter.module, name)?;
+        let f = sorter.function(name)?;
         // SAFETY: as above; the arguments are the window's, from `windows` (or its
         // restriction to the chunk `keys` points to), launched in order, on the kernel of its
         // program, which takes narrow windows.
@@ -247,7 +286,7 @@ fn launch_window(
         } else {
             k.window_wide
         };
-        let f = function(&sorter.module, name)?;
+        let f = sorter.function(name)?;
         let (plan, phases, steps) = (win.plan, win.phases, win.steps);
         // SAFETY: as above; the narrow kernel only for narrow windows.
         unsafe {
@@ -335,7 +374,7 @@ fn enqueue_small(sorter: &GpuSorter, keys: u64, n: u64, key_bytes: usize, map: u
     }
     if n <= tiny_sort_max_keys(key_bytes as u32) {
         let name = kernels(key_bytes).tiny;
-        let f = function(&sorter.module, name)?;
+        let f = sorter.function(name)?;
         let n = n as u32;
         let (threads, shared) = (tiny_threads(n), tiny_shared_bytes(n, key_bytes as u32));
         let stream = &sorter.stream;
@@ -345,7 +384,7 @@ fn enqueue_small(sorter: &GpuSorter, keys: u64, n: u64, key_bytes: usize, map: u
         return launched.context(&format!("launching {name} for {n} keys"));
     }
     let name = kernels(key_bytes).small;
-    let f = function(&sorter.module, name)?;
+    let f = sorter.function(name)?;
     let plan = SmallPlan::for_len(n);
     let (blocks, threads) = (plan.blocks(), plan.threads());
     let shared = small_shared_bytes(plan.tile_log2, key_bytes as u32);

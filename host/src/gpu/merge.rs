@@ -2,7 +2,8 @@
 //! into kernel launches (whole, or chunk by chunk: `Chunked`), the scratch buffer's layout,
 //! and the kernels' shared-memory settings.
 
-use super::bitonic::{function, set_shared_attributes};
+use super::bitonic::set_shared_attributes;
+use super::modules::Family;
 use super::overlap::ChunkedSort;
 use super::{GpuSorter, prefetch_ahead};
 use crate::error::{CudaContext, Result};
@@ -16,7 +17,7 @@ use kernels_gpu::tuning::{
     LAST_PASS_PARTS, MERGE_THREADS, MERGE_TILE, NETWORK_MERGE_THREADS, NETWORK_MERGE_TILE,
     PARTITION_THREADS, TILE_KEYS, WINDOW_THREADS, merge_overlap_chunk, merge_shared_bytes,
     merge_sort_shared_bytes, merge_sort_threads, merge_sort_tile, network_merge,
-    network_merge_shared_bytes, window_shared_bytes,
+    network_merge_shared_bytes, prefetch_ahead_tiles, window_shared_bytes,
 };
 use std::ops::Range;
 
@@ -123,7 +124,11 @@ pub(super) fn configure(module: &Module, device: &Device) -> Result<[u64; 2]> {
         let shared = network_merge_shared_bytes(kb as u32);
         set_shared_attributes(module, merge, shared)?;
         let launch = (merge, NETWORK_MERGE_THREADS, shared);
-        *ahead = prefetch_ahead(module, device, launch, "GPUSORT_PREFETCH_AHEAD")?;
+        let rule = (
+            prefetch_ahead_tiles as fn(u64) -> u64,
+            "GPUSORT_PREFETCH_AHEAD",
+        );
+        *ahead = prefetch_ahead(module, device, launch, rule)?;
     }
     for (kb, name) in [(4, "merge_two_u32"), (8, "merge_two_u64")] {
         set_shared_attributes(module, name, merge_shared_bytes(MERGE_TILE, kb, 0))?;
@@ -256,8 +261,7 @@ fn enqueue_step(
     } else {
         "merge_partition_u32"
     };
-    let (module, stream, n, splits, edges) =
-        (&sorter.module, &sorter.stream, w.n, w.splits, w.edges);
+    let (stream, n, splits, edges) = (&sorter.stream, w.n, w.splits, w.edges);
     let tile = shape.merge_tile;
     let tiles = n.div_ceil(tile);
     let pick = |scratch: bool| {
@@ -273,7 +277,7 @@ fn enqueue_step(
     // its layout) on this context's device; the launch shapes are those the kernels document.
     match step.pass {
         Pass::SortTiles => {
-            let f = function(module, shape.sort)?;
+            let f = sorter.function(shape.sort)?;
             let (grid, map) = (n.div_ceil(shape.sort_tile) as u32, l.encode);
             let (threads, shared) = (shape.sort_threads, shape.sort_shared);
             let launched = if shape.network {
@@ -293,7 +297,7 @@ fn enqueue_step(
             written(0..n)
         }
         Pass::Merge { width } => {
-            let f = function(module, partition_name)?;
+            let f = sorter.function(partition_name)?;
             let partition_blocks = partition_blocks(tiles, 1);
             unsafe {
                 launch!(f<<<partition_blocks, PARTITION_THREADS, 0, stream>>>(
@@ -301,13 +305,14 @@ fn enqueue_step(
                 ))
             }
             .context(&format!("launching the merge partition for {n} keys"))?;
-            let f = function(module, shape.merge)?;
+            let f = sorter.function(shape.merge)?;
             let (threads, shared) = (shape.merge_threads, shape.merge_shared);
             for part in tile_parts(tiles, parts) {
                 let (first_tile, grid) = (part.start, (part.end - part.start) as u32);
                 let launched = if shape.network {
                     // Each block prefetches the input of a tile a later block merges.
-                    let ahead = sorter.prefetch_ahead.network_merge[usize::from(l.key_bytes == 8)];
+                    let ahead = sorter.modules.get(Family::Merge)?.ahead;
+                    let ahead = ahead[usize::from(l.key_bytes == 8)];
                     unsafe {
                         launch!(f<<<grid, threads, shared, stream>>>(
                             src_k, dst_k, edges, splits, n, width, first_tile, ahead, decode
@@ -394,17 +399,17 @@ pub(crate) fn enqueue_merge_two(
     } else {
         ("merge_two_partition_u32", "merge_two_u32")
     };
-    let (module, stream) = (&sorter.module, &sorter.stream);
+    let stream = &sorter.stream;
     let tiles = n.div_ceil(u64::from(MERGE_TILE));
     let partition_blocks = partition_blocks(tiles, SEARCH_LANES);
-    let f = function(module, partition_name)?;
+    let f = sorter.function(partition_name)?;
     // SAFETY: the caller's buffers hold n keys and the splits on this context's device; the
     // launch shapes are those the kernels document.
     unsafe {
         launch!(f<<<partition_blocks, PARTITION_THREADS, 0, stream>>>(src, splits, n, a_len))
     }
     .context(&format!("launching the partition of a merge of {n} keys"))?;
-    let f = function(module, merge_name)?;
+    let f = sorter.function(merge_name)?;
     let shared = merge_shared_bytes(MERGE_TILE, key_bytes as u32, 0);
     // SAFETY: as above.
     unsafe {

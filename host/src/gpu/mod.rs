@@ -1,9 +1,9 @@
-//! The GPU side: a [`GpuSorter`] owns a CUDA context, the kernels' module and a stream.
+//! The GPU side: a [`GpuSorter`] owns a CUDA context, the kernels' modules and a stream.
 //!
 //! | CUDA concept | here |
 //! |---|---|
 //! | `cuInit`, device, primary context | [`GpuSorter::new`], [`GpuSorter::with_device`], [`GpuSorter::bind`] |
-//! | module (the PTX, JIT-compiled for the device) | [`KERNELS_PTX`], loaded by [`GpuSorter::new`] |
+//! | modules (the PTX, JIT-compiled for the device) | [`KERNELS_PTX`], one module per family of kernels, each loaded on first use |
 //! | stream | [`GpuSorter::stream`], [`GpuSorter::synchronize`] |
 //! | `cuMemAlloc`, `cuMemcpyHtoD`, `cuMemGetInfo` | [`GpuSorter::alloc`], [`GpuSorter::upload`], [`GpuSorter::memory_info`] |
 //! | kernel launches | [`GpuSorter::sort_unstable_device`], [`GpuSorter::enqueue_sort_unstable`], [`GpuSorter::sort_device`], [`GpuSorter::enqueue_sort`] |
@@ -17,8 +17,8 @@
 //! on the CPU ([`GpuSorter::set_memory_budget`]); [`GpuSorter::set_progress`] reports on it.
 
 mod bitonic;
-pub(crate) use bitonic::function;
 pub mod merge;
+mod modules;
 mod overlap;
 mod pinned;
 mod progress;
@@ -31,32 +31,25 @@ use crate::error::{CudaContext, Error, Result};
 use crate::keys::{Order, SortKey, SortValue};
 use cust::context::{Context, CurrentContext};
 use cust::device::{Device, DeviceAttribute};
+use cust::function::Function;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys as cuda;
-use kernels_gpu::tuning::{MAX_KEYS, prefetch_ahead_tiles};
+use kernels_gpu::tuning::MAX_KEYS;
+use modules::Modules;
 use rayon::prelude::*;
 use staging::Staging;
 use std::sync::{Mutex, PoisonError};
 
-/// How many blocks ahead of its own each block of a pass that streams through device memory asks
-/// the L2 cache for the input of, by key width (4-byte, 8-byte keys): the window passes of the
-/// bitonic sort and the network merge passes of the merge sort (keys alone).
-#[derive(Clone, Copy, Debug)]
-struct PrefetchAhead {
-    window: [u64; 2],
-    network_merge: [u64; 2],
-}
-
 /// How far ahead the blocks of kernel `name`, launched as `(name, threads, shared bytes)`,
-/// prefetch on `device`: [`prefetch_ahead_tiles`] of the blocks the device holds at once, or,
-/// for measurements, the number of blocks in the environment variable `var` (0: none).
+/// prefetch on `device`: `rule` ([`prefetch_ahead_tiles`], …) of the blocks the device holds at
+/// once, or, for measurements, the number of blocks in the environment variable `var` (0: none).
 fn prefetch_ahead(
     module: &Module,
     device: &Device,
     (name, threads, shared): (&str, u32, u32),
-    var: &str,
+    (rule, var): (fn(u64) -> u64, &str),
 ) -> Result<u64> {
     if let Some(ahead) = std::env::var(var).ok().and_then(|v| v.parse().ok()) {
         return Ok(ahead);
@@ -64,16 +57,17 @@ fn prefetch_ahead(
     let multiprocessors = device
         .get_attribute(DeviceAttribute::MultiprocessorCount)
         .context("reading the device's multiprocessor count")?;
-    let per_multiprocessor = function(module, name)?
+    let per_multiprocessor = bitonic::function(module, name)?
         .max_active_blocks_per_multiprocessor(threads.into(), shared as usize)
         .context(&format!("reading the occupancy of {name}"))?;
     let resident = per_multiprocessor * multiprocessors as u32;
-    Ok(prefetch_ahead_tiles(resident.into()))
+    Ok(rule(resident.into()))
 }
 
 /// The kernels of `kernels-gpu`, compiled to PTX by `host/build.rs` (rustc's
-/// `nvptx64-nvidia-cuda` target) and embedded in the library. [`GpuSorter::new`] loads it; the
-/// driver compiles it for the device then.
+/// `nvptx64-nvidia-cuda` target) and embedded in the library. A sorter loads it as one module per
+/// family of kernels, each the first time a sort needs it; the driver compiles a module for the
+/// device then (and keeps the result in its compute cache for later processes).
 ///
 /// # Examples
 ///
@@ -138,7 +132,7 @@ impl GpuAlgo {
 /// Host-slice sorts also use a second stream of their own for their copies, which overlap the
 /// sort; they return when all is done.
 ///
-/// Dropping it releases the module, the stream and its hold on the primary context; device
+/// Dropping it releases the modules, the stream and its hold on the primary context; device
 /// buffers made by [`GpuSorter::alloc`] and [`GpuSorter::upload`] are freed by their own drop.
 ///
 /// # Examples
@@ -161,8 +155,9 @@ impl GpuAlgo {
 /// shareable::<gpusort::GpuSorter>();
 /// ```
 pub struct GpuSorter {
-    // Field order is drop order: module and stream go before the context that owns them.
-    module: Module,
+    // Field order is drop order: modules and stream go before the context that owns them.
+    /// The kernels, a module per family, each loaded on first use.
+    modules: Modules,
     stream: Stream,
     /// The copies of host-slice sorts, which overlap the sort on `stream` (`overlap`).
     copies: Stream,
@@ -174,8 +169,6 @@ pub struct GpuSorter {
     progress: Option<ProgressHook>,
     /// Scratch and barrier counter of the one-launch small sort.
     small: bitonic::Workspace,
-    /// How far ahead the blocks of the memory-bound passes prefetch on this device.
-    prefetch_ahead: PrefetchAhead,
     /// Whether windows with a program of [`kernels_gpu::window::PROGRAMS`] run on its kernel
     /// (true unless the measurement knob `GPUSORT_WINDOW_PROGRAMS` is 0: every window on the
     /// kernel that reads its program, for A/B runs in one binary).
@@ -200,8 +193,9 @@ impl GpuSorter {
     ///
     /// # Errors
     /// [`Error::NoDriver`] without a usable driver, [`Error::NoDevice`] without a GPU, or
-    /// [`Error::Cuda`] / [`Error::DriverCall`] if the context, module or stream cannot be
-    /// created.
+    /// [`Error::Cuda`] / [`Error::DriverCall`] if the context or stream cannot be created.
+    /// The kernels load when a sort first needs them; a module the driver cannot load is that
+    /// sort's error.
     ///
     /// # Examples
     ///
@@ -246,11 +240,8 @@ impl GpuSorter {
         let device = Device::get_device(ordinal).context("opening the CUDA device")?;
         let name = device.name().context("reading the device name")?;
         let context = Context::new(device).context("creating a CUDA context")?;
-        let module = Module::from_ptx(KERNELS_PTX, &[]).context("loading the kernels' PTX")?;
-        let prefetch_ahead = PrefetchAhead {
-            window: bitonic::configure(&module, &device)?,
-            network_merge: merge::configure(&module, &device)?,
-        };
+        // The kernels' modules load (the driver compiles them) as sorts first need them.
+        let modules = Modules::new(device);
         // A blocking stream: it waits for work on the legacy default stream, where cust's
         // synchronous copies run (a pageable host-to-device copy may return before its DMA is
         // done), so a sort never starts on keys still in flight.
@@ -260,14 +251,13 @@ impl GpuSorter {
         let staging = Mutex::new(None);
         let small = bitonic::Workspace::new()?;
         Ok(GpuSorter {
-            module,
+            modules,
             stream,
             copies,
             staging,
             memory_budget: None,
             progress: None,
             small,
-            prefetch_ahead,
             window_programs: std::env::var("GPUSORT_WINDOW_PROGRAMS").as_deref() != Ok("0"),
             context,
             device,
@@ -1069,9 +1059,10 @@ impl GpuSorter {
         self.sort_host(algo, HostKeys::Sort(keys), &mut no_values, order)
     }
 
-    /// The loaded kernels.
-    pub(crate) fn module(&self) -> &Module {
-        &self.module
+    /// Kernel `name`, from its family's module (loaded, and so compiled, on first use). The
+    /// sorter's context must be current.
+    pub(crate) fn function(&self, name: &str) -> Result<Function<'_>> {
+        self.modules.function(name)
     }
 
     /// The context (the device's primary context).

@@ -1,0 +1,228 @@
+//! The kernels' PTX ([`KERNELS_PTX`]) as CUDA modules, one per family of kernels, each loaded
+//! (JIT-compiled for the device by the driver) the first time a sort needs one of its kernels.
+//! The driver compiles a module whole, and the window kernels alone are most of the PTX: a
+//! sorter's first sort of a few thousand keys, or its first merge sort, now waits only for the
+//! kernels it runs (docs/perf.md, session 13). The driver caches what it compiled (its compute
+//! cache), so later processes on the machine wait for none of it.
+
+use super::{Device, KERNELS_PTX, bitonic, merge};
+use crate::error::{CudaContext, Result};
+use cust::function::Function;
+use cust::module::Module;
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+/// A family of kernels that share a module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Family {
+    /// The bitonic sort's one-launch sorts of short inputs (`bitonic_tiny_*`, `bitonic_small_*`).
+    Small,
+    /// The tile sorts of the bitonic windows and of the keys-only merge sort
+    /// (`bitonic_window_tiles_*`).
+    Tiles,
+    /// The bitonic window passes with a constant program (`bitonic_window_u32_p*`, `_u64_p*`).
+    Windows,
+    /// The bitonic window passes that read their program from their arguments
+    /// (`bitonic_window_u32`, `_u64`, `bitonic_window_wide_*`): windows wider than 2^32
+    /// positions, and A/B runs.
+    GenericWindows,
+    /// The merge sort's tile sorts, partitions and merges (`merge_*`).
+    Merge,
+    /// The multi-GPU sort's sampling, ranking, filling and checking (`multi_*`).
+    Multi,
+}
+
+impl Family {
+    /// Every family, in the order of [`Modules`]' slots.
+    pub(crate) const ALL: [Family; 6] = [
+        Family::Small,
+        Family::Tiles,
+        Family::Windows,
+        Family::GenericWindows,
+        Family::Merge,
+        Family::Multi,
+    ];
+
+    /// The family of kernel `name`, by its name.
+    pub(crate) fn of(name: &str) -> Option<Family> {
+        if ["bitonic_window_u32", "bitonic_window_u64"].contains(&name) {
+            return Some(Family::GenericWindows);
+        }
+        let prefixes = [
+            ("bitonic_tiny_", Family::Small),
+            ("bitonic_small_", Family::Small),
+            ("bitonic_window_tiles_", Family::Tiles),
+            ("bitonic_window_wide_", Family::GenericWindows),
+            ("bitonic_window_", Family::Windows),
+            ("merge_", Family::Merge),
+            ("multi_", Family::Multi),
+        ];
+        prefixes
+            .into_iter()
+            .find(|(prefix, _)| name.starts_with(prefix))
+            .map(|(_, family)| family)
+    }
+}
+
+/// The PTX of `family`'s module, cut from `ptx` (rustc's output: a preamble with the version,
+/// the target and the declarations of functions and dynamic shared memory, then each kernel's
+/// `.entry` and, last, the functions they call): the preamble, the entries of the family's
+/// kernels, and the functions.
+pub(crate) fn family_ptx(ptx: &str, family: Family) -> String {
+    let mut out = String::with_capacity(ptx.len() / 2);
+    let mut lines = ptx.lines();
+    // The preamble: everything before the first entry.
+    let mut first = None;
+    for line in lines.by_ref() {
+        if line.starts_with(".visible .entry ") {
+            first = Some(line);
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    // Top-level blocks: an entry or a function, from its first line to a `}` in column 0.
+    let mut keep = false;
+    let mut next = first;
+    while let Some(line) = next {
+        if let Some(name) = line.strip_prefix(".visible .entry ") {
+            let name = name.trim_end_matches('(');
+            keep = Family::of(name) == Some(family);
+        } else if line.starts_with(".func ") {
+            keep = true;
+        }
+        if keep {
+            out.push_str(line);
+            out.push('\n');
+        }
+        if line == "}" {
+            keep = false;
+        }
+        next = lines.next();
+    }
+    out
+}
+
+/// What loading a family's module gives: the module, and for the families of memory-bound
+/// passes how many blocks ahead of its own each of their blocks prefetches (4-byte, 8-byte
+/// keys).
+pub(crate) struct Loaded {
+    pub(crate) module: Module,
+    pub(crate) ahead: [u64; 2],
+}
+
+/// A sorter's modules, one slot per [`Family`], each loaded on first use.
+pub(crate) struct Modules {
+    slots: [OnceLock<Loaded>; Family::ALL.len()],
+    /// Held while a module loads, so that two threads do not compile the same one.
+    loading: Mutex<()>,
+    device: Device,
+}
+
+impl Modules {
+    /// No module loaded yet, for a context on `device`.
+    pub(crate) fn new(device: Device) -> Self {
+        Modules {
+            slots: Default::default(),
+            loading: Mutex::new(()),
+            device,
+        }
+    }
+
+    /// `family`'s module, loaded and configured (shared-memory limits, prefetch distances) if
+    /// this is its first use. The sorter's context must be current.
+    pub(crate) fn get(&self, family: Family) -> Result<&Loaded> {
+        let slot = &self.slots[family as usize];
+        if let Some(loaded) = slot.get() {
+            return Ok(loaded);
+        }
+        let _guard = self.loading.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(loaded) = slot.get() {
+            return Ok(loaded);
+        }
+        let ptx = family_ptx(KERNELS_PTX, family);
+        let what = format!("loading the PTX of the {family:?} kernels");
+        let module = Module::from_ptx(ptx, &[]).context(&what)?;
+        let ahead = match family {
+            Family::Small => bitonic::configure_small(&module).map(|()| [0; 2]),
+            Family::Tiles => bitonic::configure_tiles(&module).map(|()| [0; 2]),
+            Family::Windows => bitonic::configure_windows(&module, &self.device, true),
+            Family::GenericWindows => bitonic::configure_windows(&module, &self.device, false),
+            Family::Merge => merge::configure(&module, &self.device),
+            Family::Multi => Ok([0; 2]),
+        }?;
+        Ok(slot.get_or_init(|| Loaded { module, ahead }))
+    }
+
+    /// Kernel `name`, from its family's module (loaded if need be).
+    pub(crate) fn function(&self, name: &str) -> Result<Function<'_>> {
+        let family = Family::of(name).unwrap_or_else(|| panic!("{name} is in no family"));
+        bitonic::function(&self.get(family)?.module, name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(ptx: &str) -> Vec<String> {
+        ptx.lines()
+            .filter_map(|l| l.strip_prefix(".visible .entry "))
+            .map(|name| name.trim_end_matches('(').to_string())
+            .collect()
+    }
+
+    #[test]
+    fn every_kernel_is_in_exactly_one_family_module() {
+        let all = entries(KERNELS_PTX);
+        assert!(all.len() > 50);
+        let mut seen = Vec::new();
+        for family in Family::ALL {
+            let ptx = family_ptx(KERNELS_PTX, family);
+            let mine = entries(&ptx);
+            assert!(!mine.is_empty(), "{family:?}");
+            for name in &mine {
+                assert_eq!(Family::of(name), Some(family));
+                // Each entry whole: its body's braces balance.
+                let body = super::super::kernel_ptx(name);
+                assert!(ptx.contains(body), "{name}");
+            }
+            // The preamble and the called functions come along.
+            assert!(ptx.starts_with(&KERNELS_PTX[..KERNELS_PTX.find(".visible").unwrap()]));
+            assert!(ptx.contains(".target sm_"));
+            seen.extend(mine);
+        }
+        seen.sort_unstable();
+        let mut all = all;
+        all.sort_unstable();
+        assert_eq!(seen, all);
+    }
+
+    #[test]
+    fn a_family_module_is_a_fraction_of_the_ptx() {
+        // What a first sort waits for: the program windows (plus tiles) for a large bitonic
+        // sort, the small sorts for a short one (docs/perf.md, session 13: 26% and 18% of the
+        // PTX).
+        let size = |family| family_ptx(KERNELS_PTX, family).len();
+        for family in Family::ALL {
+            assert!(size(family) * 5 < KERNELS_PTX.len() * 3, "{family:?}");
+        }
+        assert!(size(Family::Small) * 4 < KERNELS_PTX.len());
+    }
+
+    #[test]
+    fn families_go_by_prefix() {
+        assert_eq!(Family::of("bitonic_window_tiles_u32"), Some(Family::Tiles));
+        assert_eq!(Family::of("bitonic_window_u32_p3"), Some(Family::Windows));
+        assert_eq!(
+            Family::of("bitonic_window_u64"),
+            Some(Family::GenericWindows)
+        );
+        assert_eq!(
+            Family::of("bitonic_window_wide_u32"),
+            Some(Family::GenericWindows)
+        );
+        assert_eq!(Family::of("bitonic_tiny_u64"), Some(Family::Small));
+        assert_eq!(Family::of("merge_pass_network_u32"), Some(Family::Merge));
+        assert_eq!(Family::of("nothing"), None);
+    }
+}
