@@ -364,19 +364,12 @@ pub const fn prefetch_ahead_tiles(resident_blocks: u64) -> u64 {
     resident_blocks / 4
 }
 
-/// How many blocks ahead of its own each block of the bitonic window kernels with a constant
-/// program prefetches, given how many of their blocks the device holds at once: 3/16 of them,
-/// which is what a quarter of the generic window kernel's three blocks per multiprocessor gave
-/// before the program kernels (four blocks) existed. On an H200 (528 resident blocks: 99 ahead)
-/// that is 0.4% faster than a quarter (132) at 2^25 and 2^28 u32 keys (docs/perf.md, session
-/// 13).
-///
-/// ```
-/// assert_eq!(kernels_gpu::tuning::window_prefetch_ahead_blocks(528), 99);
-/// ```
-pub const fn window_prefetch_ahead_blocks(resident_blocks: u64) -> u64 {
-    resident_blocks * 3 / 16
-}
+/// The most blocks per multiprocessor that the bitonic window passes' prefetch distance counts
+/// ([`prefetch_ahead_tiles`] of the resident blocks so counted). The kernels with a constant
+/// program fit four blocks of 4-byte keys per multiprocessor; a quarter of those (132 blocks
+/// ahead on an H200) was 0.4% slower at 2^25 and 2^28 u32 keys than a quarter of three (99, what
+/// the generic kernel's occupancy gave; docs/perf.md, session 13).
+pub const WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR: u32 = 3;
 
 /// log2 of [`OVERLAP_CHUNK`].
 pub const OVERLAP_CHUNK_LOG2: u32 = 22;

@@ -21,9 +21,10 @@ use kernels_gpu::overlap::chunk_ranges;
 use kernels_gpu::small::SmallPlan;
 use kernels_gpu::tuning::{
     OVERLAP_CHUNK, OVERLAP_CHUNK_LOG2, SMALL_MAX_LOG2, SMALL_SORT_MAX_KEYS, SMALL_TILE_LOG2,
-    TINY_SORT_MAX_KEYS, WINDOW_LOG2, WINDOW_PASSENGERS, WINDOW_PROGRAM_KERNELS_32,
-    WINDOW_PROGRAM_KERNELS_64, WINDOW_THREADS, prefetch_ahead_tiles, small_shared_bytes,
-    tiny_shared_bytes, tiny_sort_max_keys, window_prefetch_ahead_blocks, window_shared_bytes,
+    TINY_SORT_MAX_KEYS, WINDOW_LOG2, WINDOW_PASSENGERS,
+    WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR, WINDOW_PROGRAM_KERNELS_32,
+    WINDOW_PROGRAM_KERNELS_64, WINDOW_THREADS, small_shared_bytes, tiny_shared_bytes,
+    tiny_sort_max_keys, window_shared_bytes,
 };
 use kernels_gpu::window::{WindowPass, windows, windows_from};
 use std::ffi::c_void;
@@ -118,8 +119,8 @@ pub(super) fn configure_tiles(module: &Module) -> Result<()> {
 
 /// The same for the window passes with a constant program (`programs`) or the generic ones;
 /// returns how far ahead their blocks (4-byte, 8-byte keys) prefetch on `device`, from how many
-/// blocks of the family's kernels the device holds at once ([`window_prefetch_ahead_blocks`],
-/// [`prefetch_ahead_tiles`]).
+/// blocks of the family's kernels the device holds at once (at most
+/// [`WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR`] per multiprocessor).
 pub(super) fn configure_windows(
     module: &Module,
     device: &Device,
@@ -141,13 +142,13 @@ pub(super) fn configure_windows(
             set_shared_attributes(module, name, shared)?;
         }
         let launch = (names[0], WINDOW_THREADS, shared);
-        let rule: fn(u64) -> u64 = if programs {
-            window_prefetch_ahead_blocks
-        } else {
-            prefetch_ahead_tiles
-        };
-        let rule = (rule, "GPUSORT_WINDOW_PREFETCH_AHEAD");
-        *ahead = prefetch_ahead(module, device, launch, rule)?;
+        let cap = WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR;
+        *ahead = prefetch_ahead(
+            module,
+            device,
+            launch,
+            (cap, "GPUSORT_WINDOW_PREFETCH_AHEAD"),
+        )?;
     }
     Ok(ahead)
 }

@@ -17,7 +17,7 @@ use kernels_gpu::tuning::{
     LAST_PASS_PARTS, MERGE_THREADS, MERGE_TILE, NETWORK_MERGE_THREADS, NETWORK_MERGE_TILE,
     PARTITION_THREADS, TILE_KEYS, WINDOW_THREADS, merge_overlap_chunk, merge_shared_bytes,
     merge_sort_shared_bytes, merge_sort_threads, merge_sort_tile, network_merge,
-    network_merge_shared_bytes, prefetch_ahead_tiles, window_shared_bytes,
+    network_merge_shared_bytes, window_shared_bytes,
 };
 use std::ops::Range;
 
@@ -124,11 +124,7 @@ pub(super) fn configure(module: &Module, device: &Device) -> Result<[u64; 2]> {
         let shared = network_merge_shared_bytes(kb as u32);
         set_shared_attributes(module, merge, shared)?;
         let launch = (merge, NETWORK_MERGE_THREADS, shared);
-        let rule = (
-            prefetch_ahead_tiles as fn(u64) -> u64,
-            "GPUSORT_PREFETCH_AHEAD",
-        );
-        *ahead = prefetch_ahead(module, device, launch, rule)?;
+        *ahead = prefetch_ahead(module, device, launch, (u32::MAX, "GPUSORT_PREFETCH_AHEAD"))?;
     }
     for (kb, name) in [(4, "merge_two_u32"), (8, "merge_two_u64")] {
         set_shared_attributes(module, name, merge_shared_bytes(MERGE_TILE, kb, 0))?;

@@ -36,20 +36,21 @@ use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys as cuda;
-use kernels_gpu::tuning::MAX_KEYS;
+use kernels_gpu::tuning::{MAX_KEYS, prefetch_ahead_tiles};
 use modules::Modules;
 use rayon::prelude::*;
 use staging::Staging;
 use std::sync::{Mutex, PoisonError};
 
 /// How far ahead the blocks of kernel `name`, launched as `(name, threads, shared bytes)`,
-/// prefetch on `device`: `rule` ([`prefetch_ahead_tiles`], …) of the blocks the device holds at
-/// once, or, for measurements, the number of blocks in the environment variable `var` (0: none).
+/// prefetch on `device`: [`prefetch_ahead_tiles`] of the blocks the device holds at once,
+/// counting at most `cap` per multiprocessor, or, for measurements, the number of blocks in the
+/// environment variable `var` (0: none).
 fn prefetch_ahead(
     module: &Module,
     device: &Device,
     (name, threads, shared): (&str, u32, u32),
-    (rule, var): (fn(u64) -> u64, &str),
+    (cap, var): (u32, &str),
 ) -> Result<u64> {
     if let Some(ahead) = std::env::var(var).ok().and_then(|v| v.parse().ok()) {
         return Ok(ahead);
@@ -60,8 +61,8 @@ fn prefetch_ahead(
     let per_multiprocessor = bitonic::function(module, name)?
         .max_active_blocks_per_multiprocessor(threads.into(), shared as usize)
         .context(&format!("reading the occupancy of {name}"))?;
-    let resident = per_multiprocessor * multiprocessors as u32;
-    Ok(rule(resident.into()))
+    let resident = per_multiprocessor.min(cap) * multiprocessors as u32;
+    Ok(prefetch_ahead_tiles(resident.into()))
 }
 
 /// The kernels of `kernels-gpu`, compiled to PTX by `host/build.rs` (rustc's
