@@ -69,24 +69,12 @@ impl Family {
 /// kernels, and the functions.
 pub(crate) fn family_ptx(ptx: &str, family: Family) -> String {
     let mut out = String::with_capacity(ptx.len() / 2);
-    let mut lines = ptx.lines();
-    // The preamble: everything before the first entry.
-    let mut first = None;
-    for line in lines.by_ref() {
-        if line.starts_with(".visible .entry ") {
-            first = Some(line);
-            break;
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    // Top-level blocks: an entry or a function, from its first line to a `}` in column 0.
-    let mut keep = false;
-    let mut next = first;
-    while let Some(line) = next {
+    // The preamble is kept; then each top-level block, an entry or a function from its first
+    // line to a `}` in column 0, if it belongs (the lines between blocks are comments).
+    let mut keep = true;
+    for line in ptx.lines() {
         if let Some(name) = line.strip_prefix(".visible .entry ") {
-            let name = name.trim_end_matches('(');
-            keep = Family::of(name) == Some(family);
+            keep = Family::of(name.trim_end_matches('(')) == Some(family);
         } else if line.starts_with(".func ") {
             keep = true;
         }
@@ -97,7 +85,6 @@ pub(crate) fn family_ptx(ptx: &str, family: Family) -> String {
         if line == "}" {
             keep = false;
         }
-        next = lines.next();
     }
     out
 }
