@@ -5,12 +5,11 @@
 //! steps) turned into kernel launches with their grid math, whole or chunk by chunk
 //! ([`Chunked`]).
 
-use super::modules::Family;
+use super::modules::{Family, set_shared_attributes};
 use super::overlap::ChunkedSort;
 use super::{GpuSorter, prefetch_ahead};
-use crate::error::{CudaContext, Error, Result, driver};
+use crate::error::{CudaContext, Result, driver};
 use cust::device::Device;
-use cust::function::Function;
 use cust::launch;
 use cust::memory::DeviceBuffer;
 use cust::module::Module;
@@ -151,38 +150,6 @@ pub(super) fn configure_windows(
         )?;
     }
     Ok(ahead)
-}
-
-/// Lets kernel `name` use `bytes` of dynamic shared memory (above the default 48 KB if need
-/// be) and asks for the largest shared-memory carve-out.
-pub(super) fn set_shared_attributes(module: &Module, name: &str, bytes: u32) -> Result<()> {
-    use cuda::CUfunction_attribute as A;
-    let f = function(module, name)?;
-    let settings = [
-        (
-            A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            bytes as i32,
-        ),
-        (A::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100),
-    ];
-    for (attribute, value) in settings {
-        // SAFETY: a valid function handle and a documented attribute.
-        let status = unsafe { cuda::cuFuncSetAttribute(f.to_raw(), attribute, value) };
-        if status != cuda::CUresult::CUDA_SUCCESS {
-            return Err(Error::DriverCall {
-                context: format!("setting {attribute:?} of {name} to {value}"),
-                call: "cuFuncSetAttribute",
-                status: format!("{status:?}"),
-            });
-        }
-    }
-    Ok(())
-}
-
-pub(crate) fn function<'m>(module: &'m Module, name: &str) -> Result<Function<'m>> {
-    module
-        .get_function(name)
-        .context(&format!("finding kernel {name}"))
 }
 
 /// Queues the whole sort of `n` keys of `key_bytes` (4 or 8) bytes at device address `keys` on

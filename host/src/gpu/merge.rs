@@ -2,8 +2,7 @@
 //! into kernel launches (whole, or chunk by chunk: `Chunked`), the scratch buffer's layout,
 //! and the kernels' shared-memory settings.
 
-use super::bitonic::set_shared_attributes;
-use super::modules::Family;
+use super::modules::{Family, set_shared_attributes};
 use super::overlap::ChunkedSort;
 use super::{GpuSorter, prefetch_ahead};
 use crate::error::{CudaContext, Result};

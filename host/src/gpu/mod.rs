@@ -58,7 +58,7 @@ fn prefetch_ahead(
     let multiprocessors = device
         .get_attribute(DeviceAttribute::MultiprocessorCount)
         .context("reading the device's multiprocessor count")?;
-    let per_multiprocessor = bitonic::function(module, name)?
+    let per_multiprocessor = modules::function(module, name)?
         .max_active_blocks_per_multiprocessor(threads.into(), shared as usize)
         .context(&format!("reading the occupancy of {name}"))?;
     let resident = per_multiprocessor.min(cap) * multiprocessors as u32;

@@ -6,9 +6,10 @@
 //! cache), so later processes on the machine wait for none of it.
 
 use super::{Device, KERNELS_PTX, bitonic, merge};
-use crate::error::{CudaContext, Result};
+use crate::error::{CudaContext, Error, Result};
 use cust::function::Function;
 use cust::module::Module;
+use cust::sys as cuda;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// A family of kernels that share a module.
@@ -143,8 +144,41 @@ impl Modules {
     /// Kernel `name`, from its family's module (loaded if need be).
     pub(crate) fn function(&self, name: &str) -> Result<Function<'_>> {
         let family = Family::of(name).unwrap_or_else(|| panic!("{name} is in no family"));
-        bitonic::function(&self.get(family)?.module, name)
+        function(&self.get(family)?.module, name)
     }
+}
+
+/// Lets kernel `name` use `bytes` of dynamic shared memory (above the default 48 KB if need
+/// be) and asks for the largest shared-memory carve-out.
+pub(crate) fn set_shared_attributes(module: &Module, name: &str, bytes: u32) -> Result<()> {
+    use cuda::CUfunction_attribute as A;
+    let f = function(module, name)?;
+    let settings = [
+        (
+            A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            bytes as i32,
+        ),
+        (A::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100),
+    ];
+    for (attribute, value) in settings {
+        // SAFETY: a valid function handle and a documented attribute.
+        let status = unsafe { cuda::cuFuncSetAttribute(f.to_raw(), attribute, value) };
+        if status != cuda::CUresult::CUDA_SUCCESS {
+            return Err(Error::DriverCall {
+                context: format!("setting {attribute:?} of {name} to {value}"),
+                call: "cuFuncSetAttribute",
+                status: format!("{status:?}"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Kernel `name` of `module`.
+pub(crate) fn function<'m>(module: &'m Module, name: &str) -> Result<Function<'m>> {
+    module
+        .get_function(name)
+        .context(&format!("finding kernel {name}"))
 }
 
 #[cfg(test)]
