@@ -1,6 +1,7 @@
 //! The multi-GPU sort against std's: on two or more GPUs when present (skipped with a message
 //! otherwise; `REQUIRE_GPUS=N` makes fewer than N devices a failure), and everywhere a GPU is,
-//! its single-GPU path (G = 1) and its multi-part path with every part on the one device.
+//! its single-GPU path (G = 1) and its multi-part path with every part on the one device, each
+//! part in a CUDA context of its own, so that a handle used from the wrong part fails there too.
 //! Lengths around tiles and powers of two, uneven and empty parts, every key type, both orders,
 //! many duplicates, already sorted and reversed input, host-staged exchange, and the on-GPU
 //! generation and check.
@@ -107,12 +108,38 @@ fn parts_sharing_one_gpu_sort_like_std() {
     };
     for g in [2, 3, 4] {
         let multi = MultiGpuSorter::with_devices(&vec![0; g], Exchange::Auto).expect("device 0");
-        assert_eq!(multi.link(0, 1), Link::SameDevice);
+        // Each part works in a context of its own: peer copies between the contexts.
+        assert_eq!(multi.link(0, 1), Link::Peer);
+        assert_eq!(multi.link(1, 1), Link::Local);
         sort_everything(
             &multi,
             test_seed(62 + g as u64),
             &format!("{g} parts on one GPU"),
         );
+    }
+}
+
+/// A fresh sorter for each length, so that every kernel family is loaded for the first time
+/// inside the sort: with parts in separate contexts, a module loaded (or a kernel launched)
+/// while another part's context is current fails with "invalid resource handle", as it does on
+/// two real GPUs. Small lengths matter most: their parts sort without the merge kernels, so
+/// those load first in the merge of the received runs.
+#[test]
+fn parts_load_and_launch_kernels_in_their_own_contexts() {
+    let Some(_gpu) = gpu_or_skip("the multi-part sort in separate contexts") else {
+        return;
+    };
+    let mut rng = StdRng::seed_from_u64(test_seed(69));
+    for n in [0, 1, 2, 3, 500, 1000, 100_000] {
+        for ordinals in [vec![0, 0], vec![0, 0, 0]] {
+            let what = format!("{} parts on one GPU, fresh sorter", ordinals.len());
+            let multi = MultiGpuSorter::with_devices(&ordinals, Exchange::Auto).expect("device 0");
+            assert_sorts::<u32>(&multi, &random(n, &mut rng), Order::Ascending, &what);
+            let multi = MultiGpuSorter::with_devices(&ordinals, Exchange::Auto).expect("device 0");
+            assert_sorts::<f64>(&multi, &random(n, &mut rng), Order::Descending, &what);
+            let multi = MultiGpuSorter::with_devices(&ordinals, Exchange::Host).expect("device 0");
+            assert_sorts::<u64>(&multi, &random(n, &mut rng), Order::Ascending, &what);
+        }
     }
 }
 

@@ -163,6 +163,7 @@ fn event_samples(
     what: &str,
     mut queue: impl FnMut(&Event) -> Result<()>,
 ) -> Result<Vec<f64>> {
+    // Events belong to the context current when they are made: the sorter's.
     let event = || Event::new(EventFlags::DEFAULT).context("creating a CUDA event");
     let (start, stop) = (event()?, event()?);
     let mut samples = Vec::new();

@@ -237,7 +237,7 @@ fn launch_window(
     } else {
         Family::GenericWindows
     };
-    let ahead = sorter.modules.get(family)?.ahead[usize::from(key_bytes == 8)];
+    let ahead = sorter.module(family)?.ahead[usize::from(key_bytes == 8)];
     let launched = if let Some(name) = program {
         let f = sorter.function(name)?;
         // SAFETY: as above; the arguments are the window's, from `windows` (or its

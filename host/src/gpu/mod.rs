@@ -17,6 +17,7 @@
 //! on the CPU ([`GpuSorter::set_memory_budget`]); [`GpuSorter::set_progress`] reports on it.
 
 mod bitonic;
+mod context;
 pub mod merge;
 mod modules;
 mod overlap;
@@ -29,7 +30,8 @@ pub use progress::{Phase, Progress, ProgressHook};
 
 use crate::error::{CudaContext, Error, Result};
 use crate::keys::{Order, SortKey, SortValue};
-use cust::context::{Context, CurrentContext};
+pub(crate) use context::ContextKind;
+use context::SorterContext;
 use cust::device::{Device, DeviceAttribute};
 use cust::function::Function;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
@@ -174,7 +176,7 @@ pub struct GpuSorter {
     /// (true unless the measurement knob `GPUSORT_WINDOW_PROGRAMS` is 0: every window on the
     /// kernel that reads its program, for A/B runs in one binary).
     window_programs: bool,
-    context: Context,
+    context: SorterContext,
     device: Device,
     name: String,
 }
@@ -230,6 +232,11 @@ impl GpuSorter {
     /// }
     /// ```
     pub fn with_device(ordinal: u32) -> Result<Self> {
+        Self::with_context(ordinal, ContextKind::Primary)
+    }
+
+    /// A sorter on CUDA device `ordinal` in a context of `kind`.
+    pub(crate) fn with_context(ordinal: u32, kind: ContextKind) -> Result<Self> {
         init_driver()?;
         let count = Device::num_devices().context("counting CUDA devices")?;
         if count == 0 {
@@ -240,7 +247,8 @@ impl GpuSorter {
         }
         let device = Device::get_device(ordinal).context("opening the CUDA device")?;
         let name = device.name().context("reading the device name")?;
-        let context = Context::new(device).context("creating a CUDA context")?;
+        // Current from here on: the streams, the workspace and (later) the modules belong to it.
+        let context = SorterContext::open(device, kind)?;
         // The kernels' modules load (the driver compiles them) as sorts first need them.
         let modules = Modules::new(device);
         // A blocking stream: it waits for work on the legacy default stream, where cust's
@@ -328,7 +336,7 @@ impl GpuSorter {
     /// # Ok::<(), gpusort::Error>(())
     /// ```
     pub fn bind(&self) -> Result<()> {
-        CurrentContext::set_current(&self.context).context("making the CUDA context current")
+        self.context.make_current()
     }
 
     /// Free and total device memory, in bytes.
@@ -1066,9 +1074,15 @@ impl GpuSorter {
         self.modules.function(name)
     }
 
-    /// The context (the device's primary context).
-    pub(crate) fn context(&self) -> &Context {
-        &self.context
+    /// `family`'s module and its settings, loaded if this is its first use. The sorter's
+    /// context must be current.
+    pub(crate) fn module(&self, family: modules::Family) -> Result<&modules::Loaded> {
+        self.modules.get(family)
+    }
+
+    /// The driver's handle of the sorter's context.
+    pub(crate) fn raw_context(&self) -> cuda::CUcontext {
+        self.context.as_raw()
     }
 
     /// The device.

@@ -117,7 +117,9 @@ impl Modules {
     }
 
     /// `family`'s module, loaded and configured (shared-memory limits, prefetch distances) if
-    /// this is its first use. The sorter's context must be current.
+    /// this is its first use. The sorter's context must be current, since a module belongs to
+    /// the context it is loaded in: reach it through `GpuSorter::module` or
+    /// `GpuSorter::function`, which make it so.
     pub(crate) fn get(&self, family: Family) -> Result<&Loaded> {
         let slot = &self.slots[family as usize];
         if let Some(loaded) = slot.get() {
@@ -141,7 +143,8 @@ impl Modules {
         Ok(slot.get_or_init(|| Loaded { module, ahead }))
     }
 
-    /// Kernel `name`, from its family's module (loaded if need be).
+    /// Kernel `name`, from its family's module (loaded if need be; as for [`Modules::get`], the
+    /// sorter's context must be current).
     pub(crate) fn function(&self, name: &str) -> Result<Function<'_>> {
         let family = Family::of(name).unwrap_or_else(|| panic!("{name} is in no family"));
         function(&self.get(family)?.module, name)

@@ -232,7 +232,10 @@ impl GpuSorter {
         let mut staging = self.staging.lock().unwrap_or_else(PoisonError::into_inner);
         let staging = match &mut *staging {
             Some(staging) => staging,
-            empty => empty.insert(Staging::new()?),
+            empty => {
+                // The slots' events belong to the context current when they are made.
+                empty.insert(Staging::new()?)
+            }
         };
         trace.host("buffers");
         trace.device("up start", copies)?;

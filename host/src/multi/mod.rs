@@ -21,7 +21,7 @@ mod plan;
 mod select;
 
 use crate::error::{Error, Result, driver};
-use crate::gpu::{GpuSorter, merge};
+use crate::gpu::{ContextKind, GpuSorter, merge};
 use crate::keys::{Order, SortKey};
 use cust::memory::{CopyDestination, DeviceBuffer, LockedBuffer};
 use cust::stream::{Stream, StreamFlags};
@@ -45,9 +45,10 @@ pub enum Exchange {
 /// How one GPU's keys reach another.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Link {
-    /// Both parts are on one device: a device-to-device copy.
-    SameDevice,
-    /// Peer access is enabled: `cuMemcpyPeerAsync` (NVLink or PCIe, GPU to GPU).
+    /// A part to itself: a device-to-device copy in its own context.
+    Local,
+    /// A copy between two parts' contexts, `cuMemcpyPeerAsync`: GPU to GPU over NVLink or PCIe
+    /// where the devices have peer access, or within one device between two contexts.
     Peer,
     /// Staged through pinned host memory.
     Host,
@@ -81,7 +82,7 @@ impl MultiStats {
         self.sort_ms + self.select_ms + self.exchange_ms + self.merge_ms
     }
 
-    /// The exchange path in words: "peer-to-peer", "host-staged", "one device", or a mix.
+    /// The exchange path in words: "peer-to-peer", "host-staged", or both.
     pub fn path(&self) -> String {
         if self.links.is_empty() {
             return "none (one GPU)".into();
@@ -90,7 +91,7 @@ impl MultiStats {
             .links
             .iter()
             .map(|l| match l {
-                Link::SameDevice => "one device",
+                Link::Local => "local",
                 Link::Peer => "peer-to-peer",
                 Link::Host => "host-staged",
             })
@@ -218,22 +219,36 @@ impl MultiGpuSorter {
     }
 
     /// A sorter on the devices `ordinals`, part `i` on device `ordinals[i]`. An ordinal may
-    /// repeat: its parts then share the device (which tests the multi-GPU code on one GPU).
-    /// `Exchange::Host` stages every copy between different devices through host memory.
+    /// repeat: the first part on a device works in its primary context, each further one in a
+    /// CUDA context of its own, so that parts sharing a GPU are as separate as parts on
+    /// different GPUs (their modules, streams and buffers belong to different contexts, and
+    /// their keys move by peer copies between the contexts). That is how the multi-GPU code
+    /// runs, and is tested, on one GPU. `Exchange::Host` stages every copy between different
+    /// parts through host memory.
     ///
     /// # Errors
     /// As [`GpuSorter::with_device`].
     pub fn with_devices(ordinals: &[u32], exchange: Exchange) -> Result<Self> {
         let gpus: Vec<GpuSorter> = ordinals
             .iter()
-            .map(|&o| GpuSorter::with_device(o))
+            .enumerate()
+            .map(|(i, &o)| {
+                let kind = if ordinals[..i].contains(&o) {
+                    ContextKind::Own
+                } else {
+                    ContextKind::Primary
+                };
+                GpuSorter::with_context(o, kind)
+            })
             .collect::<Result<_>>()?;
-        let mut links = vec![vec![Link::SameDevice; gpus.len()]; gpus.len()];
+        let mut links = vec![vec![Link::Local; gpus.len()]; gpus.len()];
         for (from, a) in gpus.iter().enumerate() {
             for (to, b) in gpus.iter().enumerate() {
-                if a.device() != b.device() {
+                if from != to {
                     links[from][to] = match exchange {
                         Exchange::Host => Link::Host,
+                        // Two contexts of one device: a peer copy needs no peer access.
+                        Exchange::Auto if a.device() == b.device() => Link::Peer,
                         Exchange::Auto if enable_peer_access(b, a)? => Link::Peer,
                         Exchange::Auto => Link::Host,
                     };
@@ -244,6 +259,7 @@ impl MultiGpuSorter {
             .iter()
             .map(|gpu| gpu.alloc::<u64>(device::WORKSPACE_WORDS, "the multi-GPU workspace"))
             .collect::<Result<_>>()?;
+        // Each GPU's stage in its own context, where its copies into it run.
         let stages = gpus
             .iter()
             .map(|_| {
@@ -592,16 +608,16 @@ impl MultiGpuSorter {
         let what = || format!("copying {bytes} bytes from GPU part {from} to part {to}");
         let stream = self.copy_streams[to][usize::from(from == to)].as_inner();
         match self.links[from][to] {
-            Link::SameDevice => {
+            Link::Local => {
                 b.bind()?;
-                // SAFETY: both ranges lie in live device buffers of this device.
+                // SAFETY: both ranges lie in live device buffers of this context.
                 let status =
                     unsafe { cuda::cuMemcpyDtoDAsync_v2(dst, src, bytes as usize, stream) };
                 driver(status, "cuMemcpyDtoDAsync", what)
             }
             Link::Peer => {
                 b.bind()?;
-                let (to_ctx, from_ctx) = (b.context().as_raw(), a.context().as_raw());
+                let (to_ctx, from_ctx) = (b.raw_context(), a.raw_context());
                 // SAFETY: both ranges lie in live device buffers of these contexts.
                 let status = unsafe {
                     cuda::cuMemcpyPeerAsync(dst, to_ctx, src, from_ctx, bytes as usize, stream)
@@ -758,7 +774,7 @@ fn enable_peer_access(to: &GpuSorter, from: &GpuSorter) -> Result<bool> {
     }
     to.bind()?;
     // SAFETY: `from`'s context is live; flags must be 0.
-    let status = unsafe { cuda::cuCtxEnablePeerAccess(from.context().as_raw(), 0) };
+    let status = unsafe { cuda::cuCtxEnablePeerAccess(from.raw_context(), 0) };
     Ok(matches!(
         status,
         cuda::CUresult::CUDA_SUCCESS | cuda::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
