@@ -164,6 +164,7 @@ fn event_samples(
     mut queue: impl FnMut(&Event) -> Result<()>,
 ) -> Result<Vec<f64>> {
     // Events belong to the context current when they are made: the sorter's.
+    gpu.bind()?;
     let event = || Event::new(EventFlags::DEFAULT).context("creating a CUDA event");
     let (start, stop) = (event()?, event()?);
     let mut samples = Vec::new();

@@ -181,6 +181,16 @@ pub struct GpuSorter {
     name: String,
 }
 
+impl Drop for GpuSorter {
+    /// Makes the sorter's context current before its fields go: unloading a module acts on the
+    /// current context, so with another one current (another device's sorter, say) the modules
+    /// would stay loaded.
+    fn drop(&mut self) {
+        // A failure leaves the modules to go with the context, the best that can be done here.
+        let _ = self.bind();
+    }
+}
+
 impl std::fmt::Debug for GpuSorter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GpuSorter")
@@ -1068,15 +1078,19 @@ impl GpuSorter {
         self.sort_host(algo, HostKeys::Sort(keys), &mut no_values, order)
     }
 
-    /// Kernel `name`, from its family's module (loaded, and so compiled, on first use). The
-    /// sorter's context must be current.
+    /// Kernel `name`, from its family's module (loaded, and so compiled, on first use), with
+    /// the sorter's context made current: the module loads into this sorter's context, and the
+    /// launch that follows (on this sorter's stream) runs in it, whatever context the thread
+    /// had current before.
     pub(crate) fn function(&self, name: &str) -> Result<Function<'_>> {
+        self.bind()?;
         self.modules.function(name)
     }
 
-    /// `family`'s module and its settings, loaded if this is its first use. The sorter's
-    /// context must be current.
+    /// `family`'s module and its settings, loaded into the sorter's context if this is its
+    /// first use (the context is made current, as by [`GpuSorter::function`]).
     pub(crate) fn module(&self, family: modules::Family) -> Result<&modules::Loaded> {
+        self.bind()?;
         self.modules.get(family)
     }
 
@@ -1133,6 +1147,7 @@ impl GpuSorter {
     /// # Ok::<(), gpusort::Error>(())
     /// ```
     pub fn synchronize(&self, what: &str) -> Result<()> {
+        self.bind()?;
         self.stream.synchronize().context(what)
     }
 }

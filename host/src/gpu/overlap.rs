@@ -234,6 +234,7 @@ impl GpuSorter {
             Some(staging) => staging,
             empty => {
                 // The slots' events belong to the context current when they are made.
+                self.bind()?;
                 empty.insert(Staging::new()?)
             }
         };

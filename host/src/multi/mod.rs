@@ -262,7 +262,8 @@ impl MultiGpuSorter {
         // Each GPU's stage in its own context, where its copies into it run.
         let stages = gpus
             .iter()
-            .map(|_| {
+            .map(|gpu| {
+                gpu.bind()?;
                 LockedBuffer::new(&0u8, device::STAGE_BYTES).map_err(|source| Error::Cuda {
                     context: "allocating pinned memory for the multi-GPU cuts".into(),
                     source,
