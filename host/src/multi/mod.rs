@@ -85,7 +85,12 @@ impl MultiStats {
     /// The exchange path in words: "peer-to-peer", "host-staged", or both.
     pub fn path(&self) -> String {
         if self.links.is_empty() {
-            return "none (one GPU)".into();
+            return if self.gpus == 1 {
+                "none (one GPU)"
+            } else {
+                "none (no key changed GPU)"
+            }
+            .into();
         }
         let names: Vec<&str> = self
             .links
@@ -537,7 +542,28 @@ impl MultiGpuSorter {
                 }
             })
             .collect();
-        let mut staging = None;
+        // The host-staged copies' pinned buffer: as large as the largest of them, at most
+        // STAGE_CHUNK (pinning memory costs time in proportion to its size).
+        let staged = (0..self.gpus.len())
+            .flat_map(|to| copies[to].iter().map(move |c| (c, to)))
+            .filter(|(c, to)| self.links[c.from][*to] == Link::Host)
+            .map(|(c, _)| c.len * kb as u64)
+            .max();
+        let mut staging = match staged {
+            Some(bytes) if bytes > 0 => {
+                let len = bytes.min(STAGE_CHUNK) as usize;
+                // SAFETY: bytes have no invalid values; every byte read was first written.
+                Some(
+                    unsafe { LockedBuffer::<u8>::uninitialized(len) }.map_err(|source| {
+                        Error::Cuda {
+                            context: "allocating pinned staging memory".into(),
+                            source,
+                        }
+                    })?,
+                )
+            }
+            _ => None,
+        };
         for to in 0..self.gpus.len() {
             for c in &copies[to] {
                 let link = self.links[c.from][to];
@@ -549,7 +575,7 @@ impl MultiGpuSorter {
                 }
                 let src = ptrs[c.from] + c.src * kb as u64;
                 let dst = plans[to].1[0] + c.dst * kb as u64;
-                self.copy(c.from, to, src, dst, c.len * kb as u64, &mut staging)?;
+                self.copy(c.from, to, src, dst, c.len * kb as u64, staging.as_mut())?;
             }
         }
         for (gpu, streams) in self.gpus.iter().zip(&self.copy_streams) {
@@ -595,7 +621,7 @@ impl MultiGpuSorter {
     }
 
     /// Queues (or, through the host, makes) the copy of `bytes` from `src` on GPU `from` to
-    /// `dst` on GPU `to`.
+    /// `dst` on GPU `to`; a host-staged copy goes through `staging` in pieces of its size.
     fn copy(
         &self,
         from: usize,
@@ -603,8 +629,11 @@ impl MultiGpuSorter {
         src: u64,
         dst: u64,
         bytes: u64,
-        staging: &mut Option<LockedBuffer<u8>>,
+        staging: Option<&mut LockedBuffer<u8>>,
     ) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
         let (a, b) = (&self.gpus[from], &self.gpus[to]);
         let what = || format!("copying {bytes} bytes from GPU part {from} to part {to}");
         let stream = self.copy_streams[to][usize::from(from == to)].as_inner();
@@ -626,21 +655,13 @@ impl MultiGpuSorter {
                 driver(status, "cuMemcpyPeerAsync", what)
             }
             Link::Host => {
-                const CHUNK: usize = 64 << 20;
-                let buffer = match staging {
-                    Some(buffer) => buffer,
-                    None => staging.insert(LockedBuffer::new(&0u8, CHUNK).map_err(|source| {
-                        Error::Cuda {
-                            context: "allocating pinned staging memory".into(),
-                            source,
-                        }
-                    })?),
-                };
+                let buffer = staging.expect("sort_device stages every host-staged copy");
+                let chunk = buffer.len() as u64;
                 let mut done = 0;
                 while done < bytes {
-                    let len = (bytes - done).min(CHUNK as u64) as usize;
+                    let len = (bytes - done).min(chunk) as usize;
                     a.bind()?;
-                    // SAFETY: the pinned buffer holds CHUNK bytes; the device ranges are live.
+                    // SAFETY: the pinned buffer holds `chunk` bytes; the device ranges are live.
                     // The synchronous copies wait for the queued sorts (blocking streams).
                     let status = unsafe {
                         cuda::cuMemcpyDtoH_v2(buffer.as_mut_ptr().cast(), src + done, len)
@@ -760,6 +781,9 @@ fn scratch_bytes(n: u64, key_bytes: usize) -> u64 {
     merge::scratch_bytes(n, key_bytes, 0).max(receive)
 }
 
+/// The largest piece a host-staged copy moves at once.
+const STAGE_CHUNK: u64 = 64 << 20;
+
 /// Lets `to` read `from`'s memory if the devices allow it; whether it is enabled.
 fn enable_peer_access(to: &GpuSorter, from: &GpuSorter) -> Result<bool> {
     let mut can = 0;
@@ -838,5 +862,9 @@ mod tests {
         stats.links.push(Link::Host);
         assert_eq!(stats.path(), "peer-to-peer + host-staged");
         assert!(stats.to_string().contains("peer-to-peer"));
+        stats.links.clear();
+        assert_eq!(stats.path(), "none (no key changed GPU)");
+        stats.gpus = 1;
+        assert_eq!(stats.path(), "none (one GPU)");
     }
 }
