@@ -1,4 +1,4 @@
-//! Criterion benchmarks: the GPU bitonic and merge sorts on device-resident keys (2^16, 2^20,
+//! Criterion benchmarks: the GPU bitonic, merge and radix sorts on device-resident keys (2^16, 2^20,
 //! 2^25; u32 and f32; the merge sort's scratch allocated once, outside) and the CPU baselines. The GPU groups say they were skipped when no GPU is present.
 //!
 //! GPU timings include restoring the unsorted input by a device-to-device copy before each sort
@@ -19,17 +19,14 @@ fn gpu_group<K: SortKey>(c: &mut Criterion, gpu: &GpuSorter, algo: GpuAlgo) {
         let input: Vec<K> = generate(n, Dist::Uniform, 1);
         let pristine = gpu.upload(&input).expect("upload");
         let mut work = gpu.alloc::<K>(n, "bench keys").expect("alloc");
-        let mut scratch = gpu.sort_scratch::<K>(n, 0).expect("scratch");
+        let mut scratch = gpu.scratch_for::<K>(algo, n, 0).expect("scratch");
         group.throughput(Throughput::Elements(n as u64));
         group.bench_function(BenchmarkId::from_parameter(format!("2^{log2}")), |b| {
             b.iter(|| {
                 // SAFETY: both buffers outlive the synchronisation below.
                 unsafe { work.async_copy_from(&pristine, gpu.stream()) }.expect("copy");
-                match algo {
-                    GpuAlgo::Bitonic => gpu.enqueue_sort_unstable(&mut work, Order::Ascending),
-                    GpuAlgo::Merge => gpu.enqueue_sort(&mut work, Order::Ascending, &mut scratch),
-                }
-                .expect("sort");
+                gpu.enqueue_sort_with(algo, &mut work, Order::Ascending, &mut scratch)
+                    .expect("sort");
                 gpu.synchronize("sorting").expect("sort");
             })
         });
@@ -59,7 +56,7 @@ fn cpu_group<K: SortKey>(c: &mut Criterion) {
 
 fn benches(c: &mut Criterion) {
     if let Some(gpu) = gpu_or_skip("the GPU benchmark groups") {
-        for algo in [GpuAlgo::Bitonic, GpuAlgo::Merge] {
+        for algo in [GpuAlgo::Bitonic, GpuAlgo::Merge, GpuAlgo::Radix] {
             gpu_group::<u32>(c, &gpu, algo);
             gpu_group::<f32>(c, &gpu, algo);
         }

@@ -1,4 +1,4 @@
-//! Every GPU sort (the bitonic network and the stable merge sort) against std's, through one
+//! Every GPU sort (the bitonic network, the stable merge sort and the radix sort) against std's, through one
 //! set of test bodies: lengths around powers of two and both tile sizes, every block size of
 //! the tiny sort and every length class of the one-launch small sort (1 to 16 blocks, both key
 //! widths), random lengths, all key
@@ -22,7 +22,7 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 use std::sync::{Arc, Mutex};
 
 const ORDERS: [Order; 2] = [Order::Ascending, Order::Descending];
-const ALGOS: [GpuAlgo; 2] = [GpuAlgo::Bitonic, GpuAlgo::Merge];
+const ALGOS: [GpuAlgo; 3] = [GpuAlgo::Bitonic, GpuAlgo::Merge, GpuAlgo::Radix];
 
 /// Keys (and values) written past the end of the slices under sort; must be untouched.
 const GUARD: usize = 4096;
@@ -114,6 +114,7 @@ fn assert_sorts<K: SortKey>(gpu: &GpuSorter, input: &[K], order: Order, poison: 
         match algo {
             GpuAlgo::Bitonic => gpu.sort_unstable_device(&mut keys, order),
             GpuAlgo::Merge => gpu.sort_device(&mut keys, order),
+            GpuAlgo::Radix => gpu.sort_device_with(GpuAlgo::Radix, &mut keys, order),
         }
         .unwrap_or_else(|e| panic!("{context}: {e}"));
         device.copy_to(&mut host[..]).expect("download");

@@ -119,7 +119,7 @@ pub fn gpu_kernel<K: SortKey>(
     let mut work = gpu.alloc::<K>(input.len(), "the working copy")?;
     let mut scratch = match algo {
         GpuAlgo::Bitonic => None,
-        GpuAlgo::Merge => Some(gpu.sort_scratch::<K>(input.len(), 0)?),
+        algo => Some(gpu.scratch_for::<K>(algo, input.len(), 0)?),
     };
     let stream = gpu.stream();
     // What the peers subtract: the restoring copy alone, median of one warm-up and `reps` runs.
@@ -144,7 +144,7 @@ pub fn gpu_kernel<K: SortKey>(
         }
         match &mut scratch {
             None => gpu.enqueue_sort_unstable(&mut work, order),
-            Some(scratch) => gpu.enqueue_sort(&mut work, order, scratch),
+            Some(scratch) => gpu.enqueue_sort_with(algo, &mut work, order, scratch),
         }
     })?;
     let samples = samples.into_iter().map(|ms| ms - copy_ms).collect();

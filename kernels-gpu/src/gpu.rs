@@ -329,3 +329,143 @@ impl<K: KeyBits + WarpShuffle> TinyTeam<K> for TinyThread<K> {
         f(t, &mut self.run, &theirs)
     }
 }
+
+/// `__match_any_sync(0xffffffff, value)`: the lanes of the warp whose `value` equals this
+/// lane's. Every lane of the warp must call it (no divergence).
+#[inline(always)]
+pub fn match_any(value: u32) -> u32 {
+    let peers: u32;
+    // SAFETY: a full-warp match (sm_70 and later); callers keep the whole warp converged.
+    unsafe {
+        core::arch::asm!(
+            "match.any.sync.b32 {peers}, {value}, 0xffffffff;",
+            peers = out(reg32) peers,
+            value = in(reg32) value,
+        )
+    };
+    peers
+}
+
+/// The lanes of this thread's warp below its own, as a mask (`%lanemask_lt`).
+#[inline(always)]
+pub fn lanemask_lt() -> u32 {
+    let mask: u32;
+    // SAFETY: reads a special register.
+    unsafe { core::arch::asm!("mov.u32 {mask}, %lanemask_lt;", mask = out(reg32) mask) };
+    mask
+}
+
+/// `__shfl_sync(0xffffffff, value, lane)`: `value` as lane `lane` holds it. Every lane of the
+/// warp must call it.
+#[inline(always)]
+pub fn shfl_idx(value: u32, lane: u32) -> u32 {
+    let theirs: u32;
+    // SAFETY: a full-warp shuffle; callers keep the whole warp converged.
+    unsafe {
+        core::arch::asm!(
+            "shfl.sync.idx.b32 {theirs}, {value}, {lane}, 0x1f, 0xffffffff;",
+            theirs = out(reg32) theirs,
+            value = in(reg32) value,
+            lane = in(reg32) lane,
+        )
+    };
+    theirs
+}
+
+/// `__shfl_up_sync(0xffffffff, value, delta)`: `value` as lane `lane - delta` holds it (this
+/// lane's own below `delta`). Every lane of the warp must call it.
+#[inline(always)]
+pub fn shfl_up(value: u64, delta: u32) -> u64 {
+    let up = |half: u32| -> u32 {
+        let theirs: u32;
+        // SAFETY: a full-warp shuffle; callers keep the whole warp converged.
+        unsafe {
+            core::arch::asm!(
+                "shfl.sync.up.b32 {theirs}, {half}, {delta}, 0, 0xffffffff;",
+                theirs = out(reg32) theirs,
+                half = in(reg32) half,
+                delta = in(reg32) delta,
+            )
+        };
+        theirs
+    };
+    (u64::from(up((value >> 32) as u32)) << 32) | u64::from(up(value as u32))
+}
+
+/// `__syncwarp()`: the lanes of the warp meet, and their shared-memory writes before it are
+/// visible to each other after it.
+#[inline(always)]
+pub fn sync_warp() {
+    // SAFETY: every lane of the warp calls it.
+    unsafe { core::arch::asm!("bar.warp.sync 0xffffffff;") };
+}
+
+/// `atomicAdd(at, value)` on a 32-bit word of shared or device memory; returns the old value.
+///
+/// # Safety
+/// `at` is a valid, aligned word of shared or device memory (generic address).
+#[inline(always)]
+pub unsafe fn atomic_add(at: *mut u32, value: u32) -> u32 {
+    let old: u32;
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "atom.add.u32 {old}, [{at}], {value};",
+            old = out(reg32) old,
+            at = in(reg64) at as u64,
+            value = in(reg32) value,
+        )
+    };
+    old
+}
+
+/// Adds `value` to a 64-bit word of device memory, atomically, not waiting for the result.
+///
+/// # Safety
+/// `at` is a valid, aligned device word (generic address).
+#[inline(always)]
+pub unsafe fn reduce_add(at: *mut u64, value: u64) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "red.add.u64 [{at}], {value};",
+            at = in(reg64) at as u64,
+            value = in(reg64) value,
+        )
+    };
+}
+
+/// Loads a 64-bit device word that other blocks write concurrently (`ld.relaxed.gpu`): never
+/// a stale copy from this multiprocessor's L1.
+///
+/// # Safety
+/// `at` is a valid, aligned device word.
+#[inline(always)]
+pub unsafe fn load_relaxed(at: *const u64) -> u64 {
+    let value: u64;
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "ld.relaxed.gpu.u64 {value}, [{at}];",
+            value = out(reg64) value,
+            at = in(reg64) at as u64,
+        )
+    };
+    value
+}
+
+/// Stores a 64-bit device word that other blocks read concurrently (`st.relaxed.gpu`).
+///
+/// # Safety
+/// `at` is a valid, aligned device word.
+#[inline(always)]
+pub unsafe fn store_relaxed(at: *mut u64, value: u64) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "st.relaxed.gpu.u64 [{at}], {value};",
+            at = in(reg64) at as u64,
+            value = in(reg64) value,
+        )
+    };
+}

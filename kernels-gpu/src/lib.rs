@@ -8,6 +8,8 @@
 //! - [`bitonic`]: pure index math of the bitonic network (also compiled and tested on the host).
 //! - [`merge`]: pure index math of the stable merge sort: merge path, pass schedule, partitions.
 //! - [`overlap`]: chunks and launch ranges of host-slice sorts that overlap copies and sort.
+//! - [`radix`]: pure index math of the least-significant-digit radix sort (Onesweep): digits,
+//!   tiles, the look-back's status words, the scratch layout.
 //! - [`small`]: pure index math of the one-launch bitonic sort of small inputs: which keys a
 //!   block holds in each window, the grid barrier's counter.
 //! - [`window`]: pure index math of the bitonic sort of larger inputs in *window passes*: one
@@ -58,6 +60,7 @@ pub mod keys;
 pub mod merge;
 pub mod multi;
 pub mod overlap;
+pub mod radix;
 pub mod small;
 pub mod tuning;
 pub mod window;

@@ -69,6 +69,9 @@ pub enum Algo {
     /// The GPU stable merge sort on device-resident keys (scratch allocated outside the timing).
     #[value(name = "merge")]
     Merge,
+    /// The GPU radix sort on device-resident keys (scratch allocated outside the timing).
+    #[value(name = "radix")]
+    Radix,
     /// std's `sort_unstable` on one core.
     #[value(name = "cpu_std")]
     CpuStd,
@@ -90,9 +93,10 @@ impl Algo {
     /// use gpusort::bench::Algo;
     /// assert!(Algo::ALL[0].is_gpu());
     /// ```
-    pub const ALL: [Algo; 6] = [
+    pub const ALL: [Algo; 7] = [
         Algo::Bitonic,
         Algo::Merge,
+        Algo::Radix,
         Algo::CpuStd,
         Algo::CpuRayon,
         Algo::CpuBitonic1,
@@ -109,6 +113,7 @@ impl Algo {
         match self {
             Algo::Bitonic => "bitonic",
             Algo::Merge => "merge",
+            Algo::Radix => "radix",
             Algo::CpuStd => "cpu_std",
             Algo::CpuRayon => "cpu_rayon",
             Algo::CpuBitonic1 => "cpu_bitonic1",
@@ -125,7 +130,7 @@ impl Algo {
     /// ```
     pub fn cpu(self) -> Option<CpuAlgo> {
         match self {
-            Algo::Bitonic | Algo::Merge => None,
+            Algo::Bitonic | Algo::Merge | Algo::Radix => None,
             Algo::CpuStd => Some(CpuAlgo::Std),
             Algo::CpuRayon => Some(CpuAlgo::Rayon),
             Algo::CpuBitonic1 => Some(CpuAlgo::Bitonic1),
@@ -263,9 +268,9 @@ mod tests {
     }
 
     #[test]
-    fn only_bitonic_and_merge_are_on_the_gpu() {
+    fn only_bitonic_merge_and_radix_are_on_the_gpu() {
         let gpu: Vec<_> = Algo::ALL.into_iter().filter(|a| a.is_gpu()).collect();
-        assert_eq!(gpu, [Algo::Bitonic, Algo::Merge]);
+        assert_eq!(gpu, [Algo::Bitonic, Algo::Merge, Algo::Radix]);
     }
 
     #[test]

@@ -30,7 +30,7 @@ pub const BITONIC1_DEFAULT_MAX_LOG2: u32 = 22;
 ///     orders: vec![Order::Ascending],
 /// };
 /// assert_eq!(plan.log2_sizes().count(), 7);
-/// assert_eq!(plan.algos_at(26), [Algo::Bitonic, Algo::Merge]); // CPU sorts stop at 2^24
+/// assert_eq!(plan.algos_at(26), [Algo::Bitonic, Algo::Merge, Algo::Radix]); // CPU sorts stop at 2^24
 /// assert_eq!(plan.cap(Algo::CpuBitonic1), 22);     // and the one-core bitonic at 2^22
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -114,7 +114,7 @@ impl Plan {
     ///     dtypes: vec![DType::U32, DType::F32],
     ///     orders: vec![Order::Ascending],
     /// };
-    /// assert_eq!(plan.algos_at(23), [Algo::Bitonic, Algo::Merge, Algo::CpuStd, Algo::CpuRayon, Algo::CpuBitonicN]);
+    /// assert_eq!(plan.algos_at(23), [Algo::Bitonic, Algo::Merge, Algo::Radix, Algo::CpuStd, Algo::CpuRayon, Algo::CpuBitonicN]);
     /// ```
     pub fn algos_at(&self, log2: u32) -> Vec<Algo> {
         self.algos
@@ -197,14 +197,14 @@ mod tests {
         assert_eq!(p.algos_at(22), Algo::ALL);
         assert_eq!(
             p.algos_at(23),
-            [Bitonic, Merge, CpuStd, CpuRayon, CpuBitonicN]
+            [Bitonic, Merge, Radix, CpuStd, CpuRayon, CpuBitonicN]
         );
         assert_eq!(
             p.algos_at(24),
-            [Bitonic, Merge, CpuStd, CpuRayon, CpuBitonicN]
+            [Bitonic, Merge, Radix, CpuStd, CpuRayon, CpuBitonicN]
         );
-        assert_eq!(p.algos_at(25), [Bitonic, Merge]);
-        assert_eq!(p.algos_at(28), [Bitonic, Merge]);
+        assert_eq!(p.algos_at(25), [Bitonic, Merge, Radix]);
+        assert_eq!(p.algos_at(28), [Bitonic, Merge, Radix]);
         assert_eq!(
             p.capped(),
             [

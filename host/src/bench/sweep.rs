@@ -244,6 +244,7 @@ fn time_gpu<K: SortKey>(
     match algo {
         Algo::Bitonic => timing::gpu_kernel(gpu, GpuAlgo::Bitonic, input, order, reps, how),
         Algo::Merge => timing::gpu_kernel(gpu, GpuAlgo::Merge, input, order, reps, how),
+        Algo::Radix => timing::gpu_kernel(gpu, GpuAlgo::Radix, input, order, reps, how),
         Algo::CpuStd | Algo::CpuRayon | Algo::CpuBitonic1 | Algo::CpuBitonicN => {
             unreachable!("{algo} is a CPU sort")
         }

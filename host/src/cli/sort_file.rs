@@ -33,6 +33,8 @@ pub enum SortAlgo {
     Bitonic,
     /// The merge-path merge sort (stable; on the GPU).
     Merge,
+    /// The radix sort (stable; on the GPU).
+    Radix,
 }
 
 impl SortAlgo {
@@ -42,6 +44,7 @@ impl SortAlgo {
             SortAlgo::Auto => GpuAlgo::fastest_for(n, key_bytes),
             SortAlgo::Bitonic => GpuAlgo::Bitonic,
             SortAlgo::Merge => GpuAlgo::Merge,
+            SortAlgo::Radix => GpuAlgo::Radix,
         }
     }
 }

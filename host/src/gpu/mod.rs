@@ -23,6 +23,7 @@ mod modules;
 mod overlap;
 mod pinned;
 mod progress;
+pub mod radix;
 mod staging;
 
 pub use pinned::PinnedBuffer;
@@ -89,6 +90,9 @@ pub enum GpuAlgo {
     Bitonic,
     /// The merge-path merge sort: stable, with scratch ([`GpuSorter::sort`]).
     Merge,
+    /// The least-significant-digit radix sort (Onesweep): stable, with scratch
+    /// ([`radix::scratch_bytes`]); a pass per 8-bit digit.
+    Radix,
 }
 
 impl GpuAlgo {
@@ -120,6 +124,7 @@ impl GpuAlgo {
         match self {
             GpuAlgo::Bitonic => "bitonic",
             GpuAlgo::Merge => "merge",
+            GpuAlgo::Radix => "radix",
         }
     }
 }
@@ -574,6 +579,8 @@ impl GpuSorter {
         let per_key = match algo {
             GpuAlgo::Bitonic => key_bytes,
             GpuAlgo::Merge => 2 * (key_bytes + slot as u64) + 1,
+            // Keys and values twice over, and status words: at most 4/3 bytes per key.
+            GpuAlgo::Radix => 2 * (key_bytes + slot as u64) + 2,
         };
         match self.chunk_len(n, per_key)? {
             None => self.sort_fitting(keys, values, order, algo),
@@ -659,6 +666,28 @@ impl GpuSorter {
                         n,
                         key_bytes,
                         map,
+                    })
+                })
+            }
+            GpuAlgo::Radix => {
+                let scratch = self.scratch_for::<K>(GpuAlgo::Radix, keys.len(), slot)?;
+                let scratch_ptr = scratch
+                    .buffer
+                    .as_ref()
+                    .map_or(0, |b| b.as_device_ptr().as_raw());
+                // `scratch` lives until the round trip has waited for the sort.
+                self.round_trip(keys, values, |keys, values| {
+                    Ok(radix::Chunked {
+                        sorter: self,
+                        launch: radix::Launch {
+                            keys,
+                            values,
+                            scratch: scratch_ptr,
+                            n,
+                            key_bytes,
+                            value_bytes: slot,
+                            map,
+                        },
                     })
                 })
             }
@@ -828,14 +857,100 @@ impl GpuSorter {
     /// # Errors
     /// [`Error::OutOfDeviceMemory`] naming the bytes needed and free, or [`Error::Cuda`].
     pub fn sort_scratch<K: SortKey>(&self, len: usize, value_bytes: usize) -> Result<Scratch> {
-        let bytes = merge::scratch_bytes(len as u64, size_of::<K>(), value_bytes);
-        // Device allocations start 256-aligned; the layout aligns each part within.
+        self.scratch_for::<K>(GpuAlgo::Merge, len, value_bytes)
+    }
+
+    /// Scratch for a sort with `algo` of `len` keys of type `K` with values of `value_bytes`
+    /// bytes each (0 for keys only, 4, 8 or 16), checked against free memory first: none for
+    /// the bitonic sort, [`merge::scratch_bytes`] or [`radix::scratch_bytes`] for the others.
+    ///
+    /// # Errors
+    /// [`Error::OutOfDeviceMemory`] naming the bytes needed and free, or [`Error::Cuda`].
+    pub fn scratch_for<K: SortKey>(
+        &self,
+        algo: GpuAlgo,
+        len: usize,
+        value_bytes: usize,
+    ) -> Result<Scratch> {
+        let (bytes, what) = match algo {
+            GpuAlgo::Bitonic => (0, ""),
+            GpuAlgo::Merge => (
+                merge::scratch_bytes(len as u64, size_of::<K>(), value_bytes),
+                "the merge sort's scratch",
+            ),
+            GpuAlgo::Radix => (
+                radix::scratch_bytes(len as u64, size_of::<K>(), value_bytes),
+                "the radix sort's scratch",
+            ),
+        };
+        // Device allocations start 256-aligned; the layouts align each part within.
         let buffer = if bytes == 0 {
             None
         } else {
-            Some(self.alloc::<u64>(bytes.div_ceil(8) as usize, "the merge sort's scratch")?)
+            Some(self.alloc::<u64>(bytes.div_ceil(8) as usize, what)?)
         };
         Ok(Scratch { buffer, bytes })
+    }
+
+    /// Queues the sort of device keys with `algo` on [`GpuSorter::stream`] without waiting,
+    /// using `scratch` (from [`GpuSorter::scratch_for`] with the same `algo`, for at least this
+    /// many keys of this type; it must live until the stream is synchronised).
+    ///
+    /// # Errors
+    /// [`Error::TooLong`], or [`Error::Cuda`] if a launch is refused.
+    ///
+    /// # Panics
+    /// If `scratch` is too small.
+    pub fn enqueue_sort_with<K: SortKey>(
+        &self,
+        algo: GpuAlgo,
+        keys: &mut DeviceSlice<K>,
+        order: Order,
+        scratch: &mut Scratch,
+    ) -> Result<()> {
+        match algo {
+            GpuAlgo::Bitonic => self.enqueue_sort_unstable(keys, order),
+            GpuAlgo::Merge => self.enqueue_sort(keys, order, scratch),
+            GpuAlgo::Radix => {
+                check_len(keys.len())?;
+                let needed = radix::scratch_bytes(keys.len() as u64, size_of::<K>(), 0);
+                assert!(
+                    scratch.bytes >= needed,
+                    "scratch of {} bytes for a radix sort that needs {needed}",
+                    scratch.bytes
+                );
+                self.bind()?;
+                let launch = radix::Launch {
+                    keys: keys.as_device_ptr().as_raw(),
+                    values: 0,
+                    scratch: scratch
+                        .buffer
+                        .as_ref()
+                        .map_or(0, |b| b.as_device_ptr().as_raw()),
+                    n: keys.len() as u64,
+                    key_bytes: size_of::<K>(),
+                    value_bytes: 0,
+                    map: K::key_map(order),
+                };
+                radix::enqueue(self, &launch)
+            }
+        }
+    }
+
+    /// Sorts keys already on the device with `algo` and waits for the sort: scratch from
+    /// [`GpuSorter::scratch_for`], [`GpuSorter::enqueue_sort_with`], then a wait.
+    ///
+    /// # Errors
+    /// [`Error::TooLong`], [`Error::OutOfDeviceMemory`], or [`Error::Cuda`].
+    pub fn sort_device_with<K: SortKey>(
+        &self,
+        algo: GpuAlgo,
+        keys: &mut DeviceSlice<K>,
+        order: Order,
+    ) -> Result<()> {
+        let mut scratch = self.scratch_for::<K>(algo, keys.len(), 0)?;
+        self.enqueue_sort_with(algo, keys, order, &mut scratch)?;
+        self.synchronize(&format!("running the {} sort", algo.name()))
     }
 
     /// Queues the stable sort of device keys on [`GpuSorter::stream`] without waiting, using

@@ -30,17 +30,20 @@ pub(crate) enum Family {
     Merge,
     /// The multi-GPU sort's sampling, ranking, filling and checking (`multi_*`).
     Multi,
+    /// The radix sort's histogram and digit passes (`radix_*`).
+    Radix,
 }
 
 impl Family {
     /// Every family, in the order of [`Modules`]' slots.
-    pub(crate) const ALL: [Family; 6] = [
+    pub(crate) const ALL: [Family; 7] = [
         Family::Small,
         Family::Tiles,
         Family::Windows,
         Family::GenericWindows,
         Family::Merge,
         Family::Multi,
+        Family::Radix,
     ];
 
     /// The family of kernel `name`, by its name.
@@ -56,6 +59,7 @@ impl Family {
             ("bitonic_window_", Family::Windows),
             ("merge_", Family::Merge),
             ("multi_", Family::Multi),
+            ("radix_", Family::Radix),
         ];
         prefixes
             .into_iter()
@@ -138,7 +142,8 @@ impl Modules {
             Family::Windows => bitonic::configure_windows(&module, &self.device, true),
             Family::GenericWindows => bitonic::configure_windows(&module, &self.device, false),
             Family::Merge => merge::configure(&module, &self.device),
-            Family::Multi => Ok([0; 2]),
+            // Their blocks fit in the 48 KiB every device gives without asking.
+            Family::Multi | Family::Radix => Ok([0; 2]),
         }?;
         Ok(slot.get_or_init(|| Loaded { module, ahead }))
     }

@@ -4,6 +4,8 @@
 //! the CPU tests run every thread's work on one CPU thread.
 pub mod merge;
 pub mod network_merge;
+#[cfg(target_arch = "nvptx64")]
+pub mod radix;
 pub mod small;
 pub mod tiny;
 pub mod window;

@@ -2,3 +2,4 @@
 pub mod bitonic;
 pub mod merge;
 pub mod multi;
+pub mod radix;

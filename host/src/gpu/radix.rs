@@ -1,0 +1,178 @@
+//! Launches of the radix sort ([`kernels_gpu::radix`]): the histogram, then one digit pass per
+//! digit, keys (and values) going from the caller's buffers to the scratch and back, so that
+//! an even number of passes (4 for 32-bit keys, 8 for 64-bit ones) ends in the caller's.
+
+use super::GpuSorter;
+use super::overlap::ChunkedSort;
+use crate::error::{CudaContext, Result, driver};
+use cust::launch;
+use cust::sys as cuda;
+use kernels_gpu::keys::IDENTITY;
+use kernels_gpu::radix::{
+    HISTOGRAM_MAX_BLOCKS, HISTOGRAM_TILE, RADIX, RADIX_BITS, Scratch, epoch,
+    histogram_shared_bytes, pass_shared_bytes, passes, tile_keys, tiles,
+};
+use std::ops::Range;
+
+/// Kernel names per (key bytes, value bytes): histogram and digit pass.
+const KERNELS: [((usize, usize), &str, &str); 8] = [
+    ((4, 0), "radix_histogram_u32", "radix_pass_u32"),
+    ((4, 4), "radix_histogram_u32", "radix_pass_u32_u32"),
+    ((4, 8), "radix_histogram_u32", "radix_pass_u32_u64"),
+    ((4, 16), "radix_histogram_u32", "radix_pass_u32_u128"),
+    ((8, 0), "radix_histogram_u64", "radix_pass_u64"),
+    ((8, 4), "radix_histogram_u64", "radix_pass_u64_u32"),
+    ((8, 8), "radix_histogram_u64", "radix_pass_u64_u64"),
+    ((8, 16), "radix_histogram_u64", "radix_pass_u64_u128"),
+];
+
+/// Bytes of scratch a radix sort of `n` keys of `key_bytes` with values of `value_bytes`
+/// needs: a second buffer for the keys and for the values, the histograms and tile counters,
+/// and a status word per digit per tile (8 bytes per 16 keys of 4-byte keys alone).
+///
+/// ```
+/// use gpusort::gpu::radix::scratch_bytes;
+/// assert_eq!(scratch_bytes(0, 4, 0), 0);
+/// assert!(scratch_bytes(1 << 20, 4, 0) > 4 << 20);
+/// ```
+pub fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64 {
+    if n <= 1 {
+        return 0;
+    }
+    Scratch::new(n, key_bytes as u32, value_bytes as u32).bytes
+}
+
+/// Device addresses of one radix sort.
+pub(super) struct Launch {
+    /// `n` keys, sorted in place.
+    pub keys: u64,
+    /// `n` values (0 for keys only), permuted with the keys.
+    pub values: u64,
+    /// At least [`scratch_bytes`] bytes, 256-aligned.
+    pub scratch: u64,
+    pub n: u64,
+    pub key_bytes: usize,
+    pub value_bytes: usize,
+    /// Key map applied as the keys are first read, undone as they are last written.
+    pub map: u32,
+}
+
+/// Queues the whole radix sort on the sorter's stream.
+pub(super) fn enqueue(sorter: &GpuSorter, l: &Launch) -> Result<()> {
+    if l.n <= 1 {
+        return Ok(());
+    }
+    let (kb, vb) = (l.key_bytes as u32, l.value_bytes as u32);
+    let (_, histogram_name, pass_name) = *KERNELS
+        .iter()
+        .find(|(widths, ..)| *widths == (l.key_bytes, l.value_bytes))
+        .expect("keys of 4 or 8 bytes, values of 0, 4, 8 or 16");
+    let layout = Scratch::new(l.n, kb, vb);
+    let at = |offset: u64| l.scratch + offset;
+    let stream = &sorter.stream;
+    sorter.bind()?;
+    // Histograms, counters and status words start at zero: the status words' epochs make
+    // every later pass see the words of the one before as not ready.
+    let zeroed = layout.bytes - layout.histograms;
+    // SAFETY: the range lies in the caller's scratch of `layout.bytes` bytes.
+    let status = unsafe {
+        cuda::cuMemsetD8Async(at(layout.histograms), 0, zeroed as usize, stream.as_inner())
+    };
+    driver(status, "cuMemsetD8Async", || {
+        format!("zeroing the radix sort's counters for {} keys", l.n)
+    })?;
+
+    let f = sorter.function(histogram_name)?;
+    let blocks =
+        l.n.div_ceil(u64::from(HISTOGRAM_TILE))
+            .min(u64::from(HISTOGRAM_MAX_BLOCKS)) as u32;
+    let shared = histogram_shared_bytes(kb);
+    // SAFETY: the keys and the histograms are the caller's and the scratch's; the launch
+    // shape is the kernel's.
+    unsafe {
+        launch!(f<<<blocks, RADIX, shared, stream>>>(l.keys, l.n, l.map, at(layout.histograms)))
+    }
+    .context(&format!("launching the radix histogram of {} keys", l.n))?;
+
+    let f = sorter.function(pass_name)?;
+    let tile_count = tiles(l.n, tile_keys(kb, vb));
+    let grid = u32::try_from(tile_count).expect("MAX_KEYS keeps the tiles below 2^31");
+    let shared = pass_shared_bytes(kb, vb);
+    let passes = passes(kb);
+    let buffers = [(l.keys, l.values), (at(layout.keys), at(layout.values))];
+    for pass in 0..passes {
+        let (src, dst) = (buffers[pass as usize % 2], buffers[(pass as usize + 1) % 2]);
+        let encode = if pass == 0 { l.map } else { IDENTITY };
+        let decode = if pass + 1 == passes { l.map } else { IDENTITY };
+        let histogram = at(layout.histograms) + u64::from(pass * RADIX) * 8;
+        let counter = at(layout.counters) + u64::from(pass) * 4;
+        // SAFETY: sources and destinations are the caller's buffers and the scratch's, apart,
+        // each of n keys and values; the launch shape is the kernel's.
+        unsafe {
+            launch!(f<<<grid, RADIX, shared, stream>>>(
+                src.0,
+                dst.0,
+                src.1,
+                dst.1,
+                l.n,
+                histogram,
+                at(layout.status),
+                counter,
+                pass * RADIX_BITS,
+                encode,
+                decode,
+                epoch(pass)
+            ))
+        }
+        .context(&format!("launching radix pass {pass} of {} keys", l.n))?;
+    }
+    Ok(())
+}
+
+/// A radix sort as one chunk of the host-slice pipeline: the keys must all be on the device
+/// before its first pass, so the copies do not overlap it.
+pub(super) struct Chunked<'a> {
+    pub sorter: &'a GpuSorter,
+    pub launch: Launch,
+}
+
+impl ChunkedSort for Chunked<'_> {
+    fn chunk(&self) -> u64 {
+        self.launch.n.max(1)
+    }
+
+    fn sort_chunk(&mut self, _range: Range<u64>) -> Result<()> {
+        enqueue(self.sorter, &self.launch)
+    }
+
+    fn finish(&mut self, written: &mut dyn FnMut(Range<u64>) -> Result<()>) -> Result<()> {
+        written(0..self.launch.n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_width_has_its_kernels() {
+        for kb in [4, 8] {
+            for vb in super::super::merge::VALUE_BYTES {
+                let (_, h, p) = KERNELS.iter().find(|(w, ..)| *w == (kb, vb)).unwrap();
+                assert!(h.ends_with(if kb == 4 { "u32" } else { "u64" }));
+                assert!(p.starts_with(&format!("radix_pass_u{}", kb * 8)));
+                assert!(super::super::KERNELS_PTX.contains(&format!(".entry {p}(")));
+                assert!(super::super::KERNELS_PTX.contains(&format!(".entry {h}(")));
+            }
+        }
+    }
+
+    #[test]
+    fn scratch_grows_with_the_keys_and_values() {
+        assert_eq!(scratch_bytes(1, 8, 16), 0);
+        let small = scratch_bytes(1000, 4, 0);
+        assert!(small >= 4000);
+        assert!(scratch_bytes(1000, 4, 8) >= small + 8000);
+        assert!(scratch_bytes(1 << 24, 8, 0) >= 8 << 24);
+    }
+}

@@ -1,0 +1,333 @@
+//! What one block of the radix sort does ([`crate::radix`]): count digits, and in a digit pass
+//! rank a tile's keys, look back over the tiles before it and scatter. Blocks of [`RADIX`]
+//! threads, so that thread `d` speaks for digit `d` in the per-digit steps.
+//!
+//! Unlike the other block code this is written for the GPU alone: its ranking rests on warp
+//! matches and shuffles and its look-back on other blocks running at the same time. The GPU
+//! tests check it against std's sort; [`crate::radix::sort_by_passes`] is the reference of the
+//! order it produces.
+
+use crate::block::merge::unrolled;
+use crate::gpu::{
+    atomic_add, block_idx_x, grid_dim_x, lanemask_lt, load_relaxed, match_any, reduce_add,
+    shfl_idx, shfl_up, store_relaxed, sync_threads, sync_warp, thread_idx_x,
+};
+use crate::radix::{Digits, HISTOGRAM_TILE, RADIX, RADIX_BITS, Status, WARPS, digit, passes};
+
+/// Counts the digits of every pass of the `n` keys (encoded with `encode`) into `histograms`
+/// (`passes × RADIX` words, zeroed before the launch), each block a share of the tiles of
+/// [`HISTOGRAM_TILE`] keys, in `u32` counters of its shared memory.
+///
+/// # Safety
+/// `keys` holds `n` device keys; `histograms` the words above; `shared` is the block's
+/// `histogram_shared_bytes` of dynamic shared memory; [`RADIX`] threads per block.
+#[inline(always)]
+pub unsafe fn histogram<K: Digits>(
+    keys: *const K,
+    n: u64,
+    encode: u32,
+    histograms: *mut u64,
+    shared: *mut u32,
+) {
+    let t = thread_idx_x();
+    let words = passes(size_of::<K>() as u32) * RADIX;
+    // SAFETY: the shared counters hold `words`; the device ranges are the caller's.
+    unsafe {
+        let mut i = t;
+        while i < words {
+            *shared.add(i as usize) = 0;
+            i += RADIX;
+        }
+        sync_threads();
+        let tile = u64::from(HISTOGRAM_TILE);
+        let mut base = u64::from(block_idx_x()) * tile;
+        while base < n {
+            for k in 0..HISTOGRAM_TILE / RADIX {
+                let i = base + u64::from(k * RADIX + t);
+                if i < n {
+                    let key = (*keys.add(i as usize)).encode(encode);
+                    let mut shift = 0;
+                    while shift < size_of::<K>() as u32 * 8 {
+                        let word = shift / RADIX_BITS * RADIX + digit(key, shift);
+                        atomic_add(shared.add(word as usize), 1);
+                        shift += RADIX_BITS;
+                    }
+                }
+            }
+            base += u64::from(grid_dim_x()) * tile;
+        }
+        sync_threads();
+        let mut i = t;
+        while i < words {
+            let count = *shared.add(i as usize);
+            if count != 0 {
+                reduce_add(histograms.add(i as usize), u64::from(count));
+            }
+            i += RADIX;
+        }
+    }
+}
+
+/// The buffers and parameters of one digit pass.
+#[derive(Clone, Copy)]
+pub struct Pass<K, V> {
+    /// The keys to place (encoded unless this is the first pass).
+    pub src_keys: *const K,
+    /// Where they go.
+    pub dst_keys: *mut K,
+    /// Their values (unused for keys alone).
+    pub src_values: *const V,
+    /// Where those go.
+    pub dst_values: *mut V,
+    /// Keys in all.
+    pub n: u64,
+    /// This pass's digit counts over all keys (`RADIX` words).
+    pub histogram: *const u64,
+    /// The status words: `RADIX` per tile.
+    pub status: *mut u64,
+    /// This pass's tile counter, zero at the launch.
+    pub counter: *mut u32,
+    /// The digit's lowest bit.
+    pub shift: u32,
+    /// Key map applied as keys are loaded (the first pass) or `IDENTITY`.
+    pub encode: u32,
+    /// Key map undone as keys are stored (the last pass) or `IDENTITY`.
+    pub decode: u32,
+    /// This pass's epoch ([`crate::radix::epoch`]).
+    pub epoch: u32,
+}
+
+/// The block's shared memory in a digit pass, as `pass_shared_bytes` lays it out.
+struct Shared<K, V> {
+    keys: *mut K,
+    values: *mut V,
+    /// Per warp and digit: the warp's count, then its start among the tile's keys of the digit.
+    warp_counts: *mut u32,
+    /// Per digit: where the tile's keys of the digit start in the tile's sorted order.
+    tile_starts: *mut u32,
+    /// Per digit: the global position of the tile's sorted slot 0 for keys of the digit.
+    bases: *mut u64,
+    /// The block scan's warp sums.
+    warp_sums: *mut u64,
+}
+
+impl<K, V> Shared<K, V> {
+    /// # Safety
+    /// `shared` is 16-byte aligned and holds `pass_shared_bytes(K, V)` bytes for a tile of
+    /// `tile` keys.
+    #[inline(always)]
+    unsafe fn new(shared: *mut u8, tile: u32) -> Self {
+        let key_bytes = (tile as usize * size_of::<K>()).next_multiple_of(16);
+        let value_bytes = (tile as usize * size_of::<V>()).next_multiple_of(16);
+        // SAFETY: the offsets stay inside the layout; each part is aligned for its type.
+        unsafe {
+            let values = shared.add(key_bytes);
+            let warp_counts = values.add(value_bytes) as *mut u32;
+            let tile_starts = warp_counts.add((WARPS * RADIX) as usize);
+            let bases = tile_starts.add(RADIX as usize) as *mut u64;
+            let warp_sums = bases.add(RADIX as usize);
+            Shared {
+                keys: shared as *mut K,
+                values: values as *mut V,
+                warp_counts,
+                tile_starts,
+                bases,
+                warp_sums,
+            }
+        }
+    }
+}
+
+/// The exclusive prefix sum of `value` over the block's threads in order, and the total.
+/// Every thread of the block calls it.
+///
+/// # Safety
+/// `warp_sums` holds [`WARPS`] words of shared memory that nothing else uses meanwhile.
+#[inline(always)]
+unsafe fn block_exclusive_scan(value: u64, warp_sums: *mut u64) -> (u64, u64) {
+    let (lane, warp) = (thread_idx_x() % 32, thread_idx_x() / 32);
+    let mut inclusive = value;
+    let mut delta = 1;
+    while delta < 32 {
+        let below = shfl_up(inclusive, delta);
+        if lane >= delta {
+            inclusive += below;
+        }
+        delta *= 2;
+    }
+    // SAFETY: the caller's contract; the barriers order the writes and reads.
+    unsafe {
+        if lane == 31 {
+            *warp_sums.add(warp as usize) = inclusive;
+        }
+        sync_threads();
+        let (mut before, mut total) = (0, 0);
+        for w in 0..WARPS {
+            let sum = *warp_sums.add(w as usize);
+            if w < warp {
+                before += sum;
+            }
+            total += sum;
+        }
+        sync_threads();
+        (before + inclusive - value, total)
+    }
+}
+
+/// One tile of a digit pass: the next tile in launch order (from the pass's counter, so that
+/// every earlier tile is being or has been worked on by a running block, and the look-back
+/// only ever waits on blocks that run), its `ITEMS × RADIX` keys ranked by digit, stably, and
+/// stored at their places for this digit.
+///
+/// Keys are loaded warp-striped: warp `w` holds the tile's keys `w·32·ITEMS ..`, item `k` of
+/// lane `l` being key `w·32·ITEMS + 32k + l`, so that ranking item by item, lanes in order,
+/// ranks in input order. Each warp ranks with one match per item (the lanes holding the same
+/// digit) into its own counter per digit; per digit the warps' counts add up to the tile's,
+/// whose exclusive scan over the digits orders the tile by digit. The tile's count of each
+/// digit is published before the look-back, so that later tiles can go on.
+///
+/// # Safety
+/// The buffers of `pass` are as its fields say, the destination buffers other than the
+/// sources; `shared` is the block's `pass_shared_bytes` of dynamic shared memory (16-byte
+/// aligned); [`RADIX`] threads per block and at least `tiles(n, RADIX × ITEMS)` blocks.
+#[inline(always)]
+pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize>(
+    pass: Pass<K, V>,
+    shared: *mut u8,
+) {
+    let t = thread_idx_x();
+    let (lane, warp) = (t % 32, t / 32);
+    let tile_len = RADIX * ITEMS as u32;
+    let has_values = size_of::<V>() > 0;
+    // SAFETY: the layout is the caller's; every index below stays inside its part, and the
+    // device ranges are the pass's.
+    unsafe {
+        let sh = Shared::<K, V>::new(shared, tile_len);
+        if t == 0 {
+            *sh.tile_starts = atomic_add(pass.counter, 1);
+        }
+        let mut i = t;
+        while i < WARPS * RADIX {
+            *sh.warp_counts.add(i as usize) = 0;
+            i += RADIX;
+        }
+        sync_threads();
+        let tile = u64::from(*sh.tile_starts);
+        sync_threads();
+        let base = tile * u64::from(tile_len);
+        let len = (pass.n - base).min(u64::from(tile_len)) as u32;
+
+        let first = warp * 32 * ITEMS as u32 + lane;
+        let mut keys = [K::INFINITY; ITEMS];
+        let mut values = [V::default(); ITEMS];
+        unrolled::<ITEMS>(|k| {
+            let i = first + 32 * (k as u32);
+            if i < len {
+                let at = (base + u64::from(i)) as usize;
+                keys[k] = (*pass.src_keys.add(at)).encode(pass.encode);
+                if has_values {
+                    values[k] = *pass.src_values.add(at);
+                }
+            }
+        });
+
+        // Rank within the warp, item by item.
+        let counts = sh.warp_counts.add((warp * RADIX) as usize);
+        let below = lanemask_lt();
+        let mut ranks = [0u32; ITEMS];
+        unrolled::<ITEMS>(|k| {
+            let valid = first + 32 * (k as u32) < len;
+            // RADIX matches no digit: the lanes past the end rank among themselves, unused.
+            let d = if valid {
+                digit(keys[k], pass.shift)
+            } else {
+                RADIX
+            };
+            let peers = match_any(d);
+            let leader = peers.trailing_zeros();
+            let mut seen = 0;
+            if lane == leader && valid {
+                seen = *counts.add(d as usize);
+                *counts.add(d as usize) = seen + peers.count_ones();
+            }
+            ranks[k] = shfl_idx(seen, leader) + (peers & below).count_ones();
+            sync_warp();
+        });
+        sync_threads();
+
+        // Thread d: digit d's warp starts and the tile's count; publish it.
+        let d = t;
+        let mut count = 0;
+        for w in 0..WARPS {
+            let c = sh.warp_counts.add((w * RADIX + d) as usize);
+            let warp_count = *c;
+            *c = count;
+            count += warp_count;
+        }
+        let word = pass
+            .status
+            .add((tile * u64::from(RADIX) + u64::from(d)) as usize);
+        let mine = u64::from(count);
+        if tile == 0 {
+            store_relaxed(word, Status::Inclusive(mine).encode(pass.epoch));
+        } else {
+            store_relaxed(word, Status::Aggregate(mine).encode(pass.epoch));
+        }
+        let (tile_start, _) = block_exclusive_scan(mine, sh.warp_sums);
+        *sh.tile_starts.add(d as usize) = tile_start as u32;
+        let (digit_start, _) = block_exclusive_scan(*pass.histogram.add(d as usize), sh.warp_sums);
+
+        // Look back: the digit's keys in the tiles before this one.
+        let mut before = 0u64;
+        if tile > 0 {
+            let mut j = tile;
+            loop {
+                j -= 1;
+                let other = pass
+                    .status
+                    .add((j * u64::from(RADIX) + u64::from(d)) as usize);
+                let status = loop {
+                    let status = Status::decode(load_relaxed(other), pass.epoch);
+                    if status != Status::NotReady {
+                        break status;
+                    }
+                };
+                match status {
+                    Status::Inclusive(c) => {
+                        before += c;
+                        break;
+                    }
+                    Status::Aggregate(c) => before += c,
+                    Status::NotReady => {}
+                }
+            }
+            store_relaxed(word, Status::Inclusive(before + mine).encode(pass.epoch));
+        }
+        // Slot s of the tile's sorted order, of digit d, goes to bases[d] + s.
+        *sh.bases.add(d as usize) = (digit_start + before).wrapping_sub(tile_start);
+        sync_threads();
+
+        // The tile in sorted order in shared memory, then out, digit run by digit run.
+        unrolled::<ITEMS>(|k| {
+            if first + 32 * (k as u32) < len {
+                let d = digit(keys[k], pass.shift) as usize;
+                let slot = *sh.tile_starts.add(d) + *counts.add(d) + ranks[k];
+                *sh.keys.add(slot as usize) = keys[k];
+                if has_values {
+                    *sh.values.add(slot as usize) = values[k];
+                }
+            }
+        });
+        sync_threads();
+        let mut s = t;
+        while s < len {
+            let key = *sh.keys.add(s as usize);
+            let at = (*sh.bases.add(digit(key, pass.shift) as usize)).wrapping_add(u64::from(s));
+            *pass.dst_keys.add(at as usize) = key.decode(pass.decode);
+            if has_values {
+                *pass.dst_values.add(at as usize) = *sh.values.add(s as usize);
+            }
+            s += RADIX;
+        }
+    }
+}
