@@ -7,7 +7,6 @@
 //! `gpusort sort IN OUT` does the same with progress bars, raw files and `--argsort`.
 
 use gpusort::files::{AtomicOutput, FileFormat, KeyFile, LeKey};
-use gpusort::inputs::{Dist, generate};
 use gpusort::{DType, Error, GpuSorter, Order, cpu::CpuAlgo, with_key_type};
 use std::path::{Path, PathBuf};
 
@@ -82,7 +81,10 @@ fn sort_into<K: LeKey>(
 
 /// A demo input of 2^20 random `f64` keys, as numpy's `np.save` writes a float64 array.
 fn write_demo_input(path: &Path) -> BoxResult<()> {
-    let keys: Vec<f64> = generate(1 << 20, Dist::Uniform, 1);
+    // Reproducible keys in [-0.5, 0.5): a multiplicative hash of each index.
+    let keys: Vec<f64> = (0..1u64 << 20)
+        .map(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 11) as f64 / (1u64 << 53) as f64 - 0.5)
+        .collect();
     let mut out = AtomicOutput::create(path)?;
     out.begin(FileFormat::Npy, DType::F64, keys.len() as u64)?;
     out.write_keys(&keys, &mut |_| {})?;
