@@ -99,10 +99,10 @@ impl fmt::Display for DType {
 /// # Examples
 ///
 /// ```
-/// use gpusort::{DType, Order, SortKey, inputs::{Dist, generate}, with_key_type};
+/// use gpusort::{DType, Order, SortKey, with_key_type};
 ///
-/// fn smallest<K: SortKey>(n: usize) -> String {
-///     let mut keys: Vec<K> = generate(n, Dist::Uniform, 1);
+/// fn smallest<K: SortKey>(n: u64) -> String {
+///     let mut keys: Vec<K> = (0..n).map(|i| K::from_random(i.wrapping_mul(0x9e37_79b9_7f4a_7c15))).collect();
 ///     gpusort::cpu::CpuAlgo::Std.sort(&mut keys, Order::Ascending);
 ///     format!("{:?}", keys[0])
 /// }
@@ -203,7 +203,7 @@ pub trait SortKey:
     /// assert_eq!(<i64 as SortKey>::from_bits(u64::MAX), -1);
     /// ```
     fn from_bits(bits: Self::Bits) -> Self;
-    /// A key made from 64 random bits, for test inputs ([`Dist::Uniform`](crate::inputs::Dist)):
+    /// A key made from 64 random bits, for test inputs of uniformly random keys:
     /// any value for integers (the low bits for 32-bit ones); for floats a finite value of
     /// either sign and magnitude below about 4.6e5, with a random mantissa.
     ///

@@ -102,17 +102,12 @@
 #![warn(missing_docs)]
 
 pub mod argsort;
-pub mod bench;
-pub mod cli;
 pub mod cpu;
 pub mod error;
 pub mod files;
 pub mod gpu;
-pub mod inputs;
 pub mod keys;
 pub mod multi;
-pub mod timing;
-pub mod verify;
 
 pub use error::{Error, Result};
 pub use gpu::{GpuSorter, PinnedBuffer};

@@ -25,7 +25,7 @@ const COPIES_MAX_BYTES: usize = 1 << 30;
 /// # Examples
 ///
 /// ```
-/// use gpusort::cli::{Backend, main_job::open_gpu};
+/// use gpusort_cli::cli::{Backend, main_job::open_gpu};
 ///
 /// assert!(open_gpu(Backend::Cpu)?.is_none()); // never touches the driver
 /// # Ok::<(), anyhow::Error>(())
@@ -47,7 +47,7 @@ pub enum Backend {
 ///
 /// ```
 /// use clap::Parser;
-/// use gpusort::cli::Cli;
+/// use gpusort_cli::cli::Cli;
 ///
 /// let job = Cli::parse_from(["gpusort", "--n", "1000", "--dtype", "i64"]).job;
 /// assert_eq!((job.n, job.dtype, job.seed), (1000, gpusort::DType::I64, 42));
@@ -133,7 +133,7 @@ impl MainJob {
 ///
 /// ```
 /// use clap::Parser;
-/// use gpusort::cli::{Cli, main_job};
+/// use gpusort_cli::cli::{Cli, main_job};
 ///
 /// let job = Cli::parse_from(["gpusort", "--n", "5000", "--backend", "cpu", "--baselines", "std"]).job;
 /// assert_eq!(main_job::run(&job)?, std::process::ExitCode::SUCCESS);
@@ -239,7 +239,7 @@ struct Row {
 /// # Examples
 ///
 /// ```
-/// use gpusort::cli::{Backend, main_job::open_gpu};
+/// use gpusort_cli::cli::{Backend, main_job::open_gpu};
 ///
 /// match open_gpu(Backend::Auto)? {
 ///     Some(gpu) => println!("sorting on {}", gpu.device_name()),
@@ -260,7 +260,7 @@ pub fn open_gpu(backend: Backend) -> Result<Option<GpuSorter>> {
 /// # Examples
 ///
 /// ```
-/// use gpusort::cli::{Backend, main_job::open_gpu_or};
+/// use gpusort_cli::cli::{Backend, main_job::open_gpu_or};
 ///
 /// let gpu = open_gpu_or(Backend::Auto, "timing the CPU sorts only")?;
 /// println!("GPU: {}", gpu.is_some());

@@ -1,7 +1,7 @@
 //! Seeded test and benchmark inputs: [`generate`] keys of a [`Dist`].
 //!
 //! ```
-//! use gpusort::inputs::{Dist, generate};
+//! use gpusort_cli::inputs::{Dist, generate};
 //!
 //! let keys: Vec<u32> = generate(1000, Dist::Few, 42);
 //! assert_eq!(keys, generate::<u32>(1000, Dist::Few, 42)); // the same seed, the same keys
@@ -21,7 +21,8 @@ use rayon::prelude::*;
 /// # Examples
 ///
 /// ```
-/// use gpusort::{Order, SortKey, inputs::{Dist, generate}};
+/// use gpusort::{Order, SortKey};
+/// use gpusort_cli::inputs::{Dist, generate};
 ///
 /// let sorted: Vec<i64> = generate(500, Dist::Sorted, 7);
 /// assert!(sorted.is_sorted());
@@ -52,7 +53,7 @@ impl Dist {
     /// Every distribution.
     ///
     /// ```
-    /// use gpusort::inputs::{Dist, generate};
+    /// use gpusort_cli::inputs::{Dist, generate};
     /// for dist in Dist::ALL {
     ///     assert_eq!(generate::<u64>(33, dist, 1).len(), 33);
     /// }
@@ -85,7 +86,7 @@ const CHUNK: usize = 1 << 16;
 /// # Examples
 ///
 /// ```
-/// use gpusort::inputs::{Dist, generate};
+/// use gpusort_cli::inputs::{Dist, generate};
 ///
 /// let blog: Vec<u32> = generate(10_000, Dist::Blog, 42);
 /// assert!(blog.iter().all(|&k| k <= 10_000));

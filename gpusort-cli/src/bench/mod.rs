@@ -9,8 +9,9 @@
 //! A sweep of the CPU sorts, with its reports, runs without a GPU:
 //!
 //! ```
-//! use gpusort::bench::{Algo, plan::Plan, report, sweep};
-//! use gpusort::{DType, Order, inputs::Dist, timing::GpuTiming};
+//! use gpusort_cli::bench::{Algo, plan::Plan, report, sweep};
+//! use gpusort::{DType, Order};
+//! use gpusort_cli::{inputs::Dist, timing::GpuTiming};
 //!
 //! let plan = Plan {
 //!     min_log2: 10,
@@ -54,7 +55,7 @@ use std::fmt;
 /// # Examples
 ///
 /// ```
-/// use gpusort::bench::Algo;
+/// use gpusort_cli::bench::Algo;
 /// use gpusort::cpu::CpuAlgo;
 ///
 /// assert_eq!(Algo::CpuRayon.cpu(), Some(CpuAlgo::Rayon));
@@ -87,7 +88,7 @@ impl Algo {
     /// Every sort, GPU ones first.
     ///
     /// ```
-    /// use gpusort::bench::Algo;
+    /// use gpusort_cli::bench::Algo;
     /// assert!(Algo::ALL[0].is_gpu());
     /// ```
     pub const ALL: [Algo; 6] = [
@@ -102,7 +103,7 @@ impl Algo {
     /// The name in `--algos`, the CSV and the plot; also its `Display`.
     ///
     /// ```
-    /// use gpusort::bench::Algo;
+    /// use gpusort_cli::bench::Algo;
     /// assert_eq!(Algo::CpuBitonicN.name(), "cpu_bitonicN");
     /// ```
     pub fn name(self) -> &'static str {
@@ -119,7 +120,8 @@ impl Algo {
     /// The CPU sort this is, or `None` for a GPU sort.
     ///
     /// ```
-    /// use gpusort::{bench::Algo, cpu::CpuAlgo};
+    /// use gpusort::cpu::CpuAlgo;
+    /// use gpusort_cli::bench::Algo;
     /// assert_eq!(Algo::CpuStd.cpu(), Some(CpuAlgo::Std));
     /// assert_eq!(Algo::Bitonic.cpu(), None);
     /// ```
@@ -136,7 +138,7 @@ impl Algo {
     /// Whether it runs on the GPU.
     ///
     /// ```
-    /// use gpusort::bench::Algo;
+    /// use gpusort_cli::bench::Algo;
     /// assert!(!Algo::CpuRayon.is_gpu());
     /// ```
     pub fn is_gpu(self) -> bool {
@@ -155,8 +157,9 @@ impl fmt::Display for Algo {
 /// # Examples
 ///
 /// ```
-/// use gpusort::bench::{Algo, Measurement};
-/// use gpusort::{DType, Order, timing::Timing};
+/// use gpusort_cli::bench::{Algo, Measurement};
+/// use gpusort::{DType, Order};
+/// use gpusort_cli::timing::Timing;
 ///
 /// let m = Measurement {
 ///     algo: Algo::Bitonic,
@@ -194,7 +197,7 @@ impl Measurement {
 /// Keys per second of sorting `n` keys in `ms` milliseconds.
 ///
 /// ```
-/// assert_eq!(gpusort::bench::keys_per_s(1000, 2.0), 500_000.0);
+/// assert_eq!(gpusort_cli::bench::keys_per_s(1000, 2.0), 500_000.0);
 /// ```
 pub fn keys_per_s(n: usize, ms: f64) -> f64 {
     n as f64 / (ms / 1e3)
@@ -203,7 +206,8 @@ pub fn keys_per_s(n: usize, ms: f64) -> f64 {
 /// `asc` or `desc`, as on the command line.
 ///
 /// ```
-/// use gpusort::{Order, bench::order_name};
+/// use gpusort::Order;
+/// use gpusort_cli::bench::order_name;
 /// assert_eq!(order_name(Order::Descending), "desc");
 /// ```
 pub fn order_name(order: Order) -> &'static str {
@@ -216,7 +220,7 @@ pub fn order_name(order: Order) -> &'static str {
 /// `n` as `2^k` when it is a power of two, else in decimal.
 ///
 /// ```
-/// use gpusort::bench::size_name;
+/// use gpusort_cli::bench::size_name;
 /// assert_eq!(size_name(1 << 20), "2^20");
 /// assert_eq!(size_name(1000), "1000");
 /// ```
@@ -232,7 +236,7 @@ pub fn size_name(n: usize) -> String {
 /// O(n²): for short lists.
 ///
 /// ```
-/// assert_eq!(gpusort::bench::unique(&[3, 1, 3, 2, 1]), [3, 1, 2]);
+/// assert_eq!(gpusort_cli::bench::unique(&[3, 1, 3, 2, 1]), [3, 1, 2]);
 /// ```
 pub fn unique<T: PartialEq + Copy>(items: &[T]) -> Vec<T> {
     let mut seen = Vec::with_capacity(items.len());

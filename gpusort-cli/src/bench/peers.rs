@@ -20,7 +20,8 @@ pub const CUB_RADIX: &str = "cub_radix";
 /// # Examples
 ///
 /// ```
-/// use gpusort::{DType, bench::peers::PeerRow};
+/// use gpusort::DType;
+/// use gpusort_cli::bench::peers::PeerRow;
 ///
 /// let row = PeerRow { peer: "torch_sort".into(), dtype: DType::I32, n: 1000, ms_median: 0.1, correct: true };
 /// assert_eq!(row.keys_per_s(), 1e7);
@@ -74,7 +75,8 @@ pub enum PeerCsvError {
 /// # Examples
 ///
 /// ```
-/// use gpusort::{DType, bench::peers::{PeerCsvError, parse}};
+/// use gpusort::DType;
+/// use gpusort_cli::bench::peers::{PeerCsvError, parse};
 ///
 /// let rows = parse("peer,dtype,n,ms_median,mkeys_per_ms,correct\n\
 ///                   cub_merge,u32,65536,0.04,1.64,1\n\
@@ -146,14 +148,15 @@ pub fn parse(text: &str) -> Result<Vec<PeerRow>, PeerCsvError> {
 /// # Examples
 ///
 /// ```
-/// use gpusort::{DType, bench::peers::{parse, relevant}};
+/// use gpusort::DType;
+/// use gpusort_cli::bench::peers::{parse, relevant};
 ///
 /// let peers = parse("peer,dtype,n,ms_median,mkeys_per_ms,correct\n\
 ///                    cub_merge,u32,1024,0.01,0.1,1\n\
 ///                    cub_radix,f32,1024,0.02,0.05,1\n")?;
 /// assert_eq!(relevant(&peers, &[DType::F32], 1024, 1 << 20).len(), 1);
 /// assert!(relevant(&peers, &[DType::U32], 2048, 1 << 20).is_empty());
-/// # Ok::<(), gpusort::bench::peers::PeerCsvError>(())
+/// # Ok::<(), gpusort_cli::bench::peers::PeerCsvError>(())
 /// ```
 pub fn relevant(peers: &[PeerRow], dtypes: &[DType], min_n: usize, max_n: usize) -> Vec<PeerRow> {
     peers
@@ -181,9 +184,10 @@ pub struct Comparison<'a> {
 /// # Examples
 ///
 /// ```
-/// use gpusort::bench::{Algo, Measurement, peers::{compare, comparison_table}};
-/// use gpusort::bench::peers::parse;
-/// use gpusort::{DType, Order, timing::Timing};
+/// use gpusort_cli::bench::{Algo, Measurement, peers::{compare, comparison_table}};
+/// use gpusort_cli::bench::peers::parse;
+/// use gpusort::{DType, Order};
+/// use gpusort_cli::timing::Timing;
 ///
 /// let peers = parse("peer,dtype,n,ms_median,mkeys_per_ms,correct\n\
 ///                    cub_merge,u32,1024,0.01,0.1,1\n\
@@ -199,7 +203,7 @@ pub struct Comparison<'a> {
 /// let c = compare(&ours, &peers);
 /// assert_eq!((c[0].vs_cub_merge, c[0].vs_cub_radix), (Some(2.0), None));
 /// print!("{}", comparison_table(&c));
-/// # Ok::<(), gpusort::bench::peers::PeerCsvError>(())
+/// # Ok::<(), gpusort_cli::bench::peers::PeerCsvError>(())
 /// ```
 pub fn compare<'a>(ours: &'a [Measurement], peers: &[PeerRow]) -> Vec<Comparison<'a>> {
     let ms_of = |peer: &str, m: &Measurement| {
@@ -223,7 +227,7 @@ pub fn compare<'a>(ours: &'a [Measurement], peers: &[PeerRow]) -> Vec<Comparison
 /// one-line note when there is none.
 ///
 /// ```
-/// use gpusort::bench::peers::comparison_table;
+/// use gpusort_cli::bench::peers::comparison_table;
 /// assert!(comparison_table(&[]).starts_with("no GPU measurement"));
 /// ```
 pub fn comparison_table(comparisons: &[Comparison<'_>]) -> String {

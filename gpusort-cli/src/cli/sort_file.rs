@@ -21,7 +21,7 @@ use std::time::Instant;
 ///
 /// ```
 /// use clap::ValueEnum;
-/// use gpusort::cli::sort_file::SortAlgo;
+/// use gpusort_cli::cli::sort_file::SortAlgo;
 /// assert_eq!(SortAlgo::from_str("bitonic", false), Ok(SortAlgo::Bitonic));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -52,7 +52,7 @@ impl SortAlgo {
 ///
 /// ```
 /// use clap::Parser;
-/// use gpusort::cli::{Cli, Command};
+/// use gpusort_cli::cli::{Cli, Command};
 ///
 /// let cli = Cli::parse_from(["gpusort", "sort", "keys.bin", "sorted.npy", "--dtype", "u64"]);
 /// let Some(Command::Sort(args)) = cli.command else { unreachable!() };
@@ -105,7 +105,7 @@ pub struct SortArgs {
 ///
 /// ```
 /// use clap::Parser;
-/// use gpusort::cli::{Cli, Command, sort_file};
+/// use gpusort_cli::cli::{Cli, Command, sort_file};
 /// use gpusort::files::{FileFormat, KeyFile};
 ///
 /// let dir = tempfile::tempdir()?;

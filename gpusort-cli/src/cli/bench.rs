@@ -25,7 +25,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use clap::Parser;
-/// use gpusort::cli::{Cli, Command};
+/// use gpusort_cli::cli::{Cli, Command};
 ///
 /// let cli = Cli::parse_from(["gpusort", "bench", "--max-log2", "20", "--dtypes", "u32,f64"]);
 /// let Some(Command::Bench(args)) = cli.command else { unreachable!() };
@@ -105,7 +105,7 @@ fn log2_parser() -> clap::builder::RangedI64ValueParser<u32> {
 ///
 /// ```
 /// use clap::Parser;
-/// use gpusort::cli::{Cli, Command, bench};
+/// use gpusort_cli::cli::{Cli, Command, bench};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let out = dir.path().to_str().unwrap();

@@ -4,7 +4,8 @@
 //! equal in that order have equal bits, a correct output of any sort equals it bit for bit.
 //!
 //! ```
-//! use gpusort::{Order, cpu::CpuAlgo, verify};
+//! use gpusort::{Order, cpu::CpuAlgo};
+//! use gpusort_cli::verify;
 //!
 //! let input = vec![3u32, 1, 2];
 //! let mut output = input.clone();
@@ -22,7 +23,8 @@ use rayon::prelude::*;
 /// # Examples
 ///
 /// ```
-/// use gpusort::{Order, verify::{Mismatch, check}};
+/// use gpusort::Order;
+/// use gpusort_cli::verify::{Mismatch, check};
 ///
 /// let err = check(&[2u32, 1], &[1, 2], Order::Ascending).unwrap_err();
 /// assert_eq!(err, Mismatch::Unsorted { at: 0, left: "2".into(), right: "1".into() });
@@ -75,7 +77,8 @@ pub enum Mismatch {
 /// # Examples
 ///
 /// ```
-/// use gpusort::{Order, cpu::CpuAlgo, verify::{Mismatch, check_against, reference}};
+/// use gpusort::{Order, cpu::CpuAlgo};
+/// use gpusort_cli::verify::{Mismatch, check_against, reference};
 ///
 /// let input = [0.0f32, -0.0, 1.0];
 /// let oracle = reference(&input, Order::Ascending);
@@ -126,7 +129,8 @@ pub fn check_against<K: SortKey>(
 /// # Examples
 ///
 /// ```
-/// use gpusort::{Order, verify::reference};
+/// use gpusort::Order;
+/// use gpusort_cli::verify::reference;
 ///
 /// assert_eq!(reference(&[1i64, -4, 3], Order::Descending), [3, 1, -4]);
 /// ```
@@ -144,7 +148,8 @@ pub fn reference<K: SortKey>(input: &[K], order: Order) -> Vec<K> {
 /// # Examples
 ///
 /// ```
-/// use gpusort::{Order, verify::{Mismatch, check}};
+/// use gpusort::Order;
+/// use gpusort_cli::verify::{Mismatch, check};
 ///
 /// assert_eq!(check(&[1u64, 2, 3], &[3, 2, 1], Order::Ascending), Ok(()));
 /// assert_eq!(

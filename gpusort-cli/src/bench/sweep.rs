@@ -16,7 +16,7 @@ use crate::with_key_type;
 /// # Examples
 ///
 /// ```
-/// use gpusort::{bench::sweep::Settings, inputs::Dist, timing::GpuTiming};
+/// use gpusort_cli::{bench::sweep::Settings, inputs::Dist, timing::GpuTiming};
 ///
 /// let settings = Settings {
 ///     reps: 10,
@@ -47,7 +47,7 @@ pub struct Settings {
 /// # Examples
 ///
 /// ```
-/// use gpusort::bench::sweep::Step;
+/// use gpusort_cli::bench::sweep::Step;
 ///
 /// fn show(step: Step<'_>) {
 ///     match step {
@@ -110,9 +110,10 @@ pub struct Outcome {
 /// # Examples
 ///
 /// ```
-/// use gpusort::bench::{Algo, plan::Plan, sweep::{self, Settings, Step}};
-/// use gpusort::timing::GpuTiming;
-/// use gpusort::{DType, GpuSorter, Order, inputs::Dist};
+/// use gpusort_cli::bench::{Algo, plan::Plan, sweep::{self, Settings, Step}};
+/// use gpusort_cli::timing::GpuTiming;
+/// use gpusort::{DType, GpuSorter, Order};
+/// use gpusort_cli::inputs::Dist;
 ///
 /// let gpu = GpuSorter::new().ok(); // GPU sorts are skipped without one
 /// let algos = if gpu.is_some() { vec![Algo::Bitonic, Algo::CpuStd] } else { vec![Algo::CpuStd] };

@@ -33,8 +33,9 @@ pub struct Series {
 /// # Examples
 ///
 /// ```
-/// use gpusort::bench::{Algo, Measurement, peers::PeerRow, plot::series};
-/// use gpusort::{DType, Order, timing::Timing};
+/// use gpusort_cli::bench::{Algo, Measurement, peers::PeerRow, plot::series};
+/// use gpusort::{DType, Order};
+/// use gpusort_cli::timing::Timing;
 ///
 /// let ours = |n: usize| Measurement {
 ///     algo: Algo::Bitonic,
@@ -93,7 +94,8 @@ pub fn series(measurements: &[Measurement], peers: &[PeerRow]) -> Vec<Series> {
 /// # Examples
 ///
 /// ```
-/// use gpusort::{DType, Order, bench::plot::title};
+/// use gpusort::{DType, Order};
+/// use gpusort_cli::bench::plot::title;
 ///
 /// assert_eq!(
 ///     title("NVIDIA H200", &[DType::U32], &[Order::Ascending]),
@@ -159,7 +161,8 @@ const COLOURS: [RGBColor; 20] = [
 /// # Examples
 ///
 /// ```
-/// use gpusort::{DType, bench::plot::{Series, svg}};
+/// use gpusort::DType;
+/// use gpusort_cli::bench::plot::{Series, svg};
 ///
 /// let line = Series {
 ///     label: "cub_merge".into(),
@@ -170,7 +173,7 @@ const COLOURS: [RGBColor; 20] = [
 /// };
 /// let doc = svg(&[line], "Sort throughput")?;
 /// assert!(doc.starts_with("<svg") && doc.contains("cub_merge"));
-/// # Ok::<(), gpusort::bench::plot::PlotError>(())
+/// # Ok::<(), gpusort_cli::bench::plot::PlotError>(())
 /// ```
 pub fn svg(series: &[Series], title: &str) -> Result<String, PlotError> {
     let mut out = String::new();

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 /// The CSV's header line.
 ///
 /// ```
-/// assert!(gpusort::bench::report::CSV_HEADER.starts_with("algo,dtype,order,n,"));
+/// assert!(gpusort_cli::bench::report::CSV_HEADER.starts_with("algo,dtype,order,n,"));
 /// ```
 pub const CSV_HEADER: &str = "algo,dtype,order,n,ms_median,ms_min,ms_max,keys_per_s,verified";
 
@@ -19,8 +19,9 @@ pub const CSV_HEADER: &str = "algo,dtype,order,n,ms_median,ms_min,ms_max,keys_pe
 /// # Examples
 ///
 /// ```
-/// use gpusort::bench::{Algo, Measurement, report::csv};
-/// use gpusort::{DType, Order, timing::Timing};
+/// use gpusort_cli::bench::{Algo, Measurement, report::csv};
+/// use gpusort::{DType, Order};
+/// use gpusort_cli::timing::Timing;
 ///
 /// let m = Measurement {
 ///     algo: Algo::CpuStd,
@@ -87,7 +88,7 @@ struct Row<'a> {
 /// # Examples
 ///
 /// ```
-/// use gpusort::bench::report::{About, markdown};
+/// use gpusort_cli::bench::report::{About, markdown};
 ///
 /// let about = About {
 ///     device: "CPU only".into(),

@@ -1,5 +1,5 @@
 use clap::Parser;
-use gpusort::cli::{Cli, run};
+use gpusort_cli::cli::{Cli, run};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

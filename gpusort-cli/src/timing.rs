@@ -4,7 +4,8 @@
 //! milliseconds with the last sorted output, for verification.
 //!
 //! ```
-//! use gpusort::{Order, cpu::CpuAlgo, inputs::{Dist, generate}, timing};
+//! use gpusort::{Order, cpu::CpuAlgo};
+//! use gpusort_cli::{inputs::{Dist, generate}, timing};
 //!
 //! let input: Vec<u32> = generate(1 << 16, Dist::Uniform, 42);
 //! let (ms, sorted) = timing::cpu(CpuAlgo::Std, &input, Order::Ascending, 3);
@@ -26,7 +27,7 @@ use std::time::Instant;
 /// # Examples
 ///
 /// ```
-/// use gpusort::timing::Timing;
+/// use gpusort_cli::timing::Timing;
 ///
 /// let t = Timing::of(vec![3.0, 1.0, 2.0, 10.0]);
 /// assert_eq!((t.min, t.median, t.max), (1.0, 3.0, 10.0));
@@ -51,7 +52,7 @@ impl Timing {
     /// # Examples
     ///
     /// ```
-    /// use gpusort::timing::Timing;
+    /// use gpusort_cli::timing::Timing;
     ///
     /// assert_eq!(Timing::of(vec![4.0]), Timing { median: 4.0, min: 4.0, max: 4.0 });
     /// ```
@@ -96,8 +97,9 @@ pub enum GpuTiming {
 ///
 /// ```no_run
 /// use gpusort::gpu::GpuAlgo;
-/// use gpusort::timing::{self, GpuTiming};
-/// use gpusort::{GpuSorter, Order, inputs::{Dist, generate}, verify};
+/// use gpusort_cli::timing::{self, GpuTiming};
+/// use gpusort::{GpuSorter, Order};
+/// use gpusort_cli::{inputs::{Dist, generate}, verify};
 ///
 /// let gpu = GpuSorter::new()?;
 /// let input: Vec<u32> = generate(1 << 24, Dist::Uniform, 42);
@@ -207,7 +209,8 @@ fn restore<K: DeviceCopy>(
 ///
 /// ```no_run
 /// use gpusort::gpu::GpuAlgo;
-/// use gpusort::{GpuSorter, Order, inputs::{Dist, generate}, timing};
+/// use gpusort::{GpuSorter, Order};
+/// use gpusort_cli::{inputs::{Dist, generate}, timing};
 ///
 /// let gpu = GpuSorter::new()?;
 /// let input: Vec<f32> = generate(1 << 24, Dist::Uniform, 42);
@@ -262,7 +265,8 @@ fn time_host_sorts<K: SortKey>(
 ///
 /// ```no_run
 /// use gpusort::gpu::GpuAlgo;
-/// use gpusort::{GpuSorter, Order, inputs::{Dist, generate}, timing};
+/// use gpusort::{GpuSorter, Order};
+/// use gpusort_cli::{inputs::{Dist, generate}, timing};
 ///
 /// let gpu = GpuSorter::new()?;
 /// let input: Vec<u32> = generate(1 << 25, Dist::Uniform, 42);
@@ -299,7 +303,8 @@ pub fn gpu_end_to_end_pinned<K: SortKey>(
 /// # Examples
 ///
 /// ```no_run
-/// use gpusort::{GpuSorter, inputs::{Dist, generate}, timing};
+/// use gpusort::GpuSorter;
+/// use gpusort_cli::{inputs::{Dist, generate}, timing};
 ///
 /// let gpu = GpuSorter::new()?;
 /// let input: Vec<u32> = generate(1 << 25, Dist::Uniform, 42);
@@ -330,7 +335,8 @@ pub fn gpu_pinned_copies<K: SortKey>(gpu: &GpuSorter, input: &[K], reps: u32) ->
 /// # Examples
 ///
 /// ```
-/// use gpusort::{Order, cpu::CpuAlgo, timing};
+/// use gpusort::{Order, cpu::CpuAlgo};
+/// use gpusort_cli::timing;
 ///
 /// let (ms, sorted) = timing::cpu(CpuAlgo::Rayon, &[3i32, -1, 2], Order::Descending, 2);
 /// assert_eq!(sorted, [3, 2, -1]);

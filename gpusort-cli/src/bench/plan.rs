@@ -17,7 +17,7 @@ pub const BITONIC1_DEFAULT_MAX_LOG2: u32 = 22;
 /// # Examples
 ///
 /// ```
-/// use gpusort::bench::{Algo, plan::Plan};
+/// use gpusort_cli::bench::{Algo, plan::Plan};
 /// use gpusort::{DType, Order};
 ///
 /// let plan = Plan {
@@ -56,7 +56,7 @@ impl Plan {
     /// The sizes, as log2 n, smallest first.
     ///
     /// ```
-    /// # use gpusort::bench::{Algo, plan::Plan};
+    /// # use gpusort_cli::bench::{Algo, plan::Plan};
     /// # use gpusort::{DType, Order};
     /// let plan = Plan {
     ///     min_log2: 20,
@@ -77,7 +77,7 @@ impl Plan {
     /// sorts, at most [`BITONIC1_DEFAULT_MAX_LOG2`] for `cpu_bitonic1` unless `named`.
     ///
     /// ```
-    /// # use gpusort::bench::{Algo, plan::Plan};
+    /// # use gpusort_cli::bench::{Algo, plan::Plan};
     /// # use gpusort::{DType, Order};
     /// let plan = Plan {
     ///     min_log2: 20,
@@ -103,7 +103,7 @@ impl Plan {
     /// The sorts that run at 2^`log2` keys, in `algos` order.
     ///
     /// ```
-    /// # use gpusort::bench::{Algo, plan::Plan};
+    /// # use gpusort_cli::bench::{Algo, plan::Plan};
     /// # use gpusort::{DType, Order};
     /// let plan = Plan {
     ///     min_log2: 20,
@@ -127,7 +127,7 @@ impl Plan {
     /// Number of measurements the sweep makes (with a GPU for its GPU sorts).
     ///
     /// ```
-    /// # use gpusort::bench::{Algo, plan::Plan};
+    /// # use gpusort_cli::bench::{Algo, plan::Plan};
     /// # use gpusort::{DType, Order};
     /// let plan = Plan {
     ///     min_log2: 20,
@@ -149,7 +149,7 @@ impl Plan {
     /// Sorts that stop before `max_log2`, with the largest log2 n they run at.
     ///
     /// ```
-    /// # use gpusort::bench::{Algo, plan::Plan};
+    /// # use gpusort_cli::bench::{Algo, plan::Plan};
     /// # use gpusort::{DType, Order};
     /// let plan = Plan {
     ///     min_log2: 20,

@@ -5,7 +5,7 @@
 //!
 //! ```
 //! use clap::Parser;
-//! use gpusort::cli::{Cli, run};
+//! use gpusort_cli::cli::{Cli, run};
 //!
 //! let cli = Cli::parse_from(["gpusort", "--n", "4096", "--dtype", "f32", "--backend", "cpu", "--no-baselines"]);
 //! let code = run(cli)?; // prints the table; without a GPU, the CPU fallback's row
@@ -33,7 +33,7 @@ pub use main_job::{Backend, MainJob};
 ///
 /// ```
 /// use clap::Parser;
-/// use gpusort::cli::{Cli, Command};
+/// use gpusort_cli::cli::{Cli, Command};
 ///
 /// let cli = Cli::parse_from(["gpusort", "sort", "keys.npy", "sorted.npy", "--order", "desc"]);
 /// assert!(matches!(cli.command, Some(Command::Sort(_))));
@@ -71,7 +71,7 @@ pub enum Command {
 ///
 /// ```
 /// use clap::Parser;
-/// use gpusort::cli::{Cli, run};
+/// use gpusort_cli::cli::{Cli, run};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let out = dir.path().join("bench-out");
