@@ -65,8 +65,9 @@ fn prefetch_ahead(
     Ok(prefetch_ahead_tiles(resident.into()))
 }
 
-/// The kernels of `kernels-gpu`, compiled to PTX by `host/build.rs` (rustc's
-/// `nvptx64-nvidia-cuda` target) and embedded in the library. A sorter loads it as one module per
+/// The kernels of `kernels-gpu`, compiled to PTX by rustc's `nvptx64-nvidia-cuda` target
+/// (`cargo xtask ptx` in the repository, which the test command checks is current) and embedded
+/// in the library from `kernels.ptx` in its package. A sorter loads it as one module per
 /// family of kernels, each the first time a sort needs it; the driver compiles a module for the
 /// device then (and keeps the result in its compute cache for later processes).
 ///
@@ -78,7 +79,7 @@ fn prefetch_ahead(
 /// assert!(KERNELS_PTX.contains(".entry bitonic_window_u32"));
 /// assert!(KERNELS_PTX.contains(".entry bitonic_small_u64"));
 /// ```
-pub const KERNELS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
+pub const KERNELS_PTX: &str = include_str!("../../kernels.ptx");
 
 /// The GPU sorts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
