@@ -36,14 +36,15 @@ use std::fmt;
 /// assert_eq!(keys, [7, 2, -9]);
 /// assert_eq!(Order::default(), Order::Ascending);
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Order {
     /// Smallest first.
     #[default]
-    #[value(name = "asc")]
+    #[cfg_attr(feature = "clap", value(name = "asc"))]
     Ascending,
     /// Largest first.
-    #[value(name = "desc")]
+    #[cfg_attr(feature = "clap", value(name = "desc"))]
     Descending,
 }
 
@@ -61,7 +62,8 @@ pub enum Order {
 /// assert_eq!(DType::I64.to_string(), "i64");
 /// assert_eq!(gpusort::files::key_bytes(DType::I64), 8);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum DType {
     /// `u32`
     U32,

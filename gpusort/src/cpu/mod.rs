@@ -40,7 +40,8 @@ use std::fmt;
 /// assert_eq!(keys, [1, 2, 3]);
 /// assert_eq!(CpuAlgo::Rayon.name(), "cpu_rayon");
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum CpuAlgo {
     /// `slice::sort_unstable_by_key` on the ordered bits.
     Std,

@@ -71,7 +71,8 @@ pub const CHUNK_BYTES: usize = 64 << 20;
 /// assert_eq!(FileFormat::from_path(Path::new("keys.npy")), FileFormat::Npy);
 /// assert_eq!(FileFormat::from_path(Path::new("keys.f32")), FileFormat::Raw);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum FileFormat {
     /// NumPy's `.npy`: a header naming dtype and shape, then the data.
     Npy,

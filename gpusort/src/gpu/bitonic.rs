@@ -142,12 +142,7 @@ pub(super) fn configure_windows(
         }
         let launch = (names[0], WINDOW_THREADS, shared);
         let cap = WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR;
-        *ahead = prefetch_ahead(
-            module,
-            device,
-            launch,
-            (cap, "GPUSORT_WINDOW_PREFETCH_AHEAD"),
-        )?;
+        *ahead = prefetch_ahead(module, device, launch, cap)?;
     }
     Ok(ahead)
 }
@@ -229,7 +224,7 @@ fn launch_window(
     let program = win
         .program()
         .and_then(|i| k.window_programs.get(i))
-        .filter(|_| win.narrow() && sorter.window_programs);
+        .filter(|_| win.narrow());
     // Each block prefetches the keys of a block that runs later (how far: by its kernel's
     // occupancy).
     let family = if program.is_some() {

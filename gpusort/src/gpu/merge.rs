@@ -123,7 +123,7 @@ pub(super) fn configure(module: &Module, device: &Device) -> Result<[u64; 2]> {
         let shared = network_merge_shared_bytes(kb as u32);
         set_shared_attributes(module, merge, shared)?;
         let launch = (merge, NETWORK_MERGE_THREADS, shared);
-        *ahead = prefetch_ahead(module, device, launch, (u32::MAX, "GPUSORT_PREFETCH_AHEAD"))?;
+        *ahead = prefetch_ahead(module, device, launch, u32::MAX)?;
     }
     for (kb, name) in [(4, "merge_two_u32"), (8, "merge_two_u64")] {
         set_shared_attributes(module, name, merge_shared_bytes(MERGE_TILE, kb, 0))?;

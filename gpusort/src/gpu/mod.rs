@@ -44,17 +44,13 @@ use std::sync::{Mutex, PoisonError};
 
 /// How far ahead the blocks of kernel `name`, launched as `(name, threads, shared bytes)`,
 /// prefetch on `device`: [`prefetch_ahead_tiles`] of the blocks the device holds at once,
-/// counting at most `cap` per multiprocessor, or, for measurements, the number of blocks in the
-/// environment variable `var` (0: none).
+/// counting at most `cap` per multiprocessor.
 fn prefetch_ahead(
     module: &Module,
     device: &Device,
     (name, threads, shared): (&str, u32, u32),
-    (cap, var): (u32, &str),
+    cap: u32,
 ) -> Result<u64> {
-    if let Some(ahead) = std::env::var(var).ok().and_then(|v| v.parse().ok()) {
-        return Ok(ahead);
-    }
     let multiprocessors = device
         .get_attribute(DeviceAttribute::MultiprocessorCount)
         .context("reading the device's multiprocessor count")?;
@@ -82,7 +78,8 @@ fn prefetch_ahead(
 pub const KERNELS_PTX: &str = include_str!("../../kernels.ptx");
 
 /// The GPU sorts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum GpuAlgo {
     /// The bitonic network: unstable, in place, no scratch ([`GpuSorter::sort_unstable`]).
     Bitonic,
@@ -171,10 +168,6 @@ pub struct GpuSorter {
     progress: Option<ProgressHook>,
     /// Scratch and barrier counter of the one-launch small sort.
     small: bitonic::Workspace,
-    /// Whether windows with a program of [`kernels_gpu::window::PROGRAMS`] run on its kernel
-    /// (true unless the measurement knob `GPUSORT_WINDOW_PROGRAMS` is 0: every window on the
-    /// kernel that reads its program, for A/B runs in one binary).
-    window_programs: bool,
     context: Context,
     device: Device,
     name: String,
@@ -260,7 +253,6 @@ impl GpuSorter {
             memory_budget: None,
             progress: None,
             small,
-            window_programs: std::env::var("GPUSORT_WINDOW_PROGRAMS").as_deref() != Ok("0"),
             context,
             device,
             name,

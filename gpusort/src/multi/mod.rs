@@ -34,7 +34,8 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 /// How keys travel between GPUs in the exchange.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Exchange {
     /// Peer-to-peer copies where the driver allows them, else through pinned host memory.
     Auto,
@@ -673,6 +674,7 @@ impl MultiGpuSorter {
 /// gpusort::multi::sort_parts_cpu(&mut parts);
 /// assert_eq!(parts, [vec![0, 1, 4], vec![], vec![4, 5, 7, 9]]);
 /// ```
+#[cfg(any(test, feature = "testing"))]
 pub fn sort_parts_cpu<K: Ord + Copy>(parts: &mut [Vec<K>]) {
     parts.iter_mut().for_each(|p| p.sort());
     let mut sorted = select::HostParts {
@@ -704,6 +706,7 @@ pub fn sort_parts_cpu<K: Ord + Copy>(parts: &mut [Vec<K>]) {
 }
 
 /// The stable merge of sorted `a` and `b` (ties to `a`) into `out`.
+#[cfg(any(test, feature = "testing"))]
 fn merge_into<K: Ord + Copy>(a: &[K], b: &[K], out: &mut [K]) {
     let (mut i, mut j) = (0, 0);
     for slot in out {

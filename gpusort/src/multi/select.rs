@@ -234,6 +234,7 @@ fn partition_point(len: usize, pred: impl Fn(usize) -> bool) -> usize {
 
 /// Sorted parts in host vectors: the selection's CPU reference, and the model the tests check
 /// the GPU parts against.
+#[cfg(any(test, feature = "testing"))]
 #[derive(Clone, Debug)]
 pub(crate) struct HostParts<K> {
     /// The sorted parts.
@@ -244,6 +245,7 @@ pub(crate) struct HostParts<K> {
     pub ranked: u64,
 }
 
+#[cfg(any(test, feature = "testing"))]
 impl<K: Ord + Copy> SortedParts for HostParts<K> {
     type Key = K;
 
