@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: set-up (idempotent), formatting, the committed PTX against the kernels' source,
-# lints, then every test of the workspace.
+# lints, every test of the workspace, then a downstream project and the library's package on
+# stable Rust.
 # GPU tests run when a CUDA device is present and say they were skipped when not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,3 +12,10 @@ cargo fmt --all --check
 cargo xtask ptx --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --release --locked
+# A project outside the workspace (examples/downstream) builds with the stable toolchain, with the
+# library as a path dependency, and runs: on the GPU where there is one, else on the CPU.
+cargo fmt --check --manifest-path examples/downstream/Cargo.toml
+cargo +stable run --release --locked --manifest-path examples/downstream/Cargo.toml \
+  --target-dir target/downstream
+# The library and the kernels crate package, and their packages build with the stable toolchain.
+cargo +stable package --package kernels-gpu --package gpusort --allow-dirty --quiet

@@ -1,7 +1,7 @@
 //! Sort records by one of their fields: the stable permutation of the field's keys, then the
 //! records gathered through it.
 //!
-//!     cargo run --release -p host --example argsort
+//!     cargo run --release -p gpusort --example argsort
 
 use gpusort::argsort::{argsort_cpu, gather};
 use gpusort::{GpuSorter, Order};

@@ -1,7 +1,7 @@
 //! Keys that stay on the GPU: upload once, sort in place on the device (no temporary device
 //! memory), copy back, verify. Without a GPU it runs the same bitonic network on the CPU.
 //!
-//!     cargo run --release -p host --example sort_device
+//!     cargo run --release -p gpusort --example sort_device
 
 use cust::memory::CopyDestination;
 use gpusort::cpu::CpuAlgo;

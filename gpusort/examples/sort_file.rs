@@ -1,8 +1,8 @@
 //! Library use of `gpusort::files`: sort a `.npy` file into another, written atomically (a
 //! temporary file beside the output, renamed when complete), on the GPU or else the CPU.
 //!
-//!     cargo run --release -p host --example sort_file                  # a demo file
-//!     cargo run --release -p host --example sort_file -- IN.npy OUT.npy
+//!     cargo run --release -p gpusort --example sort_file                  # a demo file
+//!     cargo run --release -p gpusort --example sort_file -- IN.npy OUT.npy
 //!
 //! `gpusort sort IN OUT` does the same with progress bars, raw files and `--argsort`.
 

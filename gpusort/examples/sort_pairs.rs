@@ -1,6 +1,6 @@
 //! Sorts keys with a payload: temperatures (f32 keys) carrying the index of their station
 //! (u32 values), stably, so equal temperatures keep their stations' order.
-//! Run: `cargo run --release -p host --example sort_pairs`.
+//! Run: `cargo run --release -p gpusort --example sort_pairs`.
 
 use gpusort::argsort::{argsort_cpu, gather};
 use gpusort::{GpuSorter, Order};

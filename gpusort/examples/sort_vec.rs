@@ -1,6 +1,6 @@
 //! Sort a `Vec<f32>` on the GPU, or on the CPU when there is no GPU.
 //!
-//!     cargo run --release -p host --example sort_vec
+//!     cargo run --release -p gpusort --example sort_vec
 
 use gpusort::cpu::CpuAlgo;
 use gpusort::{Error, GpuSorter, Order};

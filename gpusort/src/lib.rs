@@ -16,6 +16,36 @@
 //! # Ok::<(), gpusort::Error>(())
 //! ```
 //!
+//! # Using the library
+//!
+//! Depend on it by path or by git (the package is `gpusort`, in the `gpusort/` directory of its
+//! repository):
+//!
+//! ```toml
+//! [dependencies]
+//! gpusort = { path = "../gpusort/gpusort" }
+//! # or: gpusort = { git = "https://example.com/gpusort.git" }
+//! ```
+//!
+//! Any Rust toolchain that builds edition 2024 builds it, stable included: the kernels come
+//! compiled, as PTX inside the package ([`gpu::KERNELS_PTX`]). What it needs is what a CUDA user
+//! has:
+//!
+//! - to link: `libcuda` (the driver's, or a stub), found through the CUDA toolkit
+//!   (`CUDA_PATH`, `/usr/local/cuda`) or the directory in `CUDA_LIBRARY_PATH` (e.g.
+//!   `CUDA_LIBRARY_PATH=/usr` where the driver's `libcuda.so` is in `/usr/lib`), as `cust`'s
+//!   link step looks for it;
+//! - to sort on the GPU: an NVIDIA driver and a GPU of compute capability 7.0 (Volta) or later;
+//!   the driver compiles the PTX for the GPU when a sorter first loads it. Without either,
+//!   [`GpuSorter::new`] returns [`Error::NoDriver`] or [`Error::NoDevice`] and the CPU sorts of
+//!   [`cpu`] remain.
+//!
+//! Features, all off by default: `clap` derives `clap::ValueEnum` for the enums a command line
+//! takes ([`Order`], [`DType`], [`cpu::CpuAlgo`], [`gpu::GpuAlgo`], [`multi::Exchange`],
+//! [`files::FileFormat`]); `testing` adds the CPU references that tests of the GPU code compare
+//! with. No environment variable changes what a sort does; `GPUSORT_TRACE` prints the timeline
+//! of host-slice sorts' copies to stderr.
+//!
 //! # From the CPU to the GPU
 //!
 //! The API follows `std`'s slice sorts; where the data lives on the GPU it takes `cust`'s
@@ -84,21 +114,19 @@
 //!
 //! # Modules
 //!
-//! - [`gpu`]: [`GpuSorter`] and the embedded kernels.
-//! - [`keys`]: [`SortKey`], [`Order`], [`DType`].
+//! - [`gpu`]: [`GpuSorter`], [`PinnedBuffer`] and the embedded kernels.
+//! - [`multi`]: [`MultiGpuSorter`], one sort across several GPUs.
+//! - [`keys`]: [`SortKey`], [`SortValue`], [`Order`], [`DType`].
 //! - [`cpu`]: CPU sorts (std, rayon, the bitonic network on one and on all cores), as
-//!   baselines and fallback.
+//!   baselines and fallback, and the stable merge of sorted runs.
 //! - [`argsort`]: the stable sorting permutation and gathering through it (CPU).
-//! - [`verify`]: checking an output against std's sort.
-//! - [`inputs`]: seeded test and benchmark keys.
-//! - [`timing`]: timing sorts with CUDA events and the wall clock.
 //! - [`files`]: `.npy` and raw key files, read in chunks, written atomically.
-//! - [`bench`](mod@bench): the benchmark sweep behind `gpusort bench`.
-//! - [`cli`]: the `gpusort` command line.
+//! - [`error`]: [`Error`] and [`Result`].
 //!
-//! The programs in `host/examples/` show each use end to end: `sort_vec`, `sort_device`,
-//! `argsort` and `sort_file` (`cargo run --release -p host --example sort_vec`); without a GPU
-//! they say so and sort on the CPU.
+//! The programs in `gpusort/examples/` show each use end to end: `sort_vec`, `sort_device`,
+//! `sort_pairs`, `argsort` and `sort_file` (`cargo run --release -p gpusort --example
+//! sort_vec`); without a GPU they say so and sort on the CPU. The command-line tool, `gpusort`
+//! (package `gpusort-cli`), sorts files and benchmarks the sorts.
 #![warn(missing_docs)]
 
 pub mod argsort;

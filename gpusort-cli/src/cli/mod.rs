@@ -1,6 +1,6 @@
 //! The command-line tool `gpusort`: the main job (no subcommand), `bench` and `sort`.
 //!
-//! `host/src/main.rs` is [`Cli::parse`](clap::Parser::parse) and [`run`]; the modes are
+//! `gpusort-cli/src/main.rs` is [`Cli::parse`](clap::Parser::parse) and [`run`]; the modes are
 //! public so that other programs can run them too:
 //!
 //! ```
