@@ -24,7 +24,7 @@
 //! ```toml
 //! [dependencies]
 //! gpusort = { path = "../gpusort/gpusort" }
-//! # or: gpusort = { git = "https://example.com/gpusort.git" }
+//! # or by git: gpusort = { git = "<the repository's URL>" }
 //! ```
 //!
 //! Any Rust toolchain that builds edition 2024 builds it, stable included: the kernels come
