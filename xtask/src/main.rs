@@ -108,8 +108,8 @@ fn build_ptx(root: &Path) -> String {
 
 /// Replaces the disambiguator of every crate named in a v0-mangled symbol (`Cs<hash>_<len><name>`,
 /// e.g. `_RNvNtCs…_4core9panicking9panic_fmt`) with zeros of the same length. The hash comes from
-/// the crate's `-C metadata`, which for `core` (built from the toolchain's `rust-src`) depends on
-/// where the toolchain is installed; zeroed, the PTX is the same on every machine, so the check
+/// the crate's `-C metadata`, which for `core` (built from the toolchain's `rust-src`) can depend
+/// on where the toolchain is installed; zeroed, the PTX is the same on every machine, so the check
 /// compares code only. The names stay unique (asserted) and the same length, so the symbols still
 /// demangle.
 fn normalise_crate_hashes(ptx: &str) -> String {
