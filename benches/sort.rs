@@ -8,8 +8,8 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use cust::memory::AsyncCopyDestination;
 use gpusort::cpu::CpuAlgo;
 use gpusort::gpu::GpuAlgo;
-use gpusort::inputs::{Dist, generate};
 use gpusort::{GpuSorter, Order, SortKey};
+use gpusort_cli::inputs::{Dist, generate};
 use gpusort_suite::gpu_or_skip;
 
 fn gpu_group<K: SortKey>(c: &mut Criterion, gpu: &GpuSorter, algo: GpuAlgo) {

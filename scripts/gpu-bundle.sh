@@ -17,10 +17,10 @@ executables() {
     | sed -n 's/.*"target":{"kind":\["\([a-z-]*\)"\][^}]*"name":"\([^"]*\)".*"executable":"\([^"]*\)".*/\1-\2 \3/p'
 }
 
-cargo build --release -p host --locked
+cargo build --release -p gpusort-cli --locked
 cp target/release/gpusort "$out/bin/" && strip "$out/bin/gpusort"
 # The PTX the binary embeds, for ptxas/cuobjdump/ncu on the device.
-cp "$(ls -t $(find target/release -name kernels.ptx -path '*host*') | head -1)" "$out/kernels.ptx"
+cp gpusort/kernels.ptx "$out/kernels.ptx"
 tests=$(cargo test --workspace --release --locked --no-run --message-format=json 2>/dev/null)
 for kind in lib bin test; do
   echo "$tests" | executables "$kind" | while read -r name exe; do

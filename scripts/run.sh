@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="$HOME/.cargo/bin:$PATH"
-cargo run --release --locked -p host -- "$@"
+cargo run --release --locked -p gpusort-cli -- "$@"

@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
-# The test command: set-up (idempotent), formatting, lints, then every test of the workspace.
+# The test command: set-up (idempotent), formatting, the committed PTX against the kernels' source,
+# lints, every test of the workspace, then a downstream project and the library's package on
+# stable Rust.
 # GPU tests run when a CUDA device is present and say they were skipped when not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo fmt --all --check
+# The committed PTX (gpusort/kernels.ptx) must be what the Rust kernels compile to.
+cargo xtask ptx --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --release --locked
+# A project outside the workspace (examples/downstream) builds with the stable toolchain, with the
+# library as a path dependency, and runs: on the GPU where there is one, else on the CPU.
+cargo fmt --check --manifest-path examples/downstream/Cargo.toml
+cargo +stable run --release --locked --manifest-path examples/downstream/Cargo.toml \
+  --target-dir target/downstream
+# The library and the kernels crate package, and their packages build with the stable toolchain.
+cargo +stable package --package kernels-gpu --package gpusort --allow-dirty --quiet

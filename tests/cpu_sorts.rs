@@ -2,9 +2,9 @@
 //! powers of two, all key types and both orders; property tests with arbitrary keys.
 
 use gpusort::cpu::CpuAlgo;
-use gpusort::inputs::{Dist, generate};
-use gpusort::verify::check;
 use gpusort::{Order, SortKey};
+use gpusort_cli::inputs::{Dist, generate};
+use gpusort_cli::verify::check;
 use gpusort_suite::{lengths_around_powers_of_two, sprinkle_specials};
 use proptest::prelude::*;
 

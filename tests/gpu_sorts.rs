@@ -12,8 +12,8 @@
 use cust::memory::{CopyDestination, DeviceSlice};
 use gpusort::cpu::merge_rounds;
 use gpusort::gpu::{GpuAlgo, Phase, Progress};
-use gpusort::inputs::{Dist, generate};
 use gpusort::{Error, GpuSorter, Order, SortKey, SortValue};
+use gpusort_cli::inputs::{Dist, generate};
 use gpusort_suite::{gpu_or_skip, lengths_around_powers_of_two, sprinkle_specials, test_seed};
 use kernels_gpu::tuning::{
     MAX_KEYS, MERGE_SORT_TILE, MERGE_TILE, OVERLAP_CHUNK, TILE_KEYS, merge_overlap_chunk,

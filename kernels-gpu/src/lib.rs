@@ -1,5 +1,5 @@
 //! GPU sorting kernels written in Rust and compiled to PTX by rustc's `nvptx64-nvidia-cuda`
-//! backend (see `host/build.rs`).
+//! backend (`cargo xtask ptx`, which writes `gpusort/kernels.ptx`).
 //!
 //! Layers, lowest first:
 //! - [`tuning`]: tile sizes and launch shapes, read by the kernels and by the host's grid math.

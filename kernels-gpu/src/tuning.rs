@@ -116,7 +116,7 @@ pub const fn window_shared_bytes(key_bytes: u32) -> u32 {
     small_shared_bytes(WINDOW_LOG2, key_bytes)
 }
 
-/// Register limit of each kernel (`.maxnreg`, written into the PTX by `host/build.rs`, as
+/// Register limit of each kernel (`.maxnreg`, written into the PTX by `cargo xtask ptx`, as
 /// `__launch_bounds__` would in CUDA C++).
 ///
 /// The tile-sort kernels get the most registers that still let one of their blocks

@@ -1,0 +1,464 @@
+//! `gpusort bench`: sweep sizes × sorts × key types × orders, verify every result against std's
+//! sort, and write `bench.csv`, `bench.md` and `bench.svg`. The work is in [`crate::bench`].
+
+use super::main_job::{Backend, open_gpu_or};
+use crate::bench::peers::{self, PeerRow};
+use crate::bench::plan::{self, Plan};
+use crate::bench::sweep::{self, Settings, Step};
+use crate::bench::{Algo, Measurement, order_name, plot, report, size_name, unique};
+use crate::cpu;
+use crate::gpu::GpuSorter;
+use crate::inputs::Dist;
+use crate::keys::{DType, Order};
+use crate::timing::GpuTiming;
+use anyhow::{Context as _, Result, bail};
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Settings of the bench mode, `gpusort bench` (the fields are its flags).
+///
+/// # Examples
+///
+/// ```
+/// use clap::Parser;
+/// use gpusort_cli::cli::{Cli, Command};
+///
+/// let cli = Cli::parse_from(["gpusort", "bench", "--max-log2", "20", "--dtypes", "u32,f64"]);
+/// let Some(Command::Bench(args)) = cli.command else { unreachable!() };
+/// assert_eq!((args.min_log2, args.max_log2, args.dtypes.len()), (10, 20, 2));
+/// ```
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Smallest size, as log2 of the number of keys.
+    #[arg(long, default_value_t = 10, value_parser = log2_parser())]
+    pub min_log2: u32,
+    /// Largest size, as log2 of the number of keys.
+    #[arg(long, default_value_t = 28, value_parser = log2_parser())]
+    pub max_log2: u32,
+    /// Sorts to time, comma-separated [default: every available one: the GPU sorts when there
+    /// is a GPU, and the CPU sorts].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub algos: Option<Vec<Algo>>,
+    /// Key types, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [DType::U32, DType::F32])]
+    pub dtypes: Vec<DType>,
+    /// Orders, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Order::Ascending])]
+    pub orders: Vec<Order>,
+    /// Where to sort: `auto` skips the GPU sorts when there is no GPU, `gpu` fails then.
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
+    pub backend: Backend,
+    /// Timed repetitions of a GPU sort after one warm-up (the median is reported).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: u32,
+    /// How a GPU sort is timed: `sort` puts the events around the sort alone; `like-peers`
+    /// times the restoring copy and the sort together, less the copy alone, as
+    /// shared/peers/peers.cu times CUB and thrust (use it for ratios to --peers rows).
+    #[arg(long, value_enum, default_value_t = GpuTiming::Sort)]
+    pub gpu_timing: GpuTiming,
+    /// Timed repetitions of a CPU sort.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub cpu_reps: u32,
+    /// Largest size for the CPU sorts, as log2 n (cpu_bitonic1 stops at 2^22 unless --algos
+    /// names it).
+    #[arg(long, default_value_t = 24, value_parser = log2_parser())]
+    pub cpu_max_log2: u32,
+    /// Distribution of the keys.
+    #[arg(long, value_enum, default_value_t = Dist::Uniform)]
+    pub dist: Dist,
+    /// Seed of the keys.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Directory for bench.csv, bench.md and bench.svg (created if missing).
+    #[arg(long, default_value = "bench-out")]
+    pub out: PathBuf,
+    /// CSV files of the peer benchmark (shared/peers: peer,dtype,n,ms_median,...), repeatable
+    /// or comma-separated: their rows join the table and the plot.
+    #[arg(long, value_delimiter = ',')]
+    pub peers: Vec<PathBuf>,
+    /// Print our GPU times as ratios to cub_merge and cub_radix from --peers.
+    #[arg(long, requires = "peers")]
+    pub compare: bool,
+    /// GPU counts for the multi-GPU sweep, comma-separated (e.g. `1,2,4`): rows `multi_merge`
+    /// in bench-multi.csv and bench-multi.md, keys made and checked on the GPUs. Without
+    /// `--algos` only the multi-GPU sweep runs.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
+    pub gpus: Vec<u32>,
+}
+
+fn log2_parser() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::value_parser!(u32).range(0..=i64::from(plan::MAX_LOG2))
+}
+
+/// Runs the bench mode. Exit code 0: every result verified; 1: a verification failed (the
+/// sweep goes on and records it).
+///
+/// # Errors
+/// Bad settings, an unreadable peer CSV, a GPU that `--backend gpu` asked for and is not there,
+/// a GPU error mid-sweep (after writing what was measured), or files that cannot be written.
+///
+/// # Examples
+///
+/// ```
+/// use clap::Parser;
+/// use gpusort_cli::cli::{Cli, Command, bench};
+///
+/// let dir = tempfile::tempdir()?;
+/// let out = dir.path().to_str().unwrap();
+/// let cli = Cli::parse_from([
+///     "gpusort", "bench", "--backend", "cpu", "--max-log2", "12", "--cpu-reps", "1", "--out", out,
+/// ]);
+/// let Some(Command::Bench(args)) = cli.command else { unreachable!() };
+/// assert_eq!(bench::run(&args)?, std::process::ExitCode::SUCCESS);
+/// assert!(dir.path().join("bench.svg").exists());
+/// # Ok::<(), anyhow::Error>(())
+/// ```
+pub fn run(args: &BenchArgs) -> Result<ExitCode> {
+    if args.min_log2 > args.max_log2 {
+        bail!(
+            "--min-log2 {} is above --max-log2 {}",
+            args.min_log2,
+            args.max_log2
+        );
+    }
+    if !args.gpus.is_empty() {
+        multi_sweep(args)?;
+        if args.algos.is_none() {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    let peer_rows = read_peers(&args.peers)?;
+    let requested = unique(args.algos.as_deref().unwrap_or(&Algo::ALL));
+    let gpu = open_gpu_for(args.backend, &requested, args.algos.is_some())?;
+    let algos: Vec<Algo> = requested
+        .into_iter()
+        .filter(|a| !a.is_gpu() || gpu.is_some())
+        .collect();
+    if algos.is_empty() {
+        bail!("no sort left to time: the GPU sorts need a GPU (name CPU sorts in --algos)");
+    }
+    let plan = Plan {
+        min_log2: args.min_log2,
+        max_log2: args.max_log2,
+        algos,
+        named: args.algos.is_some(),
+        cpu_max_log2: args.cpu_max_log2,
+        dtypes: unique(&args.dtypes),
+        orders: unique(&args.orders),
+    };
+    let caps = describe_caps(&plan);
+    for cap in &caps {
+        eprintln!("gpusort bench: {cap}");
+    }
+    if plan.measurements() == 0 {
+        bail!("no sort runs at these sizes (see --cpu-max-log2)");
+    }
+    // Now rather than after a sweep of minutes.
+    fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    let settings = Settings {
+        reps: args.reps,
+        gpu_timing: args.gpu_timing,
+        cpu_reps: args.cpu_reps,
+        dist: args.dist,
+        seed: args.seed,
+    };
+    let (outcome, failures) = sweep_with_progress(&plan, &settings, gpu.as_ref());
+
+    let device = gpu
+        .as_ref()
+        .map_or("CPU only".to_string(), |g| g.device_name().to_string());
+    let shown_peers = peers::relevant(
+        &peer_rows,
+        &plan.dtypes,
+        1 << plan.min_log2,
+        1 << plan.max_log2,
+    );
+    let about = report::About {
+        device: device.clone(),
+        date: now_utc(),
+        notes: notes(&settings, gpu.is_some(), &args.peers, &caps),
+    };
+    write_reports(
+        &args.out,
+        &outcome.measurements,
+        &shown_peers,
+        &about,
+        &plot::title(&device, &plan.dtypes, &plan.orders),
+    )?;
+    println!(
+        "gpusort bench: {} measurements on {device}; wrote bench.csv, bench.md and bench.svg in {}",
+        outcome.measurements.len(),
+        args.out.display()
+    );
+    if args.compare {
+        print!(
+            "{}",
+            peers::comparison_table(&peers::compare(&outcome.measurements, &peer_rows))
+        );
+    }
+    if let Some(e) = outcome.error {
+        return Err(anyhow::Error::new(e).context(format!(
+            "the sweep stopped early; {} holds what was measured before",
+            args.out.display()
+        )));
+    }
+    if failures > 0 {
+        eprintln!("gpusort bench: {failures} result(s) failed verification (verified=false)");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs the sweep with a progress bar; failed verifications are reported on stderr as they
+/// happen and counted.
+fn sweep_with_progress(
+    plan: &Plan,
+    settings: &Settings,
+    gpu: Option<&GpuSorter>,
+) -> (sweep::Outcome, usize) {
+    let progress = progress_bar(plan.measurements());
+    let mut failures = 0;
+    let outcome = sweep::run(plan, settings, gpu, &mut |step| match step {
+        Step::Oracle { dtype, order, n } => progress.set_message(format!(
+            "{dtype} {} {}: generating the keys and std's sort of them",
+            order_name(order),
+            size_name(n)
+        )),
+        Step::Start {
+            algo,
+            dtype,
+            order,
+            n,
+        } => progress.set_message(format!(
+            "{algo} {dtype} {} {}",
+            order_name(order),
+            size_name(n)
+        )),
+        Step::Done {
+            measurement: m,
+            mismatch,
+        } => {
+            progress.inc(1);
+            if let Some(why) = mismatch {
+                failures += 1;
+                progress.suspend(|| {
+                    eprintln!(
+                        "gpusort bench: VERIFICATION FAILED: {} {} {} n={}: {why}",
+                        m.algo,
+                        m.dtype,
+                        order_name(m.order),
+                        m.n
+                    );
+                });
+            }
+        }
+    });
+    progress.finish_and_clear();
+    (outcome, failures)
+}
+
+/// The GPU for the GPU sorts among `algos`, if there is one; says on stderr (once) when they
+/// will be skipped.
+fn open_gpu_for(backend: Backend, algos: &[Algo], named: bool) -> Result<Option<GpuSorter>> {
+    let gpu_algos: Vec<&str> = algos
+        .iter()
+        .filter(|a| a.is_gpu())
+        .map(|a| a.name())
+        .collect();
+    let skipping = format!("skipping the GPU sorts ({})", gpu_algos.join(", "));
+    match backend {
+        Backend::Cpu => {
+            if named && !gpu_algos.is_empty() {
+                eprintln!("gpusort bench: --backend cpu: {skipping}");
+            }
+            Ok(None)
+        }
+        Backend::Auto if gpu_algos.is_empty() => Ok(None),
+        Backend::Auto | Backend::Gpu => open_gpu_or(backend, &skipping),
+    }
+}
+
+/// The rows of every peer CSV, in order.
+fn read_peers(paths: &[PathBuf]) -> Result<Vec<PeerRow>> {
+    let mut rows = Vec::new();
+    for path in paths {
+        let text = fs::read_to_string(path)
+            .with_context(|| format!("reading the peer CSV {}", path.display()))?;
+        rows.extend(
+            peers::parse(&text).with_context(|| format!("in the peer CSV {}", path.display()))?,
+        );
+    }
+    Ok(rows)
+}
+
+/// One line per largest size below `--max-log2` at which some sorts stop, saying which and why.
+fn describe_caps(plan: &Plan) -> Vec<String> {
+    let mut groups: Vec<(u32, Vec<&str>)> = Vec::new();
+    for (algo, cap) in plan.capped() {
+        match groups.iter_mut().find(|(c, _)| *c == cap) {
+            Some((_, names)) => names.push(algo.name()),
+            None => groups.push((cap, vec![algo.name()])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(cap, names)| {
+            let why = if cap < plan.cpu_max_log2 {
+                "name it in --algos to go up to --cpu-max-log2"
+            } else {
+                "--cpu-max-log2"
+            };
+            let (names, verb) = match names.as_slice() {
+                [one] => (one.to_string(), "runs"),
+                more => (more.join(", "), "run"),
+            };
+            if cap < plan.min_log2 {
+                format!("{names} skipped: every size is above 2^{cap} ({why})")
+            } else {
+                format!("{names} {verb} up to 2^{cap} ({why})")
+            }
+        })
+        .collect()
+}
+
+/// The markdown report's lines about how the sweep measured.
+fn notes(settings: &Settings, gpu: bool, peer_files: &[PathBuf], caps: &[String]) -> Vec<String> {
+    let dist = settings.dist.to_possible_value().map_or_else(
+        || format!("{:?}", settings.dist),
+        |v| v.get_name().to_owned(),
+    );
+    let mut notes = vec![format!(
+        "Keys: {dist} distribution, seed {}.",
+        settings.seed
+    )];
+    if gpu {
+        let timed = match settings.gpu_timing {
+            GpuTiming::Sort => {
+                "the unsorted input restored by a device copy outside the timed region"
+            }
+            GpuTiming::LikePeers => {
+                "each timed run restores the unsorted input by a device copy, and the copy's \
+                 median alone is subtracted (as the peers are timed)"
+            }
+        };
+        notes.push(format!(
+            "GPU: CUDA events, one warm-up then {} timed sorts, median shown; keys on the \
+             device, {timed}.",
+            settings.reps
+        ));
+    }
+    notes.push(format!(
+        "CPU: wall clock, {} timed sorts, median shown; {} threads.",
+        settings.cpu_reps,
+        cpu::threads()
+    ));
+    notes.push("Every result is checked against std's sort_unstable.".to_string());
+    notes.extend(caps.iter().map(|c| format!("{c}.")));
+    if !peer_files.is_empty() {
+        let files: Vec<String> = peer_files.iter().map(|p| p.display().to_string()).collect();
+        notes.push(format!(
+            "Peer rows (ascending sorts; no min/max) from {}.",
+            files.join(", ")
+        ));
+    }
+    notes
+}
+
+/// The multi-GPU sweep of `--gpus`: writes bench-multi.csv and bench-multi.md; fails (after
+/// writing them) if a result did not verify.
+fn multi_sweep(args: &BenchArgs) -> Result<()> {
+    use crate::bench::multi;
+    use crate::multi::MultiGpuSorter;
+    fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    let gpu_counts = unique(&args.gpus);
+    let (dtypes, orders) = (unique(&args.dtypes), unique(&args.orders));
+    let sizes = args.min_log2..=args.max_log2;
+    let total = gpu_counts.len() * dtypes.len() * orders.len() * sizes.clone().count();
+    let bar = progress_bar(total);
+    let mut measurements = Vec::new();
+    let mut device = String::new();
+    for &g in &gpu_counts {
+        let sorter = MultiGpuSorter::new(Some(g as usize))
+            .with_context(|| format!("--gpus {g}: opening {g} GPU(s)"))?;
+        device = sorter.gpus()[0].device_name().to_string();
+        for &dtype in &dtypes {
+            for &order in &orders {
+                for log2 in sizes.clone() {
+                    bar.set_message(format!(
+                        "multi_merge {g} GPU(s) {dtype} {} {}",
+                        order_name(order),
+                        size_name(1 << log2)
+                    ));
+                    let m = multi::measure(&sorter, dtype, order, 1 << log2, args.reps, args.seed)
+                        .with_context(|| format!("{g} GPU(s), {dtype}, 2^{log2} keys"))?;
+                    bar.println(format!("{}", m.median_stats));
+                    measurements.push(m);
+                    bar.inc(1);
+                }
+            }
+        }
+    }
+    bar.finish_and_clear();
+    write_replacing(
+        &args.out.join("bench-multi.csv"),
+        &multi::csv(&measurements),
+    )?;
+    let md = multi::markdown(&device, &now_utc(), &measurements);
+    write_replacing(&args.out.join("bench-multi.md"), &md)?;
+    print!("{md}");
+    let failed = measurements.iter().filter(|m| !m.verified).count();
+    if failed > 0 {
+        bail!("{failed} multi-GPU result(s) failed verification (bench-multi.csv: verified=false)");
+    }
+    Ok(())
+}
+
+/// A progress bar on stderr (hidden when stderr is not a terminal).
+fn progress_bar(total: usize) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
+    let style = ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
+        .expect("the template is valid")
+        .progress_chars("=> ");
+    bar.set_style(style);
+    // Redraws the clock while one long step (std's sort of 2^28 keys) runs.
+    bar.enable_steady_tick(Duration::from_millis(250));
+    bar
+}
+
+/// The date and time now, in UTC, to the minute.
+fn now_utc() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    format!("{} {:02}:{:02} UTC", now.date(), now.hour(), now.minute())
+}
+
+/// Writes the three reports into `dir`.
+fn write_reports(
+    dir: &Path,
+    measurements: &[Measurement],
+    peer_rows: &[PeerRow],
+    about: &report::About,
+    title: &str,
+) -> Result<()> {
+    let series = plot::series(measurements, peer_rows);
+    let svg = plot::svg(&series, title)?;
+    write_replacing(&dir.join("bench.csv"), &report::csv(measurements))?;
+    write_replacing(
+        &dir.join("bench.md"),
+        &report::markdown(about, measurements, peer_rows),
+    )?;
+    write_replacing(&dir.join("bench.svg"), &svg)
+}
+
+/// Writes `path` through a temporary file beside it, so a reader never sees half a file.
+fn write_replacing(path: &Path, contents: &str) -> Result<()> {
+    let name = path
+        .file_name()
+        .map_or_else(Default::default, |n| n.to_string_lossy());
+    let temporary = path.with_file_name(format!(".{name}.tmp"));
+    fs::write(&temporary, contents).with_context(|| format!("writing {}", temporary.display()))?;
+    fs::rename(&temporary, path).with_context(|| format!("replacing {}", path.display()))
+}

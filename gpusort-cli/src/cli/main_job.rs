@@ -1,0 +1,452 @@
+//! The main job: generate keys, sort them on the GPU, verify against std's sort, and time the
+//! CPU baselines beside it.
+
+use super::sort_file::SortAlgo;
+use crate::cpu::CpuAlgo;
+use crate::error::Error;
+use crate::gpu::GpuSorter;
+use crate::inputs::{Dist, generate};
+use crate::keys::{DType, Order, SortKey};
+use crate::timing::{self, GpuTiming, Timing};
+use crate::verify::{Mismatch, check_against, reference};
+use crate::with_key_type;
+use anyhow::{Context as _, Result};
+use clap::{Args, ValueEnum};
+use std::process::ExitCode;
+
+/// Largest n for which the single-thread CPU bitonic sort runs unless asked for by name.
+const BITONIC1_DEFAULT_MAX: usize = 1 << 24;
+/// Largest key bytes for which the pinned copies alone are timed beside the host-to-host sort
+/// (they pin a copy of the keys).
+const COPIES_MAX_BYTES: usize = 1 << 30;
+
+/// Where to sort (`--backend auto|gpu|cpu`).
+///
+/// # Examples
+///
+/// ```
+/// use gpusort_cli::cli::{Backend, main_job::open_gpu};
+///
+/// assert!(open_gpu(Backend::Cpu)?.is_none()); // never touches the driver
+/// # Ok::<(), anyhow::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// The GPU if there is one, else the CPU (said on stderr).
+    Auto,
+    /// The GPU; fail if there is none.
+    Gpu,
+    /// The CPU only.
+    Cpu,
+}
+
+/// Generate keys, sort them, verify against std's sort and print a timing table: the settings
+/// of `gpusort` without a subcommand (the fields are its flags).
+///
+/// # Examples
+///
+/// ```
+/// use clap::Parser;
+/// use gpusort_cli::cli::Cli;
+///
+/// let job = Cli::parse_from(["gpusort", "--n", "1000", "--dtype", "i64"]).job;
+/// assert_eq!((job.n, job.dtype, job.seed), (1000, gpusort::DType::I64, 42));
+/// ```
+#[derive(Debug, Args)]
+pub struct MainJob {
+    /// Number of keys.
+    #[arg(long, default_value_t = 1 << 25, allow_negative_numbers = true)]
+    pub n: usize,
+    /// Key type.
+    #[arg(long, value_enum, default_value_t = DType::U32)]
+    pub dtype: DType,
+    /// Sort order.
+    #[arg(long, value_enum, default_value_t = Order::Ascending)]
+    pub order: Order,
+    /// Input distribution (`blog`: integers 0..=10000, as in the blog seed).
+    #[arg(long, value_enum, default_value_t = Dist::Uniform)]
+    pub dist: Dist,
+    /// Where to sort.
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
+    pub backend: Backend,
+    /// GPU sort: bitonic (unstable), merge (stable), or auto (bitonic, for now).
+    #[arg(long, value_enum, default_value_t = SortAlgo::Auto)]
+    pub algo: SortAlgo,
+    /// Timed GPU repetitions after one warm-up (the median is reported).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: u32,
+    /// Timed repetitions of each CPU baseline.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub cpu_reps: u32,
+    /// Seed of the generated keys.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Skip verification against std's sort.
+    #[arg(long)]
+    pub no_verify: bool,
+    /// CPU baselines to time, comma-separated [default: std,rayon,bitonic-n, and bitonic1 up
+    /// to 2^24 keys].
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        conflicts_with = "no_baselines"
+    )]
+    pub baselines: Option<Vec<CpuAlgo>>,
+    /// Time no CPU baseline.
+    #[arg(long)]
+    pub no_baselines: bool,
+    /// Sort across this many GPUs instead (keys made, sorted and checked on the GPUs, so n
+    /// may exceed one GPU's memory), beside the one-GPU sort of the same keys where they fit.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub gpus: Option<u32>,
+    /// As `--gpus`, on these device ordinals, comma-separated; one may repeat (its parts then
+    /// share the device, which runs the multi-GPU code on one GPU).
+    #[arg(long, value_delimiter = ',', conflicts_with = "gpus")]
+    pub devices: Option<Vec<u32>>,
+    /// How keys move between GPUs with `--gpus`/`--devices`: peer-to-peer where the driver
+    /// allows it (auto), or always through pinned host memory (host).
+    #[arg(long, value_enum, default_value_t = crate::multi::Exchange::Auto)]
+    pub exchange: crate::multi::Exchange,
+}
+
+impl MainJob {
+    fn baselines(&self) -> Vec<CpuAlgo> {
+        if self.no_baselines {
+            return Vec::new();
+        }
+        self.baselines.clone().unwrap_or_else(|| {
+            CpuAlgo::ALL
+                .into_iter()
+                .filter(|&a| a != CpuAlgo::Bitonic1 || self.n <= BITONIC1_DEFAULT_MAX)
+                .collect()
+        })
+    }
+}
+
+/// Runs the main job; the exit code is 1 when a verification failed.
+///
+/// # Errors
+/// A GPU error when the GPU was required or failed mid-way (an [`Error`] in the chain).
+///
+/// # Examples
+///
+/// ```
+/// use clap::Parser;
+/// use gpusort_cli::cli::{Cli, main_job};
+///
+/// let job = Cli::parse_from(["gpusort", "--n", "5000", "--backend", "cpu", "--baselines", "std"]).job;
+/// assert_eq!(main_job::run(&job)?, std::process::ExitCode::SUCCESS);
+/// # Ok::<(), anyhow::Error>(())
+/// ```
+pub fn run(job: &MainJob) -> Result<ExitCode> {
+    if let Some(gpus) = job.gpus {
+        return multi_job(job, &(0..gpus).collect::<Vec<_>>());
+    }
+    if let Some(devices) = &job.devices {
+        return multi_job(job, devices);
+    }
+    with_key_type!(job.dtype, K => main_job::<K>(job))
+}
+
+/// The main job across `gpus` GPUs: random keys made on the GPUs, sorted there
+/// ([`MultiGpuSorter::sort_device`]) and checked there (sorted within and across GPUs, the
+/// multiset checksum unchanged), beside the one-GPU sort of the same keys when they fit.
+fn multi_job(job: &MainJob, devices: &[u32]) -> Result<ExitCode> {
+    use crate::bench::multi::{MultiMeasurement, measure};
+    use crate::multi::{Exchange, MultiGpuSorter};
+    let gpus = devices.len();
+    if job.dist != Dist::Uniform {
+        anyhow::bail!(
+            "--gpus makes uniform random keys on the GPUs; --dist {:?} is only available \
+             without --gpus",
+            job.dist
+        );
+    }
+    if gpus == 0 {
+        anyhow::bail!("--devices names no device");
+    }
+    let multi = MultiGpuSorter::with_devices(devices, job.exchange)
+        .with_context(|| format!("opening GPU(s) {devices:?}"))?;
+    let n = job.n as u64;
+    let device = multi.gpus()[0].device_name().to_string();
+    let mut rows: Vec<MultiMeasurement> = Vec::new();
+    if gpus > 1 {
+        let single = MultiGpuSorter::with_devices(&devices[..1], Exchange::Auto)?;
+        match measure(&single, job.dtype, job.order, n, job.reps, job.seed) {
+            Ok(m) => rows.push(m),
+            Err(e @ Error::OutOfDeviceMemory { .. }) => {
+                println!("1 GPU: not run, the keys do not fit on one GPU ({e})");
+            }
+            Err(e) => return Err(e).context("the one-GPU sort"),
+        }
+    }
+    let m = measure(&multi, job.dtype, job.order, n, job.reps, job.seed)
+        .with_context(|| format!("sorting {n} keys on {gpus} GPU(s)"))?;
+    rows.push(m);
+    println!(
+        "gpusort: {n} {} keys (uniform random, made on the GPUs), seed {}, {:?}, on {gpus} x {device} (devices {devices:?})",
+        job.dtype, job.seed, job.order
+    );
+    println!(
+        "| {:>4} | {:>10} | {:>10} | {:>10} | {:>12} | {:>8} | {:<14} | {:>8} |",
+        "GPUs", "median ms", "min ms", "max ms", "Mkeys/s", "speed-up", "exchange", "verified"
+    );
+    println!(
+        "|-----:|-----------:|-----------:|-----------:|-------------:|---------:|:---------------|---------:|"
+    );
+    let one = rows.iter().find(|r| r.gpus == 1).map(|r| r.ms.median);
+    for r in &rows {
+        println!(
+            "| {:>4} | {:>10.3} | {:>10.3} | {:>10.3} | {:>12.1} | {:>8} | {:<14} | {:>8} |",
+            r.gpus,
+            r.ms.median,
+            r.ms.min,
+            r.ms.max,
+            n as f64 / r.ms.median / 1e3,
+            one.map_or("-".into(), |o| format!("{:.2}x", o / r.ms.median)),
+            r.median_stats.path(),
+            if r.verified { "yes" } else { "FAILED" }
+        );
+    }
+    for r in &rows {
+        println!("phases, {} GPU(s): {}", r.gpus, r.median_stats);
+    }
+    if rows.iter().any(|r| !r.verified) {
+        eprintln!("gpusort: VERIFICATION FAILED on the GPUs");
+        return Ok(ExitCode::from(1));
+    }
+    println!(
+        "verified on the GPUs: every repetition sorted within and across GPUs, multiset checksum unchanged"
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line of the report.
+struct Row {
+    what: String,
+    ms: Timing,
+    verified: Option<bool>,
+}
+
+/// The GPU sorter for `backend`: `None` for the CPU backend, or for `auto` without a GPU (said
+/// on stderr).
+///
+/// # Errors
+/// A GPU that `--backend gpu` asked for and is not there, or one that fails to start (an
+/// [`Error`] in the chain).
+///
+/// # Examples
+///
+/// ```
+/// use gpusort_cli::cli::{Backend, main_job::open_gpu};
+///
+/// match open_gpu(Backend::Auto)? {
+///     Some(gpu) => println!("sorting on {}", gpu.device_name()),
+///     None => println!("sorting on the CPU"),
+/// }
+/// # Ok::<(), anyhow::Error>(())
+/// ```
+pub fn open_gpu(backend: Backend) -> Result<Option<GpuSorter>> {
+    open_gpu_or(backend, "sorting on the CPU instead")
+}
+
+/// As [`open_gpu`], with `fallback` saying on stderr what happens instead when `auto` finds no
+/// GPU.
+///
+/// # Errors
+/// As [`open_gpu`].
+///
+/// # Examples
+///
+/// ```
+/// use gpusort_cli::cli::{Backend, main_job::open_gpu_or};
+///
+/// let gpu = open_gpu_or(Backend::Auto, "timing the CPU sorts only")?;
+/// println!("GPU: {}", gpu.is_some());
+/// # Ok::<(), anyhow::Error>(())
+/// ```
+pub fn open_gpu_or(backend: Backend, fallback: &str) -> Result<Option<GpuSorter>> {
+    if backend == Backend::Cpu {
+        return Ok(None);
+    }
+    match GpuSorter::new() {
+        Ok(sorter) => Ok(Some(sorter)),
+        Err(e @ (Error::NoDriver(_) | Error::NoDevice)) if backend == Backend::Auto => {
+            eprintln!("gpusort: {e}; {fallback} (--backend gpu makes this an error)");
+            Ok(None)
+        }
+        Err(e) => Err(e).context("the GPU backend is not available"),
+    }
+}
+
+/// Refuses an `--n` whose buffers cannot fit, before anything is allocated: the device holds
+/// the input, a working copy and the merge sort's scratch (3 × n keys); the host holds the
+/// input, std's sorted copy and an output (3 × n keys).
+fn check_fits<K: SortKey>(n: usize, gpu: Option<&GpuSorter>) -> Result<()> {
+    let need = (n as u64)
+        .checked_mul(3 * size_of::<K>() as u64)
+        .with_context(|| format!("--n {n}: too many keys to count their bytes"))?;
+    if let Some(gpu) = gpu {
+        let (free, total) = gpu.memory_info()?;
+        if need > free {
+            anyhow::bail!(
+                "--n {n} is too large for device memory: {need} bytes needed (input, working copy \
+                 and scratch of {} keys), {free} bytes free of {total}",
+                K::DTYPE
+            );
+        }
+    }
+    if let Some(available) = host_memory_available()
+        && need > available
+    {
+        anyhow::bail!(
+            "--n {n} is too large for host memory: {need} bytes needed (input, reference and \
+             output of {} keys), {available} bytes available",
+            K::DTYPE
+        );
+    }
+    Ok(())
+}
+
+/// `MemAvailable` of /proc/meminfo, in bytes (None where there is no such file).
+fn host_memory_available() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
+    let (n, order) = (job.n, job.order);
+    let gpu = open_gpu(job.backend)?;
+    check_fits::<K>(n, gpu.as_ref())?;
+    let input: Vec<K> = generate(n, job.dist, job.seed);
+    let oracle = (!job.no_verify).then(|| reference(&input, order));
+    let verdict = |out: &[K]| -> Option<Result<(), Mismatch>> {
+        oracle.as_ref().map(|r| check_against(out, r, order))
+    };
+    let mut rows = Vec::new();
+    let mut failures = Vec::new();
+    // The pinned copies alone, and the host-to-host medians (from pageable memory and from a
+    // pinned buffer) to compare with them.
+    let mut floor: Option<(Timing, f64, f64)> = None;
+    let mut record = |what: String, ms: Timing, v: Option<Result<(), Mismatch>>| {
+        if let Some(Err(m)) = &v {
+            failures.push(format!("{what}: {m}"));
+        }
+        rows.push(Row {
+            what,
+            ms,
+            verified: v.map(|r| r.is_ok()),
+        });
+    };
+
+    let device = gpu
+        .as_ref()
+        .map_or("CPU only".to_string(), |g| g.device_name().to_string());
+    if let Some(gpu) = &gpu {
+        let algo = job.algo.gpu(n, size_of::<K>());
+        let (kernel_ms, sorted) =
+            timing::gpu_kernel(gpu, algo, &input, order, job.reps, GpuTiming::Sort)?;
+        record(
+            format!("gpu {} (kernels, device-resident)", algo.name()),
+            kernel_ms,
+            verdict(&sorted),
+        );
+        let (e2e_ms, sorted) = timing::gpu_end_to_end(gpu, algo, &input, order, job.reps.min(5))?;
+        record(
+            format!("gpu {} (end-to-end, host to host)", algo.name()),
+            e2e_ms,
+            verdict(&sorted),
+        );
+        // The floor of the host-to-host sort, and the sort from a pinned buffer, where pinning
+        // a copy of the keys is cheap.
+        if n * size_of::<K>() <= COPIES_MAX_BYTES {
+            let (pinned_ms, sorted) =
+                timing::gpu_end_to_end_pinned(gpu, algo, &input, order, job.reps.min(5))?;
+            record(
+                format!("gpu {} (end-to-end, pinned host buffer)", algo.name()),
+                pinned_ms,
+                verdict(&sorted),
+            );
+            let copies = timing::gpu_pinned_copies(gpu, &input, job.reps)?;
+            floor = Some((copies, e2e_ms.median, pinned_ms.median));
+        }
+    } else {
+        let (ms, sorted) = timing::cpu(CpuAlgo::Rayon, &input, order, job.cpu_reps);
+        record(
+            "cpu fallback: rayon par_sort_unstable".into(),
+            ms,
+            verdict(&sorted),
+        );
+    }
+    for algo in job.baselines() {
+        let (ms, sorted) = timing::cpu(algo, &input, order, job.cpu_reps);
+        record(algo.describe(), ms, verdict(&sorted));
+    }
+
+    println!(
+        "gpusort: {n} {} keys, {:?} distribution, seed {}, {:?}, on {device}",
+        K::DTYPE,
+        job.dist,
+        job.seed,
+        order
+    );
+    print_table(&rows, n);
+    if let Some((copies, host_to_host, pinned)) = floor {
+        println!(
+            "pinned copies alone (up and down, {:.1} MiB each way, CUDA events): {:.3} ms median \
+             (min {:.3}); host to host / copies: {:.2} from pageable memory, {:.2} from a pinned \
+             buffer",
+            (n * size_of::<K>()) as f64 / f64::from(1 << 20),
+            copies.median,
+            copies.min,
+            host_to_host / copies.median,
+            pinned / copies.median
+        );
+    }
+    if !failures.is_empty() {
+        for f in &failures {
+            eprintln!("gpusort: VERIFICATION FAILED: {f}");
+        }
+        return Ok(ExitCode::from(1));
+    }
+    if oracle.is_some() {
+        println!("verified: every output is sorted and holds the same keys as std's sort");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_table(rows: &[Row], n: usize) {
+    let std_ms = rows
+        .iter()
+        .find(|r| r.what == CpuAlgo::Std.describe())
+        .map(|r| r.ms.median);
+    println!(
+        "| {:<42} | {:>10} | {:>10} | {:>10} | {:>12} | {:>8} | {:>8} |",
+        "sort", "median ms", "min ms", "max ms", "Mkeys/s", "vs std", "verified"
+    );
+    println!(
+        "|{:-<44}|{:->12}|{:->12}|{:->12}|{:->14}|{:->10}|{:->10}|",
+        "", "", "", "", "", "", ""
+    );
+    for r in rows {
+        let speedup = std_ms.map_or("-".into(), |s| format!("{:.1}x", s / r.ms.median));
+        let verified = match r.verified {
+            Some(true) => "yes",
+            Some(false) => "FAILED",
+            None => "skipped",
+        };
+        println!(
+            "| {:<42} | {:>10.3} | {:>10.3} | {:>10.3} | {:>12.1} | {:>8} | {:>8} |",
+            r.what,
+            r.ms.median,
+            r.ms.min,
+            r.ms.max,
+            n as f64 / r.ms.median / 1e3,
+            speedup,
+            verified
+        );
+    }
+}

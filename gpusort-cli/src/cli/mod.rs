@@ -1,0 +1,92 @@
+//! The command-line tool `gpusort`: the main job (no subcommand), `bench` and `sort`.
+//!
+//! `gpusort-cli/src/main.rs` is [`Cli::parse`](clap::Parser::parse) and [`run`]; the modes are
+//! public so that other programs can run them too:
+//!
+//! ```
+//! use clap::Parser;
+//! use gpusort_cli::cli::{Cli, run};
+//!
+//! let cli = Cli::parse_from(["gpusort", "--n", "4096", "--dtype", "f32", "--backend", "cpu", "--no-baselines"]);
+//! let code = run(cli)?; // prints the table; without a GPU, the CPU fallback's row
+//! assert_eq!(code, std::process::ExitCode::SUCCESS);
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+
+pub mod bench;
+pub mod main_job;
+mod progress;
+pub mod sort_file;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+pub use main_job::{Backend, MainJob};
+
+/// Sort arrays on NVIDIA GPUs with kernels written in Rust, and compare with the CPU.
+///
+/// Without a subcommand: generate keys, sort them on the GPU, verify against std's sort and
+/// print a table beside the CPU baselines.
+///
+/// # Examples
+///
+/// ```
+/// use clap::Parser;
+/// use gpusort_cli::cli::{Cli, Command};
+///
+/// let cli = Cli::parse_from(["gpusort", "sort", "keys.npy", "sorted.npy", "--order", "desc"]);
+/// assert!(matches!(cli.command, Some(Command::Sort(_))));
+/// assert!(Cli::try_parse_from(["gpusort", "--n", "-1"]).is_err());
+/// ```
+#[derive(Debug, Parser)]
+#[command(name = "gpusort", version, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    /// A subcommand; none runs the main job.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// The main job's settings.
+    #[command(flatten)]
+    pub job: MainJob,
+}
+
+/// Subcommands; see [`Cli`].
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Sweep sizes × algorithms × key types × orders; write CSV, markdown and an SVG plot.
+    Bench(bench::BenchArgs),
+    /// Sort a .npy or raw file into another file.
+    Sort(sort_file::SortArgs),
+}
+
+/// Runs the command line. Exit code 0: done; 1: a verification failed; errors are reported by
+/// the caller (exit code 2).
+///
+/// # Errors
+/// Bad input or settings, or a GPU error, each with a message naming the problem: an
+/// [`anyhow::Error`] whose chain holds the [`Error`](crate::Error) or
+/// [`FileError`](crate::files::FileError) where there is one.
+///
+/// # Examples
+///
+/// ```
+/// use clap::Parser;
+/// use gpusort_cli::cli::{Cli, run};
+///
+/// let dir = tempfile::tempdir()?;
+/// let out = dir.path().join("bench-out");
+/// let cli = Cli::parse_from([
+///     "gpusort", "bench", "--algos", "cpu_std", "--min-log2", "10", "--max-log2", "11",
+///     "--dtypes", "u32", "--cpu-reps", "1", "--out", out.to_str().unwrap(),
+/// ]);
+/// assert_eq!(run(cli)?, std::process::ExitCode::SUCCESS);
+/// assert!(out.join("bench.csv").exists());
+/// # Ok::<(), anyhow::Error>(())
+/// ```
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        None => main_job::run(&cli.job),
+        Some(Command::Bench(args)) => bench::run(&args),
+        Some(Command::Sort(args)) => sort_file::run(&args),
+    }
+}

@@ -1,0 +1,319 @@
+//! `gpusort sort INPUT OUTPUT`: sort the keys of a `.npy` or raw file into another file.
+//!
+//! The file work (checking, chunked reading, atomic writing) is [`crate::files`]'s; this module
+//! picks the formats, the backend and the order of the steps.
+
+use super::main_job::{Backend, open_gpu};
+use super::progress::Progress;
+use crate::argsort::{argsort_cpu, gather};
+use crate::cpu::{CpuAlgo, threads};
+use crate::files::{AtomicOutput, CHUNK_BYTES, FileFormat, KeyFile, LeKey, key_bytes, same_file};
+use crate::gpu::{GpuAlgo, GpuSorter};
+use crate::keys::{DType, Order};
+use crate::with_key_type;
+use anyhow::{Context as _, Result, bail};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// GPU sort algorithms of the file sort and the main job.
+///
+/// ```
+/// use clap::ValueEnum;
+/// use gpusort_cli::cli::sort_file::SortAlgo;
+/// assert_eq!(SortAlgo::from_str("bitonic", false), Ok(SortAlgo::Bitonic));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SortAlgo {
+    /// The faster one for the size ([`GpuAlgo::fastest_for`]); an argsort always uses the
+    /// merge sort.
+    Auto,
+    /// The bitonic network (unstable; on the GPU).
+    Bitonic,
+    /// The merge-path merge sort (stable; on the GPU).
+    Merge,
+    /// The radix sort (stable; on the GPU).
+    Radix,
+}
+
+impl SortAlgo {
+    /// The GPU sort it names for sorting `n` keys alone of `key_bytes` bytes.
+    pub fn gpu(self, n: usize, key_bytes: usize) -> GpuAlgo {
+        match self {
+            SortAlgo::Auto => GpuAlgo::fastest_for(n, key_bytes),
+            SortAlgo::Bitonic => GpuAlgo::Bitonic,
+            SortAlgo::Merge => GpuAlgo::Merge,
+            SortAlgo::Radix => GpuAlgo::Radix,
+        }
+    }
+}
+
+/// Settings of the file sort, `gpusort sort INPUT OUTPUT` (the fields are its arguments).
+///
+/// # Examples
+///
+/// ```
+/// use clap::Parser;
+/// use gpusort_cli::cli::{Cli, Command};
+///
+/// let cli = Cli::parse_from(["gpusort", "sort", "keys.bin", "sorted.npy", "--dtype", "u64"]);
+/// let Some(Command::Sort(args)) = cli.command else { unreachable!() };
+/// assert_eq!(args.dtype, Some(gpusort::DType::U64));
+/// assert!(!args.in_place);
+/// ```
+#[derive(Debug, Args)]
+pub struct SortArgs {
+    /// The file to sort: a 1-D .npy array of u32, i32, f32, u64, i64 or f64 (little-endian,
+    /// C order), or raw little-endian keys (any other name; needs --dtype).
+    pub input: PathBuf,
+    /// Where to write the sorted keys, with INPUT's key type and shape: a .npy if the name ends
+    /// in .npy, else raw. Written to a temporary file beside it, renamed when complete.
+    pub output: PathBuf,
+    /// Key type: required for raw files; for a .npy, if given, it must be the file's.
+    #[arg(long, value_enum)]
+    pub dtype: Option<DType>,
+    /// Format of INPUT and OUTPUT [default: npy for names ending in .npy, raw for others].
+    #[arg(long, value_enum)]
+    pub format: Option<FileFormat>,
+    /// Sort order (floats: NaN last ascending, -0.0 before +0.0, like total_cmp).
+    #[arg(long, value_enum, default_value_t = Order::Ascending)]
+    pub order: Order,
+    /// Sort algorithm on the GPU.
+    #[arg(long, value_enum, default_value_t = SortAlgo::Auto)]
+    pub algo: SortAlgo,
+    /// Where to sort; without a GPU, `auto` sorts on the CPU (rayon).
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
+    pub backend: Backend,
+    /// Also write the sorting permutation to IDX.npy (int64): OUTPUT is INPUT taken at these
+    /// indices. Stable: equal keys keep their input order. Computed on the GPU (merge sort) if
+    /// there is one, else on the CPU; `--algo bitonic` is refused with it (not stable).
+    #[arg(long, value_name = "IDX.npy")]
+    pub argsort: Option<PathBuf>,
+    /// Allow OUTPUT to be INPUT, which is then replaced (through a temporary file, like any
+    /// output).
+    #[arg(long)]
+    pub in_place: bool,
+}
+
+/// Runs the file sort.
+///
+/// # Errors
+/// A bad input file, output path or setting, an I/O error, or a GPU error, each naming the
+/// file or the problem (a [`FileError`](crate::files::FileError) or
+/// [`Error`](crate::Error) in the chain where there is one). After an error no output file has
+/// been created or changed.
+///
+/// # Examples
+///
+/// ```
+/// use clap::Parser;
+/// use gpusort_cli::cli::{Cli, Command, sort_file};
+/// use gpusort::files::{FileFormat, KeyFile};
+///
+/// let dir = tempfile::tempdir()?;
+/// let (input, output) = (dir.path().join("keys.bin"), dir.path().join("sorted.npy"));
+/// std::fs::write(&input, [3i32, -1, 2].map(i32::to_le_bytes).concat())?;
+/// let cli = Cli::parse_from([
+///     "gpusort", "sort", input.to_str().unwrap(), output.to_str().unwrap(),
+///     "--dtype", "i32", "--backend", "cpu",
+/// ]);
+/// let Some(Command::Sort(args)) = cli.command else { unreachable!() };
+/// sort_file::run(&args)?;
+/// let sorted: Vec<i32> = KeyFile::open(&output, FileFormat::Npy, None)?.read_keys(&mut |_| {})?;
+/// assert_eq!(sorted, [-1, 2, 3]);
+/// # Ok::<(), anyhow::Error>(())
+/// ```
+pub fn run(args: &SortArgs) -> Result<ExitCode> {
+    let format_of = |path| args.format.unwrap_or_else(|| FileFormat::from_path(path));
+    let mut input = KeyFile::open(&args.input, format_of(&args.input), args.dtype)?;
+    check_paths(args)?;
+    if args.argsort.is_some() && args.algo == SortAlgo::Bitonic {
+        bail!("--argsort needs a stable sort: use --algo merge or auto, not bitonic");
+    }
+
+    // Every output's directory is checked (by creating its temporary file) before any keys are
+    // read, so that a bad path fails at once, not after minutes of reading and sorting.
+    let keys_out = AtomicOutput::create(&args.output)?;
+    let index_out = args
+        .argsort
+        .as_deref()
+        .map(AtomicOutput::create)
+        .transpose()?;
+    let progress = Progress::for_file(input.data_bytes());
+    let mut gpu = open_gpu(args.backend)?;
+    if let Some(gpu) = &mut gpu {
+        // Keys too many for the device are sorted in chunks and merged: shown on the bar.
+        gpu.set_progress(Some(progress.sort_hook(key_bytes(input.dtype()) as u64)));
+    }
+
+    let start = Instant::now();
+    let job = Job {
+        order: args.order,
+        algo: args.algo,
+        out_format: format_of(&args.output),
+        gpu: gpu.as_ref(),
+        progress: &progress,
+    };
+    let (len, dtype) = (input.len(), input.dtype());
+    let sorted_on = with_key_type!(dtype, K => job.sort::<K>(&mut input, keys_out, index_out))?;
+    let argsort_note = args.argsort.as_ref().map_or(String::new(), |p| {
+        format!(" (permutation: {})", p.display())
+    });
+    println!(
+        "gpusort: sorted {len} {dtype} keys {} from {} into {}{argsort_note} on {sorted_on} in \
+         {:.2} s",
+        match args.order {
+            Order::Ascending => "ascending",
+            Order::Descending => "descending",
+        },
+        args.input.display(),
+        args.output.display(),
+        start.elapsed().as_secs_f64(),
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses to overwrite the input (unless `--in-place`) and to write two outputs to one file.
+fn check_paths(args: &SortArgs) -> Result<()> {
+    if same_file(&args.input, &args.output) && !args.in_place {
+        bail!(
+            "OUTPUT {} is the input file; pass --in-place to replace it with its sorted keys",
+            args.output.display()
+        );
+    }
+    if let Some(index) = &args.argsort {
+        if same_file(&args.input, index) {
+            bail!(
+                "--argsort {} is the input file; the permutation needs a file of its own",
+                index.display()
+            );
+        }
+        if same_file(&args.output, index) {
+            bail!(
+                "--argsort {} is also OUTPUT; the permutation needs a file of its own",
+                index.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// What the sort of one file needs beside the files.
+struct Job<'a> {
+    order: Order,
+    algo: SortAlgo,
+    out_format: FileFormat,
+    /// With the bar's hook set, for sorts in chunks.
+    gpu: Option<&'a GpuSorter>,
+    progress: &'a Progress,
+}
+
+impl Job<'_> {
+    /// Reads, sorts and writes the keys (and the permutation, given `index_out`); returns where
+    /// they were sorted.
+    fn sort<K: LeKey>(
+        &self,
+        input: &mut KeyFile,
+        keys_out: AtomicOutput,
+        index_out: Option<AtomicOutput>,
+    ) -> Result<String> {
+        let progress = self.progress;
+        progress.phase("reading", input.data_bytes());
+        let mut keys: Vec<K> = input.read_keys(&mut |n| progress.inc(n))?;
+        progress.spin("sorting");
+        match index_out {
+            None => {
+                let sorted_on = self.sort_keys(&mut keys, input)?;
+                progress.phase("writing", input.data_bytes());
+                self.write(keys_out, &keys, progress)?;
+                Ok(sorted_on)
+            }
+            Some(index_out) => {
+                let (perm, sorted_on) = match self.gpu {
+                    Some(gpu) => {
+                        // u32 indices where they suffice: half the device memory and traffic.
+                        let perm = if keys.len() as u64 <= 1 << 32 {
+                            gpu.argsort_u32(&keys, self.order)
+                                .map(|p| p.into_iter().map(u64::from).collect())
+                        } else {
+                            gpu.argsort(&keys, self.order)
+                        }
+                        .with_context(|| {
+                            format!("argsorting {} on the GPU", input.path().display())
+                        })?;
+                        (perm, format!("{} (merge sort, stable)", gpu.device_name()))
+                    }
+                    None => (
+                        argsort_cpu(&keys, self.order),
+                        "the CPU (rayon, stable)".into(),
+                    ),
+                };
+                let index_bytes = perm.len() as u64 * size_of::<i64>() as u64;
+                progress.phase("writing", input.data_bytes() + index_bytes);
+                self.write_permuted(keys_out, index_out, keys, &perm, progress)?;
+                Ok(sorted_on)
+            }
+        }
+    }
+
+    /// Sorts `keys` (read from `input`) on the GPU if there is one, else on the CPU; returns
+    /// where.
+    fn sort_keys<K: LeKey>(&self, keys: &mut [K], input: &KeyFile) -> Result<String> {
+        let Some(gpu) = self.gpu else {
+            CpuAlgo::Rayon.sort(keys, self.order);
+            return Ok(format!(
+                "the CPU (rayon par_sort_unstable, {} threads)",
+                threads()
+            ));
+        };
+        gpu.sort_with(self.algo.gpu(keys.len(), size_of::<K>()), keys, self.order)
+            .with_context(|| format!("sorting {} on the GPU", input.path().display()))?;
+        Ok(gpu.device_name().to_string())
+    }
+
+    /// Writes the sorted keys to `out` and renames it into place.
+    fn write<K: LeKey>(
+        &self,
+        mut out: AtomicOutput,
+        keys: &[K],
+        progress: &Progress,
+    ) -> Result<()> {
+        out.begin(self.out_format, K::DTYPE, keys.len() as u64)?;
+        out.write_keys(keys, &mut |n| progress.inc(n))?;
+        out.commit()?;
+        Ok(())
+    }
+
+    /// Writes `keys` gathered through `perm` to `keys_out` and `perm` to `index_out`, as int64
+    /// `.npy`, and renames both into place.
+    fn write_permuted<K: LeKey>(
+        &self,
+        mut keys_out: AtomicOutput,
+        mut index_out: AtomicOutput,
+        keys: Vec<K>,
+        perm: &[u64],
+        progress: &Progress,
+    ) -> Result<()> {
+        let len = perm.len() as u64;
+        // Gathered a chunk at a time, so that the output agrees with the permutation and no
+        // second full copy of the keys is made.
+        let chunk_len = CHUNK_BYTES / size_of::<u64>();
+        keys_out.begin(self.out_format, K::DTYPE, len)?;
+        for indices in perm.chunks(chunk_len) {
+            keys_out.write_keys(&gather(&keys, indices), &mut |n| progress.inc(n))?;
+        }
+        drop(keys);
+        index_out.begin(FileFormat::Npy, DType::I64, len)?;
+        for indices in perm.chunks(chunk_len) {
+            // Lossless: an index is below the length of a slice, at most isize::MAX.
+            let indices: Vec<i64> = indices.iter().map(|&i| i as i64).collect();
+            index_out.write_keys(&indices, &mut |n| progress.inc(n))?;
+        }
+        // Both are complete before either is renamed; only a failing rename in between could
+        // leave the permutation without its keys.
+        index_out.commit()?;
+        keys_out.commit()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,162 @@
+//! Checking a sort's output: sorted in the requested order and the same multiset as the input.
+//!
+//! The oracle is std's `sort_unstable` on the keys' ordered bits ([`reference()`]); since keys
+//! equal in that order have equal bits, a correct output of any sort equals it bit for bit.
+//!
+//! ```
+//! use gpusort::{Order, cpu::CpuAlgo};
+//! use gpusort_cli::verify;
+//!
+//! let input = vec![3u32, 1, 2];
+//! let mut output = input.clone();
+//! CpuAlgo::BitonicN.sort(&mut output, Order::Ascending);
+//! verify::check(&output, &input, Order::Ascending).expect("sorted");
+//! ```
+
+use crate::keys::{Order, SortKey};
+use rayon::prelude::*;
+
+/// Why an output is wrong: the first problem found, in the order length, sortedness, keys.
+///
+/// Keys are shown with their `Debug` form.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::Order;
+/// use gpusort_cli::verify::{Mismatch, check};
+///
+/// let err = check(&[2u32, 1], &[1, 2], Order::Ascending).unwrap_err();
+/// assert_eq!(err, Mismatch::Unsorted { at: 0, left: "2".into(), right: "1".into() });
+/// assert_eq!(err.to_string(), "not sorted: key 0 (2) comes before key 1 (1)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Mismatch {
+    /// Different lengths.
+    #[error("output has {output} keys, input had {input}")]
+    Length {
+        /// Input length.
+        input: usize,
+        /// Output length.
+        output: usize,
+    },
+    /// Two neighbours out of order.
+    #[error("not sorted: key {at} ({left}) comes before key {} ({right})", at + 1)]
+    Unsorted {
+        /// Index of the first key of the pair.
+        at: usize,
+        /// The key at `at`.
+        left: String,
+        /// The key at `at + 1`.
+        right: String,
+    },
+    /// Sorted, but the keys are not the input's.
+    #[error(
+        "sorted, but not the input's keys: position {at} holds {found}, std's sort has {expected}"
+    )]
+    Multiset {
+        /// First differing position.
+        at: usize,
+        /// What the output holds there.
+        found: String,
+        /// What std's sort holds there.
+        expected: String,
+    },
+}
+
+/// Checks `output` against `reference`, the input sorted by std in the same order. Keys are
+/// compared by bits, so −0.0/+0.0 and NaN payloads count as different keys.
+///
+/// Use it to check several outputs against one [`reference()`], computed once; [`check`] sorts
+/// the input itself. O(n) on rayon's threads.
+///
+/// # Errors
+/// [`Mismatch::Length`], [`Mismatch::Unsorted`] at the first pair out of order, or
+/// [`Mismatch::Multiset`] at the first position that differs from `reference`.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::{Order, cpu::CpuAlgo};
+/// use gpusort_cli::verify::{Mismatch, check_against, reference};
+///
+/// let input = [0.0f32, -0.0, 1.0];
+/// let oracle = reference(&input, Order::Ascending);
+/// for algo in CpuAlgo::ALL {
+///     let mut output = input;
+///     algo.sort(&mut output, Order::Ascending);
+///     assert_eq!(check_against(&output, &oracle, Order::Ascending), Ok(()));
+/// }
+/// // Sorted, but +0.0 where std's sort has -0.0:
+/// let wrong = check_against(&[0.0f32, 0.0, 1.0], &oracle, Order::Ascending);
+/// assert!(matches!(wrong, Err(Mismatch::Multiset { at: 0, .. })));
+/// ```
+pub fn check_against<K: SortKey>(
+    output: &[K],
+    reference: &[K],
+    order: Order,
+) -> Result<(), Mismatch> {
+    if output.len() != reference.len() {
+        return Err(Mismatch::Length {
+            input: reference.len(),
+            output: output.len(),
+        });
+    }
+    let unsorted = output
+        .par_windows(2)
+        .position_first(|w| w[1].ordered_bits(order) < w[0].ordered_bits(order));
+    if let Some(at) = unsorted {
+        let (left, right) = (format!("{:?}", output[at]), format!("{:?}", output[at + 1]));
+        return Err(Mismatch::Unsorted { at, left, right });
+    }
+    let differs = output
+        .par_iter()
+        .zip(reference.par_iter())
+        .position_first(|(a, b)| a.to_bits() != b.to_bits());
+    if let Some(at) = differs {
+        let (found, expected) = (format!("{:?}", output[at]), format!("{:?}", reference[at]));
+        return Err(Mismatch::Multiset {
+            at,
+            found,
+            expected,
+        });
+    }
+    Ok(())
+}
+
+/// std's sort of `input` in `order`: the oracle. Allocates a copy of `input`.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::Order;
+/// use gpusort_cli::verify::reference;
+///
+/// assert_eq!(reference(&[1i64, -4, 3], Order::Descending), [3, 1, -4]);
+/// ```
+pub fn reference<K: SortKey>(input: &[K], order: Order) -> Vec<K> {
+    let mut sorted = input.to_vec();
+    sorted.sort_unstable_by_key(|k| k.ordered_bits(order));
+    sorted
+}
+
+/// Checks `output` against std's sort of `input`: [`check_against`] with [`reference()`].
+///
+/// # Errors
+/// As [`check_against`].
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::Order;
+/// use gpusort_cli::verify::{Mismatch, check};
+///
+/// assert_eq!(check(&[1u64, 2, 3], &[3, 2, 1], Order::Ascending), Ok(()));
+/// assert_eq!(
+///     check(&[1u64, 2], &[3, 2, 1], Order::Ascending),
+///     Err(Mismatch::Length { input: 3, output: 2 })
+/// );
+/// ```
+pub fn check<K: SortKey>(output: &[K], input: &[K], order: Order) -> Result<(), Mismatch> {
+    check_against(output, &reference(input, order), order)
+}

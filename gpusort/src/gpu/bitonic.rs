@@ -1,0 +1,439 @@
+//! Launches of the bitonic sort: up to [`TINY_SORT_MAX_KEYS`] keys one block of the tiny sort
+//! ([`kernels_gpu::block::tiny`]), up to [`SMALL_SORT_MAX_KEYS`] one launch of the small
+//! sort ([`kernels_gpu::small`]), above that the window passes of
+//! [`kernels_gpu::window::windows`] (a tile sort, then one launch per window of the network's
+//! steps) turned into kernel launches with their grid math, whole or chunk by chunk
+//! ([`Chunked`]).
+
+use super::modules::{Family, set_shared_attributes};
+use super::overlap::ChunkedSort;
+use super::{GpuSorter, prefetch_ahead};
+use crate::error::{CudaContext, Result, driver};
+use cust::device::Device;
+use cust::launch;
+use cust::memory::DeviceBuffer;
+use cust::module::Module;
+use cust::sys as cuda;
+use kernels_gpu::block::tiny::tiny_threads;
+use kernels_gpu::keys::IDENTITY;
+use kernels_gpu::overlap::chunk_ranges;
+use kernels_gpu::small::SmallPlan;
+use kernels_gpu::tuning::{
+    OVERLAP_CHUNK, OVERLAP_CHUNK_LOG2, SMALL_MAX_LOG2, SMALL_SORT_MAX_KEYS, SMALL_TILE_LOG2,
+    TINY_SORT_MAX_KEYS, WINDOW_LOG2, WINDOW_PASSENGERS,
+    WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR, WINDOW_PROGRAM_KERNELS_32,
+    WINDOW_PROGRAM_KERNELS_64, WINDOW_THREADS, small_shared_bytes, tiny_shared_bytes,
+    tiny_sort_max_keys, window_shared_bytes,
+};
+use kernels_gpu::window::{WindowPass, windows, windows_from};
+use std::ffi::c_void;
+use std::ops::Range;
+
+/// The small sort's device memory, allocated once per sorter (512 KiB): the scratch through
+/// which its blocks exchange keys between windows (2^[`SMALL_MAX_LOG2`] keys of up to 8 bytes)
+/// and the grid barrier's arrival counter. Sorts on one sorter are ordered on its stream, so
+/// they share both.
+pub(super) struct Workspace {
+    scratch: DeviceBuffer<u64>,
+    barrier: DeviceBuffer<u32>,
+}
+
+impl Workspace {
+    /// Allocates the scratch and a zeroed counter (the kernels keep it a multiple of
+    /// [`kernels_gpu::small::BARRIER_STRIDE`]).
+    pub(super) fn new() -> Result<Self> {
+        // SAFETY: any bits are a valid u64; the kernels write scratch before reading it.
+        let scratch = unsafe { DeviceBuffer::uninitialized(1 << SMALL_MAX_LOG2) }
+            .context("allocating the small sort's scratch")?;
+        let barrier =
+            DeviceBuffer::from_slice(&[0u32]).context("allocating the grid barrier's counter")?;
+        Ok(Workspace { scratch, barrier })
+    }
+}
+
+/// The kernels for keys of one width.
+struct Kernels {
+    /// The one-block sort of at most [`TINY_SORT_MAX_KEYS`] keys.
+    tiny: &'static str,
+    /// The one-launch sort of at most [`SMALL_SORT_MAX_KEYS`] keys.
+    small: &'static str,
+    /// The window passes' tile sort.
+    window_tiles: &'static str,
+    /// A window pass whose blocks span less than 2^32 positions (32-bit offsets).
+    window: &'static str,
+    /// A window pass of any span (64-bit positions).
+    window_wide: &'static str,
+    /// Narrow window passes with a constant program, by index into
+    /// [`PROGRAMS`](kernels_gpu::window::PROGRAMS).
+    window_programs: &'static [&'static str],
+}
+
+const KERNELS_32: Kernels = Kernels {
+    tiny: "bitonic_tiny_u32",
+    small: "bitonic_small_u32",
+    window_tiles: "bitonic_window_tiles_u32",
+    window: "bitonic_window_u32",
+    window_wide: "bitonic_window_wide_u32",
+    window_programs: &WINDOW_PROGRAM_KERNELS_32,
+};
+
+const KERNELS_64: Kernels = Kernels {
+    tiny: "bitonic_tiny_u64",
+    small: "bitonic_small_u64",
+    window_tiles: "bitonic_window_tiles_u64",
+    window: "bitonic_window_u64",
+    window_wide: "bitonic_window_wide_u64",
+    window_programs: &WINDOW_PROGRAM_KERNELS_64,
+};
+
+fn kernels(key_bytes: usize) -> &'static Kernels {
+    if key_bytes == 8 {
+        &KERNELS_64
+    } else {
+        &KERNELS_32
+    }
+}
+
+/// Lets the tiny and small sorts (sized for their largest blocks) use more than the default
+/// 48 KB of dynamic shared memory, and asks for the largest shared-memory carve-out (left to
+/// itself the driver picked 64 KB for a 34 KB tile, room for one block per multiprocessor where
+/// registers allow more: docs/perf.md).
+pub(super) fn configure_small(module: &Module) -> Result<()> {
+    for (k, key_bytes) in [(&KERNELS_32, 4), (&KERNELS_64, 8)] {
+        let small = small_shared_bytes(SMALL_TILE_LOG2, key_bytes);
+        set_shared_attributes(module, k.small, small)?;
+        let tiny = tiny_shared_bytes(TINY_SORT_MAX_KEYS as u32, key_bytes);
+        set_shared_attributes(module, k.tiny, tiny)?;
+    }
+    Ok(())
+}
+
+/// The same for the window passes' tile sorts.
+pub(super) fn configure_tiles(module: &Module) -> Result<()> {
+    for (k, key_bytes) in [(&KERNELS_32, 4), (&KERNELS_64, 8)] {
+        set_shared_attributes(module, k.window_tiles, window_shared_bytes(key_bytes))?;
+    }
+    Ok(())
+}
+
+/// The same for the window passes with a constant program (`programs`) or the generic ones;
+/// returns how far ahead their blocks (4-byte, 8-byte keys) prefetch on `device`, from how many
+/// blocks of the family's kernels the device holds at once (at most
+/// [`WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR`] per multiprocessor).
+pub(super) fn configure_windows(
+    module: &Module,
+    device: &Device,
+    programs: bool,
+) -> Result<[u64; 2]> {
+    let mut ahead = [0; 2];
+    for ((k, key_bytes), ahead) in [(&KERNELS_32, 4), (&KERNELS_64, 8)]
+        .into_iter()
+        .zip(&mut ahead)
+    {
+        let shared = window_shared_bytes(key_bytes);
+        let generic = [k.window, k.window_wide];
+        let names: &[&str] = if programs {
+            k.window_programs
+        } else {
+            &generic
+        };
+        for &name in names {
+            set_shared_attributes(module, name, shared)?;
+        }
+        let launch = (names[0], WINDOW_THREADS, shared);
+        let cap = WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR;
+        *ahead = prefetch_ahead(module, device, launch, cap)?;
+    }
+    Ok(ahead)
+}
+
+/// Queues the whole sort of `n` keys of `key_bytes` (4 or 8) bytes at device address `keys` on
+/// the sorter's stream. `map` encodes keys in the first pass and decodes them in the last.
+pub(super) fn enqueue(
+    sorter: &GpuSorter,
+    keys: u64,
+    n: u64,
+    key_bytes: usize,
+    map: u32,
+) -> Result<()> {
+    if n <= SMALL_SORT_MAX_KEYS {
+        return enqueue_small(sorter, keys, n, key_bytes, map);
+    }
+    let passes = windows(n, WINDOW_LOG2, WINDOW_PASSENGERS);
+    enqueue_windows(sorter, keys, n, key_bytes, passes, (map, map))
+}
+
+/// Queues the window passes `passes` over the `n` keys at `keys`: the tile sort (if any)
+/// encodes with `encode`, the last pass decodes with `decode` (`IDENTITY` leaves the keys
+/// encoded).
+fn enqueue_windows(
+    sorter: &GpuSorter,
+    keys: u64,
+    n: u64,
+    key_bytes: usize,
+    passes: impl Iterator<Item = WindowPass>,
+    (encode, decode): (u32, u32),
+) -> Result<()> {
+    let mut passes = passes.peekable();
+    while let Some(pass) = passes.next() {
+        // The passes before the last leave the keys encoded for the ones after them.
+        let decode = if passes.peek().is_none() {
+            decode
+        } else {
+            IDENTITY
+        };
+        launch_window(sorter, keys, n, key_bytes, &pass, (encode, decode))?;
+    }
+    Ok(())
+}
+
+/// Queues one window pass over the `n` keys at `keys` on the sorter's stream: the tile sort
+/// (which encodes with `encode`), or a later window, on the narrow kernel when its blocks span
+/// less than 2^32 positions.
+fn launch_window(
+    sorter: &GpuSorter,
+    keys: u64,
+    n: u64,
+    key_bytes: usize,
+    pass: &WindowPass,
+    (encode, decode): (u32, u32),
+) -> Result<()> {
+    let k = kernels(key_bytes);
+    let shared = window_shared_bytes(key_bytes as u32);
+    let stream = &sorter.stream;
+    let blocks = u32::try_from(pass.blocks(n)).expect("MAX_KEYS keeps grids below 2^32 blocks");
+    let what = || format!("launching window pass {pass:?} for {n} keys");
+    if pass.sort {
+        let f = sorter.function(k.window_tiles)?;
+        // SAFETY: `keys` holds n keys on this context's device, sorted in place (no edges);
+        // the launch shape is the kernel's (ceil(n / 2^WINDOW_LOG2) blocks of WINDOW_THREADS
+        // threads, a tile of shared memory).
+        let no_edges = 0u64;
+        let launched = unsafe {
+            launch!(f<<<blocks, WINDOW_THREADS, shared, stream>>>(
+                keys, keys, no_edges, n, encode, decode
+            ))
+        };
+        return launched.context(&what());
+    }
+    let win = pass.block_window();
+    let (fixed, mirror, span) = (win.fixed, win.mirror, win.span);
+    let (load_map, store_map) = (win.load_map, win.store_map);
+    // A narrow window whose program has a kernel of its own runs there: the program a
+    // constant, no dispatch (docs/perf.md, session 12).
+    let program = win
+        .program()
+        .and_then(|i| k.window_programs.get(i))
+        .filter(|_| win.narrow());
+    // Each block prefetches the keys of a block that runs later (how far: by its kernel's
+    // occupancy).
+    let family = if program.is_some() {
+        Family::Windows
+    } else {
+        Family::GenericWindows
+    };
+    let ahead = sorter.module(family)?.ahead[usize::from(key_bytes == 8)];
+    let launched = if let Some(name) = program {
+        let f = sorter.function(name)?;
+        // SAFETY: as above; the arguments are the window's, from `windows` (or its
+        // restriction to the chunk `keys` points to), launched in order, on the kernel of its
+        // program, which takes narrow windows.
+        unsafe {
+            launch!(f<<<blocks, WINDOW_THREADS, shared, stream>>>(
+                keys, n, fixed, mirror, span, load_map, store_map, decode, ahead
+            ))
+        }
+    } else {
+        let name = if win.narrow() {
+            k.window
+        } else {
+            k.window_wide
+        };
+        let f = sorter.function(name)?;
+        let (plan, phases, steps) = (win.plan, win.phases, win.steps);
+        // SAFETY: as above; the narrow kernel only for narrow windows.
+        unsafe {
+            launch!(f<<<blocks, WINDOW_THREADS, shared, stream>>>(
+                keys, n, fixed, mirror, span, load_map, store_map, plan, phases, steps, decode,
+                ahead
+            ))
+        }
+    };
+    launched.context(&what())
+}
+
+/// The bitonic sort of `n` keys at device address `keys` as the host-slice pipeline queues it
+/// ([`ChunkedSort`]): each chunk sorted ascending on its own, which is exactly what the
+/// network's stages up to the chunk leave (every comparator points the same way: see
+/// [`kernels_gpu::bitonic`]), then the stages above the chunk over the whole array. The last
+/// stage's windows after those that hold its steps on bits of the chunk and above compare keys
+/// within chunks only ([`WindowPass::stays_within`]): they run chunk by chunk, so that each
+/// chunk's keys are final, and copied back, while the next is merged. Keys are encoded by each
+/// chunk's tile sort and decoded by each chunk's last window.
+pub(super) struct Chunked<'a> {
+    pub sorter: &'a GpuSorter,
+    pub keys: u64,
+    pub n: u64,
+    pub key_bytes: usize,
+    pub map: u32,
+}
+
+impl ChunkedSort for Chunked<'_> {
+    fn sort_chunk(&mut self, range: Range<u64>) -> Result<()> {
+        let len = range.end - range.start;
+        let at = self.keys + range.start * self.key_bytes as u64;
+        // The only chunk is the whole sort (one launch for small ones): it decodes too.
+        if self.n <= OVERLAP_CHUNK {
+            return enqueue(self.sorter, at, len, self.key_bytes, self.map);
+        }
+        let maps = (self.map, IDENTITY);
+        let passes = windows(len, WINDOW_LOG2, WINDOW_PASSENGERS);
+        enqueue_windows(self.sorter, at, len, self.key_bytes, passes, maps)
+    }
+
+    /// The windows of the stages above the chunk over the whole array; those at the end that
+    /// compare keys within chunks only ([`WindowPass::stays_within`]) chunk by chunk, each
+    /// launched on its chunk alone ([`WindowPass::restricted`]), the chunk's keys final (and
+    /// decoded) once its last window is done.
+    fn finish(&mut self, written: &mut dyn FnMut(Range<u64>) -> Result<()>) -> Result<()> {
+        let (n, kb) = (self.n, self.key_bytes);
+        let rest: Vec<WindowPass> =
+            windows_from(n, OVERLAP_CHUNK_LOG2, WINDOW_LOG2, WINDOW_PASSENGERS).collect();
+        if rest.is_empty() {
+            // At most one chunk: its sort was the whole sort.
+            return written(0..n);
+        }
+        let tail = rest
+            .iter()
+            .rev()
+            .take_while(|w| w.stays_within(OVERLAP_CHUNK_LOG2))
+            .count();
+        assert!(
+            tail > 0,
+            "the last window compares keys within 2^13 at most"
+        );
+        let (head, tail) = rest.split_at(rest.len() - tail);
+        for pass in head {
+            launch_window(self.sorter, self.keys, n, kb, pass, (IDENTITY, IDENTITY))?;
+        }
+        for range in chunk_ranges(n, OVERLAP_CHUNK) {
+            let at = self.keys + range.start * kb as u64;
+            let len = range.end - range.start;
+            let passes = tail.iter().map(|w| w.restricted(OVERLAP_CHUNK_LOG2));
+            enqueue_windows(self.sorter, at, len, kb, passes, (IDENTITY, self.map))?;
+            written(range)?;
+        }
+        Ok(())
+    }
+}
+
+/// Queues the sort of `n ≤ SMALL_SORT_MAX_KEYS` keys (nothing for n < 2): the tiny sort's one
+/// block up to `tiny_sort_max_keys`, else the one-launch small sort. One small-sort block is a
+/// plain launch; several wait for each other at grid barriers, so they go through
+/// `cuLaunchCooperativeKernel`, which guarantees that all are resident at once (or refuses).
+fn enqueue_small(sorter: &GpuSorter, keys: u64, n: u64, key_bytes: usize, map: u32) -> Result<()> {
+    if n < 2 {
+        return Ok(());
+    }
+    if n <= tiny_sort_max_keys(key_bytes as u32) {
+        let name = kernels(key_bytes).tiny;
+        let f = sorter.function(name)?;
+        let n = n as u32;
+        let (threads, shared) = (tiny_threads(n), tiny_shared_bytes(n, key_bytes as u32));
+        let stream = &sorter.stream;
+        // SAFETY: `keys` holds n ≤ TINY_SORT_MAX_KEYS keys on this context's device; the launch
+        // shape is the kernel's.
+        let launched = unsafe { launch!(f<<<1, threads, shared, stream>>>(keys, n, map, map)) };
+        return launched.context(&format!("launching {name} for {n} keys"));
+    }
+    let name = kernels(key_bytes).small;
+    let f = sorter.function(name)?;
+    let plan = SmallPlan::for_len(n);
+    let (blocks, threads) = (plan.blocks(), plan.threads());
+    let shared = small_shared_bytes(plan.tile_log2, key_bytes as u32);
+    let scratch = sorter.small.scratch.as_device_ptr().as_raw();
+    let barrier = sorter.small.barrier.as_device_ptr().as_raw();
+    let (n, encode, decode) = (n as u32, map, map);
+    let stream = &sorter.stream;
+    let what = || format!("launching {name} for {n} keys ({blocks} blocks)");
+    if blocks == 1 {
+        // SAFETY: `keys` holds n ≤ 2^plan.log2 keys on this context's device; the scratch and
+        // the counter are this sorter's, used in stream order; the launch shape is the kernel's.
+        let launched = unsafe {
+            launch!(f<<<1, threads, shared, stream>>>(keys, scratch, barrier, n, encode, decode))
+        };
+        return launched.context(&what());
+    }
+    let mut params: [*mut c_void; 6] = [
+        &keys as *const u64 as *mut c_void,
+        &scratch as *const u64 as *mut c_void,
+        &barrier as *const u64 as *mut c_void,
+        &n as *const u32 as *mut c_void,
+        &encode as *const u32 as *mut c_void,
+        &decode as *const u32 as *mut c_void,
+    ];
+    // SAFETY: as above; `params` points to the six arguments, in the kernel's order and types
+    // (device addresses as u64, then three u32), which live until the call returns.
+    let status = unsafe {
+        cuda::cuLaunchCooperativeKernel(
+            f.to_raw(),
+            blocks,
+            1,
+            1,
+            threads,
+            1,
+            1,
+            shared,
+            stream.as_inner(),
+            params.as_mut_ptr(),
+        )
+    };
+    driver(status, "cuLaunchCooperativeKernel", what)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each thread's 16 keys are indexed with constants only, in written-out code: if LLVM
+    /// stops unrolling a loop over them, they move to local memory and the window passes slow
+    /// down severalfold (docs/perf.md, "v3: window passes").
+    #[test]
+    fn window_kernels_keep_their_keys_in_registers() {
+        for k in [&KERNELS_32, &KERNELS_64] {
+            for name in [k.window_tiles, k.window, k.window_wide, k.small, k.tiny] {
+                super::super::assert_no_local_memory(name, "docs/perf.md, v3: window passes");
+            }
+        }
+    }
+
+    #[test]
+    fn window_kernels_have_their_register_caps() {
+        // `.maxnreg` from tuning::MAX_REGISTERS; the caps let several 512-thread blocks share a
+        // multiprocessor: 4 (4-byte tile sort), 3 (4-byte passes), 2 (8-byte keys).
+        use kernels_gpu::tuning::MAX_REGISTERS;
+        for (k, blocks) in [(&KERNELS_32, [4, 3, 3]), (&KERNELS_64, [2, 2, 2])] {
+            for (name, blocks) in [k.window_tiles, k.window, k.window_wide]
+                .into_iter()
+                .zip(blocks)
+            {
+                let cap = MAX_REGISTERS
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|&(_, c)| c);
+                let cap = cap.unwrap_or_else(|| panic!("no register cap for {name}"));
+                assert!(blocks * cap * WINDOW_THREADS <= 65536, "{name}");
+                let body = super::super::kernel_ptx(name);
+                assert!(body.contains(&format!(".maxnreg {cap}\n")), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_window_shared_memory_fits_the_blocks_the_registers_allow() {
+        // Of the 228 KiB a multiprocessor has: 4 × 33 KiB (4-byte keys), 2 × 66 KiB (8-byte).
+        assert!(4 * window_shared_bytes(4) <= 228 * 1024);
+        assert!(2 * window_shared_bytes(8) <= 228 * 1024);
+        assert!(window_shared_bytes(8) <= kernels_gpu::tuning::MAX_SHARED_BYTES);
+    }
+}

@@ -1,0 +1,143 @@
+//! Sort arrays on NVIDIA GPUs with kernels written in Rust (compiled to PTX by rustc's nvptx64
+//! backend, launched with [`cust`]), with CPU baselines, a CPU fallback and verification.
+//!
+//! The entry point is [`GpuSorter`]: create one per device and process, then sort host slices
+//! ([`GpuSorter::sort_unstable`]) or keys already on the device
+//! ([`GpuSorter::sort_unstable_device`]). Everything else in the crate works without a GPU.
+//!
+//! ```no_run
+//! use gpusort::{GpuSorter, Order};
+//!
+//! let sorter = GpuSorter::new()?; // driver, context, kernels (JIT), stream: once
+//! let mut keys = vec![3.5f32, -1.0, f32::NAN, 0.0, -0.0];
+//! sorter.sort_unstable(&mut keys, Order::Ascending)?;
+//! assert_eq!(keys[..4], [-1.0, -0.0, 0.0, 3.5]);
+//! assert!(keys[4].is_nan());
+//! # Ok::<(), gpusort::Error>(())
+//! ```
+//!
+//! # Using the library
+//!
+//! Depend on it by path or by git (the package is `gpusort`, in the `gpusort/` directory of its
+//! repository):
+//!
+//! ```toml
+//! [dependencies]
+//! gpusort = { path = "../gpusort/gpusort" }
+//! # or by git: gpusort = { git = "<the repository's URL>" }
+//! ```
+//!
+//! Any Rust toolchain that builds edition 2024 builds it, stable included: the kernels come
+//! compiled, as PTX inside the package ([`gpu::KERNELS_PTX`]). What it needs is what a CUDA user
+//! has:
+//!
+//! - to link: `libcuda` (the driver's, or a stub), found through the CUDA toolkit
+//!   (`CUDA_PATH`, `/usr/local/cuda`) or the directory in `CUDA_LIBRARY_PATH` (e.g.
+//!   `CUDA_LIBRARY_PATH=/usr` where the driver's `libcuda.so` is in `/usr/lib`), as `cust`'s
+//!   link step looks for it;
+//! - to sort on the GPU: an NVIDIA driver and a GPU of compute capability 7.0 (Volta) or later;
+//!   the driver compiles the PTX for the GPU when a sorter first loads it. Without either,
+//!   [`GpuSorter::new`] returns [`Error::NoDriver`] or [`Error::NoDevice`] and the CPU sorts of
+//!   [`cpu`] remain.
+//!
+//! Features, all off by default: `clap` derives `clap::ValueEnum` for the enums a command line
+//! takes ([`Order`], [`DType`], [`cpu::CpuAlgo`], [`gpu::GpuAlgo`], [`multi::Exchange`],
+//! [`files::FileFormat`]); `testing` adds the CPU references that tests of the GPU code compare
+//! with. No environment variable changes what a sort does; `GPUSORT_TRACE` prints the timeline
+//! of host-slice sorts' copies to stderr.
+//!
+//! # From the CPU to the GPU
+//!
+//! The API follows `std`'s slice sorts; where the data lives on the GPU it takes `cust`'s
+//! device memory types, which `cust` names after std's:
+//!
+//! | on the CPU (`std`) | on the GPU (`gpusort`, `cust`) |
+//! |---|---|
+//! | `Vec<T>` (owned keys) | [`DeviceBuffer<T>`](cust::memory::DeviceBuffer), from [`GpuSorter::upload`] or [`GpuSorter::alloc`] |
+//! | `&mut [T]` (borrowed keys) | [`&mut DeviceSlice<T>`](cust::memory::DeviceSlice) (a `DeviceBuffer` derefs to one) |
+//! | `<[T]>::sort_unstable` | [`GpuSorter::sort_unstable`] (host slice: one upload, the sort, one download) and [`GpuSorter::sort_unstable_device`] (in place on the device): a bitonic network |
+//! | spawning work and joining it | [`GpuSorter::enqueue_sort_unstable`] queues the sort on [`GpuSorter::stream`]; [`GpuSorter::synchronize`] waits for it |
+//! | `<[T]>::sort` (stable) | [`GpuSorter::sort`] and [`GpuSorter::sort_device`]: the merge-path merge sort |
+//! | sorting (key, value) pairs | [`GpuSorter::sort_pairs`] (`u32`/`u64`/`u128` values), [`GpuSorter::sort_by_key`] (any `Copy` payload of up to 16 bytes), [`GpuSorter::sort_pairs_device`] |
+//! | argsort (the sorting permutation) | [`GpuSorter::argsort`], [`GpuSorter::argsort_u32`]; [`argsort::argsort_cpu`] on the CPU |
+//!
+//! Host slices too large for the device are sorted in chunks and merged on the CPU
+//! ([`GpuSorter::set_memory_budget`], [`GpuSorter::set_progress`]).
+//!
+//! # Key types and order
+//!
+//! The sorts take the six [`SortKey`] types, `u32`, `i32`, `f32`, `u64`, `i64` and `f64`
+//! ([`DType`] names them at run time; [`with_key_type!`] turns a name back into a type), in
+//! either [`Order`]. Floats are ordered like [`f32::total_cmp`] and [`f64::total_cmp`]:
+//!
+//! −NaN < −∞ < … < −1.0 < … < −0.0 < +0.0 < … < 1.0 < … < +∞ < +NaN
+//!
+//! and [`Order::Descending`] is exactly the reverse. Keys that are equal in this order have
+//! identical bits, so an unstable sort of keys alone gives, bit for bit, what std's stable
+//! `sort_by(f32::total_cmp)` gives: stability only matters once values travel with the keys.
+//!
+//! # Complexity and memory
+//!
+//! The GPU sort is a bitonic network: O(n log² n) compare-exchanges in ⌈log₂ n⌉ stages, the
+//! same for every input of length n (it never looks at the data to decide what to compare).
+//! Any n works, without padding.
+//!
+//! - [`GpuSorter::sort_unstable_device`] sorts in place and allocates no temporary device
+//!   memory.
+//! - [`GpuSorter::sort_unstable`] allocates one device buffer of n keys (n ×
+//!   `size_of::<K>()` bytes), checked against free device memory first, and frees it before it
+//!   returns; no host memory beyond the slice.
+//! - [`argsort::argsort_cpu`] needs 16 bytes per key beside the keys.
+//!
+//! # Errors
+//!
+//! GPU calls return [`Result<T, Error>`](Result). [`Error`] tells apart a missing driver
+//! ([`Error::NoDriver`]) or device ([`Error::NoDevice`]), which a program may answer by sorting
+//! on the CPU ([`cpu::CpuAlgo`]); a bad device ordinal ([`Error::InvalidDevice`]); too little
+//! device memory ([`Error::OutOfDeviceMemory`], with the bytes asked for and free); more keys
+//! than the kernels index ([`Error::TooLong`]); and failing CUDA calls ([`Error::Cuda`],
+//! [`Error::DriverCall`]) with what was being done. Files have their own error,
+//! [`files::FileError`], which names the file.
+//!
+//! ```no_run
+//! use gpusort::{Error, GpuSorter, Order, cpu::CpuAlgo};
+//!
+//! let mut keys = vec![5u64, 1, 4, 1];
+//! match GpuSorter::new() {
+//!     Ok(gpu) => gpu.sort_unstable(&mut keys, Order::Ascending)?,
+//!     Err(Error::NoDriver(_) | Error::NoDevice) => CpuAlgo::Rayon.sort(&mut keys, Order::Ascending),
+//!     Err(e) => return Err(e),
+//! }
+//! assert_eq!(keys, [1, 1, 4, 5]);
+//! # Ok::<(), gpusort::Error>(())
+//! ```
+//!
+//! # Modules
+//!
+//! - [`gpu`]: [`GpuSorter`], [`PinnedBuffer`] and the embedded kernels.
+//! - [`multi`]: [`MultiGpuSorter`], one sort across several GPUs.
+//! - [`keys`]: [`SortKey`], [`SortValue`], [`Order`], [`DType`].
+//! - [`cpu`]: CPU sorts (std, rayon, the bitonic network on one and on all cores), as
+//!   baselines and fallback, and the stable merge of sorted runs.
+//! - [`argsort`]: the stable sorting permutation and gathering through it (CPU).
+//! - [`files`]: `.npy` and raw key files, read in chunks, written atomically.
+//! - [`error`]: [`Error`] and [`Result`].
+//!
+//! The programs in `gpusort/examples/` show each use end to end: `sort_vec`, `sort_device`,
+//! `sort_pairs`, `argsort` and `sort_file` (`cargo run --release -p gpusort --example
+//! sort_vec`); without a GPU they say so and sort on the CPU. The command-line tool, `gpusort`
+//! (package `gpusort-cli`), sorts files and benchmarks the sorts.
+#![warn(missing_docs)]
+
+pub mod argsort;
+pub mod cpu;
+pub mod error;
+pub mod files;
+pub mod gpu;
+pub mod keys;
+pub mod multi;
+
+pub use error::{Error, Result};
+pub use gpu::{GpuSorter, PinnedBuffer};
+pub use keys::{DType, Order, SortKey, SortValue};
+pub use multi::MultiGpuSorter;
