@@ -103,6 +103,7 @@
 
 pub mod argsort;
 pub mod bench;
+pub mod cleanup;
 pub mod cli;
 pub mod cpu;
 pub mod error;
@@ -110,6 +111,7 @@ pub mod files;
 pub mod gpu;
 pub mod inputs;
 pub mod keys;
+pub mod memory;
 pub mod multi;
 pub mod timing;
 pub mod verify;
