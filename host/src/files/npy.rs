@@ -78,7 +78,7 @@ pub(crate) fn read_header(path: &Path, file: &File) -> Result<NpyLayout, FileErr
         Value::Dict(dict) => dict,
         other => {
             return Err(bad(format!(
-                "the header is a Python {}, not a dict",
+                "the header is {} in Python, not a dict",
                 other.type_name()
             )));
         }
@@ -110,7 +110,7 @@ pub(crate) fn read_header(path: &Path, file: &File) -> Result<NpyLayout, FileErr
         Value::Bool(b) => *b,
         other => {
             return Err(bad(format!(
-                "fortran_order is a {}, not a bool",
+                "fortran_order is {}, not a bool",
                 other.type_name()
             )));
         }
@@ -123,16 +123,13 @@ pub(crate) fn read_header(path: &Path, file: &File) -> Result<NpyLayout, FileErr
                     .map_err(|_| bad(format!("shape has a negative dimension, {n}"))),
                 Value::Bool(b) => Ok(u64::from(*b)),
                 other => Err(bad(format!(
-                    "shape holds a {}, not only ints",
+                    "shape holds {}, not only ints",
                     other.type_name()
                 ))),
             })
             .collect::<Result<_, _>>()?,
         other => {
-            return Err(bad(format!(
-                "shape is a {}, not a tuple",
-                other.type_name()
-            )));
+            return Err(bad(format!("shape is {}, not a tuple", other.type_name())));
         }
     };
     let dtype = match get("descr") {
@@ -151,7 +148,7 @@ pub(crate) fn read_header(path: &Path, file: &File) -> Result<NpyLayout, FileErr
         }
         other => {
             return Err(bad(format!(
-                "descr is a {}, not a string or list",
+                "descr is {}, not a string or list",
                 other.type_name()
             )));
         }

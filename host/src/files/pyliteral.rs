@@ -14,16 +14,16 @@ pub(crate) enum Value {
 }
 
 impl Value {
-    /// Python's name for the value's type, for messages.
+    /// Python's name for the value's type with its article, for messages.
     pub(crate) fn type_name(&self) -> &'static str {
         match self {
-            Value::Str(_) => "str",
-            Value::Int(_) => "int",
-            Value::Bool(_) => "bool",
+            Value::Str(_) => "a str",
+            Value::Int(_) => "an int",
+            Value::Bool(_) => "a bool",
             Value::None => "None",
-            Value::Tuple(_) => "tuple",
-            Value::List(_) => "list",
-            Value::Dict(_) => "dict",
+            Value::Tuple(_) => "a tuple",
+            Value::List(_) => "a list",
+            Value::Dict(_) => "a dict",
         }
     }
 }
