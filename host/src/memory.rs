@@ -334,6 +334,7 @@ mod tests {
         if let Some(available) = mem_available() {
             assert!(room.bytes <= available);
         }
-        assert!(check(room.bytes.saturating_add(1), "x").is_err() || disabled());
+        assert!(room.bytes > 0);
+        assert!(check(u64::MAX, "x").is_err() || disabled());
     }
 }

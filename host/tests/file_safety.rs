@@ -72,8 +72,10 @@ fn npy_keys(bytes: &[u8]) -> Option<Vec<u32>> {
     }
     let data = &bytes[start..];
     Some(
-        data.chunks_exact(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        data.as_chunks::<4>()
+            .0
+            .iter()
+            .map(|c| u32::from_le_bytes(*c))
             .collect(),
     )
 }

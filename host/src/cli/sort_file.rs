@@ -63,11 +63,13 @@ impl SortAlgo {
 /// ```
 #[derive(Debug, Args)]
 pub struct SortArgs {
-    /// The file to sort: a 1-D .npy array of u32, i32, f32, u64, i64 or f64 (little-endian,
-    /// C order), or raw little-endian keys (any other name; needs --dtype).
+    /// The file to sort: a 1-D .npy array of u32, i32, f32, u64, i64 or f64 (little-endian),
+    /// or raw little-endian keys (any other name; needs --dtype); `-` reads standard input (a
+    /// .npy unless --format raw).
     pub input: PathBuf,
     /// Where to write the sorted keys, with INPUT's key type and shape: a .npy if the name ends
-    /// in .npy, else raw. Written to a temporary file beside it, renamed when complete.
+    /// in .npy, else raw. A regular file or a new name (a symbolic link: the file it points
+    /// to); written beside it unnamed and put in place only when complete.
     pub output: PathBuf,
     /// Key type: required for raw files; for a .npy, if given, it must be the file's.
     #[arg(long, value_enum)]
@@ -90,7 +92,7 @@ pub struct SortArgs {
     #[arg(long, value_name = "IDX.npy")]
     pub argsort: Option<PathBuf>,
     /// Allow OUTPUT to be INPUT, which is then replaced (through a temporary file, like any
-    /// output).
+    /// output); through a symbolic link, the file it points to is sorted.
     #[arg(long)]
     pub in_place: bool,
 }
