@@ -332,7 +332,12 @@ fn interrupt(signal: i32, expected_code: Option<i32>) {
         } else {
             saw_interrupted = true;
             match expected_code {
-                Some(code) => assert_eq!(status.code(), Some(code), "{status:?}"),
+                // Killed by the signal itself only when it came before the handlers were
+                // installed, at start-up, before any file was touched.
+                Some(code) => assert!(
+                    status.code() == Some(code) || status.signal() == Some(signal),
+                    "{status:?}"
+                ),
                 None => assert_eq!(status.signal(), Some(signal), "{status:?}"),
             }
         }
@@ -421,7 +426,8 @@ fn the_main_job_and_bench_check_the_process_limits() {
         &["--n", "536870912", "--dtype", "u64", "--backend", "cpu"],
         &[],
     );
-    assert_refused(&out, "not enough memory: --n 536870912");
+    assert_refused(&out, "--n 536870912 is too large for host memory");
+    assert!(stderr(&out).contains("RLIMIT_AS"), "{}", stderr(&out));
     let dir = tempfile::tempdir().unwrap();
     let out = with_ulimit_v(
         1 << 20,

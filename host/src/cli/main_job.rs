@@ -297,13 +297,15 @@ fn check_fits<K: SortKey>(n: usize, gpu: Option<&GpuSorter>) -> Result<()> {
             );
         }
     }
-    crate::memory::check(
-        need,
-        format!(
-            "--n {n} (input, reference and output of {n} {} keys on the host)",
-            K::DTYPE
-        ),
-    )?;
+    crate::memory::check(need, format!("--n {n}")).map_err(|e| {
+        anyhow::anyhow!(
+            "--n {n} is too large for host memory: {need} bytes needed (input, reference and \
+             output of {} keys), {} bytes available to this process ({})",
+            K::DTYPE,
+            e.room.bytes,
+            e.room.bound
+        )
+    })?;
     Ok(())
 }
 
