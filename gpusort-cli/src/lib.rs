@@ -18,7 +18,7 @@ pub mod verify;
 pub(crate) use gpusort::{Error, Order};
 #[allow(unused_imports)] // named by doc links only
 pub(crate) use gpusort::{GpuSorter, PinnedBuffer};
-pub(crate) use gpusort::{argsort, cpu, files, gpu, keys, multi, with_key_type};
+pub(crate) use gpusort::{argsort, cpu, files, gpu, keys, memory, multi, with_key_type};
 
 /// The library's error types, and how the tool adds what was being done to a CUDA error.
 pub(crate) mod error {

@@ -1,12 +1,26 @@
 use clap::Parser;
 use gpusort_cli::cli::{Cli, run};
+use std::io::Write as _;
 use std::process::ExitCode;
 
+// An allocation failure ends the run with a message and exit code 2, not an abort.
+#[global_allocator]
+static ALLOC: gpusort::memory::ExitOnOom = gpusort::memory::ExitOnOom;
+
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    if let Err(e) = gpusort::cleanup::exit_cleanly_on_signals() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "gpusort: error: cannot handle signals: {e}"
+        );
+        return ExitCode::from(2);
+    }
+    match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("gpusort: error: {e:#}");
+            // A closed stderr leaves nothing to tell.
+            let _ = writeln!(std::io::stderr(), "gpusort: error: {e:#}");
             ExitCode::from(2)
         }
     }

@@ -312,7 +312,7 @@ fn auto_backend_without_gpu_skips_the_gpu_sorts_once_and_runs_the_cpu_ones() {
     assert!(run.status.success(), "{stderr}");
     assert_eq!(
         stderr
-            .matches("skipping the GPU sorts (bitonic, merge)")
+            .matches("skipping the GPU sorts (bitonic, merge, radix)")
             .count(),
         1,
         "{stderr}"

@@ -100,7 +100,7 @@ fn bad_flag_values_are_refused_with_a_message() {
         (vec!["--dtype", "u16"], "u16"),
         (vec!["--dist", "zipf"], "zipf"),
         (vec!["--backend", "tpu"], "tpu"),
-        (vec!["--algo", "radix"], "radix"),
+        (vec!["--algo", "quick"], "quick"),
         (vec!["--reps", "0"], "--reps"),
     ] {
         let out = gpusort(&args);

@@ -848,7 +848,7 @@ fn unknown_flag_values() {
     let (dir, input, output) = setup();
     for (flag, value) in [
         ("--order", "up"),
-        ("--algo", "radix"),
+        ("--algo", "quick"),
         ("--backend", "tpu"),
         ("--dtype", "u16"),
         ("--format", "csv"),

@@ -121,6 +121,10 @@
 //!   baselines and fallback, and the stable merge of sorted runs.
 //! - [`argsort`]: the stable sorting permutation and gathering through it (CPU).
 //! - [`files`]: `.npy` and raw key files, read in chunks, written atomically.
+//! - [`cleanup`]: removing a run's temporary files when a signal ends it (for programs that
+//!   opt in).
+//! - [`memory`]: what the process can really allocate (`MemAvailable`, cgroup limits,
+//!   `RLIMIT_AS`/`RLIMIT_DATA`), checked before a sort allocates.
 //! - [`error`]: [`Error`] and [`Result`].
 //!
 //! The programs in `gpusort/examples/` show each use end to end: `sort_vec`, `sort_device`,
@@ -130,11 +134,13 @@
 #![warn(missing_docs)]
 
 pub mod argsort;
+pub mod cleanup;
 pub mod cpu;
 pub mod error;
 pub mod files;
 pub mod gpu;
 pub mod keys;
+pub mod memory;
 pub mod multi;
 
 pub use error::{Error, Result};

@@ -90,6 +90,33 @@ pub struct BenchArgs {
     pub gpus: Vec<u32>,
 }
 
+/// Refuses a sweep whose largest size the host cannot hold, before anything is allocated: each
+/// size holds the input, std's sorted reference and one sort's output (3 × n keys).
+fn check_memory(plan: &Plan) -> Result<()> {
+    let Some(log2) = plan
+        .log2_sizes()
+        .rev()
+        .find(|&l| !plan.algos_at(l).is_empty())
+    else {
+        return Ok(());
+    };
+    let key = plan
+        .dtypes
+        .iter()
+        .map(|&d| crate::files::key_bytes(d) as u64)
+        .max()
+        .unwrap_or(0);
+    let need = 1u64
+        .checked_shl(log2)
+        .and_then(|n| n.checked_mul(3 * key))
+        .unwrap_or(u64::MAX);
+    crate::memory::check(
+        need,
+        format!("the sweep at 2^{log2} keys (input, reference and output on the host)"),
+    )?;
+    Ok(())
+}
+
 fn log2_parser() -> clap::builder::RangedI64ValueParser<u32> {
     clap::value_parser!(u32).range(0..=i64::from(plan::MAX_LOG2))
 }
@@ -157,6 +184,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     if plan.measurements() == 0 {
         bail!("no sort runs at these sizes (see --cpu-max-log2)");
     }
+    check_memory(&plan)?;
     // Now rather than after a sweep of minutes.
     fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
     let settings = Settings {

@@ -297,24 +297,16 @@ fn check_fits<K: SortKey>(n: usize, gpu: Option<&GpuSorter>) -> Result<()> {
             );
         }
     }
-    if let Some(available) = host_memory_available()
-        && need > available
-    {
-        anyhow::bail!(
+    crate::memory::check(need, format!("--n {n}")).map_err(|e| {
+        anyhow::anyhow!(
             "--n {n} is too large for host memory: {need} bytes needed (input, reference and \
-             output of {} keys), {available} bytes available",
-            K::DTYPE
-        );
-    }
+             output of {} keys), {} bytes available to this process ({})",
+            K::DTYPE,
+            e.room.bytes,
+            e.room.bound
+        )
+    })?;
     Ok(())
-}
-
-/// `MemAvailable` of /proc/meminfo, in bytes (None where there is no such file).
-fn host_memory_available() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {

@@ -5,7 +5,7 @@
 
 use super::main_job::{Backend, open_gpu};
 use super::progress::Progress;
-use crate::argsort::{argsort_cpu, gather};
+use crate::argsort::{argsort_cpu, argsort_cpu_u32};
 use crate::cpu::{CpuAlgo, threads};
 use crate::files::{AtomicOutput, CHUNK_BYTES, FileFormat, KeyFile, LeKey, key_bytes, same_file};
 use crate::gpu::{GpuAlgo, GpuSorter};
@@ -13,7 +13,9 @@ use crate::keys::{DType, Order};
 use crate::with_key_type;
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, ValueEnum};
-use std::path::PathBuf;
+use rayon::prelude::*;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -64,11 +66,13 @@ impl SortAlgo {
 /// ```
 #[derive(Debug, Args)]
 pub struct SortArgs {
-    /// The file to sort: a 1-D .npy array of u32, i32, f32, u64, i64 or f64 (little-endian,
-    /// C order), or raw little-endian keys (any other name; needs --dtype).
+    /// The file to sort: a 1-D .npy array of u32, i32, f32, u64, i64 or f64 (little-endian),
+    /// or raw little-endian keys (any other name; needs --dtype); `-` reads standard input (a
+    /// .npy unless --format raw).
     pub input: PathBuf,
     /// Where to write the sorted keys, with INPUT's key type and shape: a .npy if the name ends
-    /// in .npy, else raw. Written to a temporary file beside it, renamed when complete.
+    /// in .npy, else raw. A regular file or a new name (a symbolic link: the file it points
+    /// to); written beside it unnamed and put in place only when complete.
     pub output: PathBuf,
     /// Key type: required for raw files; for a .npy, if given, it must be the file's.
     #[arg(long, value_enum)]
@@ -91,7 +95,7 @@ pub struct SortArgs {
     #[arg(long, value_name = "IDX.npy")]
     pub argsort: Option<PathBuf>,
     /// Allow OUTPUT to be INPUT, which is then replaced (through a temporary file, like any
-    /// output).
+    /// output); through a symbolic link, the file it points to is sorted.
     #[arg(long)]
     pub in_place: bool,
 }
@@ -125,23 +129,41 @@ pub struct SortArgs {
 /// # Ok::<(), anyhow::Error>(())
 /// ```
 pub fn run(args: &SortArgs) -> Result<ExitCode> {
-    let format_of = |path| args.format.unwrap_or_else(|| FileFormat::from_path(path));
-    let mut input = KeyFile::open(&args.input, format_of(&args.input), args.dtype)?;
+    let format_of = |path: &Path| {
+        args.format.unwrap_or_else(|| {
+            // Standard input has no name to go by: a .npy unless --format says otherwise.
+            if path == Path::new("-") {
+                FileFormat::Npy
+            } else {
+                FileFormat::from_path(path)
+            }
+        })
+    };
     check_paths(args)?;
     if args.argsort.is_some() && args.algo == SortAlgo::Bitonic {
         bail!("--argsort needs a stable sort: use --algo merge or auto, not bitonic");
     }
-
-    // Every output's directory is checked (by creating its temporary file) before any keys are
-    // read, so that a bad path fails at once, not after minutes of reading and sorting.
+    // Every output is checked (by creating the file its keys go to) before any keys are read,
+    // so that a bad path fails at once, not after minutes of reading and sorting.
     let keys_out = AtomicOutput::create(&args.output)?;
     let index_out = args
         .argsort
         .as_deref()
         .map(AtomicOutput::create)
         .transpose()?;
-    let progress = Progress::for_file(input.data_bytes());
+    let mut input = KeyFile::open(&args.input, format_of(&args.input), args.dtype)?;
+    for out in std::iter::once(&keys_out).chain(&index_out) {
+        if out.target() != out.path() {
+            eprintln!(
+                "gpusort: {} is a symbolic link: replacing the file it points to, {}",
+                out.path().display(),
+                out.target().display()
+            );
+        }
+    }
     let mut gpu = open_gpu(args.backend)?;
+    check_memory(&input, args.argsort.is_some(), gpu.as_ref())?;
+    let progress = Progress::for_file(input.data_bytes());
     if let Some(gpu) = &mut gpu {
         // Keys too many for the device are sorted in chunks and merged: shown on the bar.
         gpu.set_progress(Some(progress.sort_hook(key_bytes(input.dtype()) as u64)));
@@ -160,7 +182,7 @@ pub fn run(args: &SortArgs) -> Result<ExitCode> {
     let argsort_note = args.argsort.as_ref().map_or(String::new(), |p| {
         format!(" (permutation: {})", p.display())
     });
-    println!(
+    let report = format!(
         "gpusort: sorted {len} {dtype} keys {} from {} into {}{argsort_note} on {sorted_on} in \
          {:.2} s",
         match args.order {
@@ -171,7 +193,54 @@ pub fn run(args: &SortArgs) -> Result<ExitCode> {
         args.output.display(),
         start.elapsed().as_secs_f64(),
     );
+    // The outputs are complete and in place: a closed or full stdout is an error of its own.
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{report}")
+        .and_then(|()| stdout.flush())
+        .with_context(|| {
+            format!(
+                "writing the report to standard output (the sorted keys were written to {})",
+                args.output.display()
+            )
+        })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses a sort whose host memory the process cannot have, before any key is read: the keys;
+/// for an argsort the (key, index) pairs on the CPU or the indices from the GPU; keys sorted on
+/// the GPU in chunks also need a host copy to merge into; and the read and write buffers.
+fn check_memory(input: &KeyFile, argsort: bool, gpu: Option<&GpuSorter>) -> Result<()> {
+    let n = input.len();
+    let key = key_bytes(input.dtype()) as u64;
+    let index = if n <= 1 << 32 { 4 } else { 8 };
+    let keys = input.data_bytes();
+    let buffers = 2 * keys.min(CHUNK_BYTES as u64);
+    let per_key = match (argsort, gpu) {
+        // In place (rayon's par_sort_unstable).
+        (false, None) => key,
+        // The (ordered bits, index) pairs, padded to the larger of the two.
+        (true, None) => key + 2 * key.max(index),
+        (false, Some(_)) => key,
+        (true, Some(_)) => key + index,
+    };
+    let mut need = n.saturating_mul(per_key);
+    if let Some(gpu) = gpu {
+        let free = gpu.memory_info().map(|(free, _)| free).unwrap_or(0);
+        // Whether the GPU sorts it whole is for it to decide: a sort that may go in chunks
+        // (its working set beyond free device memory) is counted with the host copy.
+        if n.saturating_mul(3 * (key + index)) > free {
+            need = need.saturating_add(n.saturating_mul(key + if argsort { index } else { 0 }));
+        }
+    }
+    crate::memory::check(
+        need.saturating_add(buffers),
+        format!(
+            "sorting {} ({keys} bytes of keys{})",
+            input.path().display(),
+            if argsort { ", with --argsort" } else { "" }
+        ),
+    )?;
+    Ok(())
 }
 
 /// Refuses to overwrite the input (unless `--in-place`) and to write two outputs to one file.
@@ -197,6 +266,12 @@ fn check_paths(args: &SortArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A sorting permutation, with indices as narrow as the length allows.
+enum Perm {
+    U32(Vec<u32>),
+    U64(Vec<u64>),
 }
 
 /// What the sort of one file needs beside the files.
@@ -230,14 +305,14 @@ impl Job<'_> {
                 Ok(sorted_on)
             }
             Some(index_out) => {
+                // u32 indices where they suffice: half the memory and traffic.
+                let narrow = keys.len() as u64 <= 1 << 32;
                 let (perm, sorted_on) = match self.gpu {
                     Some(gpu) => {
-                        // u32 indices where they suffice: half the device memory and traffic.
-                        let perm = if keys.len() as u64 <= 1 << 32 {
-                            gpu.argsort_u32(&keys, self.order)
-                                .map(|p| p.into_iter().map(u64::from).collect())
+                        let perm = if narrow {
+                            gpu.argsort_u32(&keys, self.order).map(Perm::U32)
                         } else {
-                            gpu.argsort(&keys, self.order)
+                            gpu.argsort(&keys, self.order).map(Perm::U64)
                         }
                         .with_context(|| {
                             format!("argsorting {} on the GPU", input.path().display())
@@ -245,13 +320,24 @@ impl Job<'_> {
                         (perm, format!("{} (merge sort, stable)", gpu.device_name()))
                     }
                     None => (
-                        argsort_cpu(&keys, self.order),
+                        if narrow {
+                            Perm::U32(argsort_cpu_u32(&keys, self.order))
+                        } else {
+                            Perm::U64(argsort_cpu(&keys, self.order))
+                        },
                         "the CPU (rayon, stable)".into(),
                     ),
                 };
-                let index_bytes = perm.len() as u64 * size_of::<i64>() as u64;
+                let index_bytes = keys.len() as u64 * size_of::<i64>() as u64;
                 progress.phase("writing", input.data_bytes() + index_bytes);
-                self.write_permuted(keys_out, index_out, keys, &perm, progress)?;
+                match perm {
+                    Perm::U32(perm) => {
+                        self.write_permuted(keys_out, index_out, keys, &perm, progress)?
+                    }
+                    Perm::U64(perm) => {
+                        self.write_permuted(keys_out, index_out, keys, &perm, progress)?
+                    }
+                }
                 Ok(sorted_on)
             }
         }
@@ -287,12 +373,12 @@ impl Job<'_> {
 
     /// Writes `keys` gathered through `perm` to `keys_out` and `perm` to `index_out`, as int64
     /// `.npy`, and renames both into place.
-    fn write_permuted<K: LeKey>(
+    fn write_permuted<K: LeKey, I: Copy + Into<u64> + Send + Sync>(
         &self,
         mut keys_out: AtomicOutput,
         mut index_out: AtomicOutput,
         keys: Vec<K>,
-        perm: &[u64],
+        perm: &[I],
         progress: &Progress,
     ) -> Result<()> {
         let len = perm.len() as u64;
@@ -301,13 +387,17 @@ impl Job<'_> {
         let chunk_len = CHUNK_BYTES / size_of::<u64>();
         keys_out.begin(self.out_format, K::DTYPE, len)?;
         for indices in perm.chunks(chunk_len) {
-            keys_out.write_keys(&gather(&keys, indices), &mut |n| progress.inc(n))?;
+            let gathered: Vec<K> = indices
+                .par_iter()
+                .map(|&i| keys[i.into() as usize])
+                .collect();
+            keys_out.write_keys(&gathered, &mut |n| progress.inc(n))?;
         }
         drop(keys);
         index_out.begin(FileFormat::Npy, DType::I64, len)?;
         for indices in perm.chunks(chunk_len) {
             // Lossless: an index is below the length of a slice, at most isize::MAX.
-            let indices: Vec<i64> = indices.iter().map(|&i| i as i64).collect();
+            let indices: Vec<i64> = indices.iter().map(|&i| i.into() as i64).collect();
             index_out.write_keys(&indices, &mut |n| progress.inc(n))?;
         }
         // Both are complete before either is renamed; only a failing rename in between could

@@ -145,13 +145,36 @@ pub enum FileError {
     },
     /// A raw file, whose key type must be given.
     #[error(
-        "{} is read as a raw file (its name does not end in .npy), which carries no key type: \
-         pass --dtype u32|i32|f32|u64|i64|f64",
+        "{} is read as a raw file ({why}), which carries no key type: pass --dtype \
+         u32|i32|f32|u64|i64|f64",
         .path.display()
     )]
     RawNeedsDtype {
         /// The file.
         path: PathBuf,
+        /// Why it is read as raw: its name, or `--format raw`.
+        why: &'static str,
+    },
+    /// The input is not a regular file or a stream that can be read as one.
+    #[error("{} is a {kind}, not a file of keys; gpusort reads regular files, pipes and FIFOs", .path.display())]
+    InputNotRegular {
+        /// The file.
+        path: PathBuf,
+        /// What it is.
+        kind: &'static str,
+    },
+    /// A `.npy` shape whose data would need more bytes than a file can have.
+    #[error(
+        "{} has a bad .npy header: shape ({len},) of {dtype} keys needs more than 2^64 bytes",
+        .path.display()
+    )]
+    ShapeOverflow {
+        /// The file.
+        path: PathBuf,
+        /// Keys the header promises.
+        len: u64,
+        /// Their type.
+        dtype: DType,
     },
     /// The key type asked for is not the file's.
     #[error("{} holds {found} keys, not {asked}", .path.display())]
@@ -186,6 +209,49 @@ pub enum FileError {
         path: PathBuf,
         /// What stands where its directory should be.
         dir: PathBuf,
+    },
+    /// The output path ends in `/` but is not a directory.
+    #[error("cannot write {}: a name ending in '/' names a directory", .path.display())]
+    OutputTrailingSlash {
+        /// The output path.
+        path: PathBuf,
+    },
+    /// The output path is a device, FIFO, socket or other file that is not a regular file.
+    #[error(
+        "cannot write {}: it is a {kind}, not a regular file; gpusort writes only regular files",
+        .path.display()
+    )]
+    OutputNotRegular {
+        /// The output path.
+        path: PathBuf,
+        /// What it is.
+        kind: &'static str,
+    },
+    /// The output path is a symbolic link to nothing.
+    #[error(
+        "cannot write {}: it is a symbolic link to a file that does not exist (remove the link \
+         or create its target)",
+        .path.display()
+    )]
+    OutputDanglingLink {
+        /// The output path.
+        path: PathBuf,
+    },
+    /// The output exists and its owner or mode cannot be given to the new file.
+    #[error(
+        "cannot replace {}: the new file cannot keep the old one's owner (uid {uid}, gid {gid}) \
+         and mode; remove it first or write another file",
+        .path.display()
+    )]
+    OutputKeepOwner {
+        /// The output path.
+        path: PathBuf,
+        /// The owner.
+        uid: u32,
+        /// The group.
+        gid: u32,
+        /// The system's error.
+        source: io::Error,
     },
     /// The output path names a directory.
     #[error("cannot write {}: it is a directory", .path.display())]

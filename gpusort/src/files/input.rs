@@ -5,8 +5,9 @@ use super::le::{LeKey, decode_into};
 use super::{CHUNK_BYTES, FileFormat, npy};
 use crate::keys::DType;
 use crate::with_key_type;
-use std::fs::File;
+use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 /// A key file opened read-only and checked: its format, key type and length are known, and
@@ -82,21 +83,13 @@ impl KeyFile {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open(path: &Path, format: FileFormat, dtype: Option<DType>) -> Result<Self, FileError> {
+        let (path, file) = open_source(path)?;
+        let path = path.as_path();
         let read_err = |source| FileError::Read {
             path: path.to_owned(),
             source,
         };
-        let file = File::open(path).map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => FileError::Missing { path: path.into() },
-            _ => read_err(e),
-        })?;
         let meta = file.metadata().map_err(read_err)?;
-        if meta.is_dir() {
-            return Err(read_err(io::Error::new(
-                io::ErrorKind::IsADirectory,
-                "it is a directory",
-            )));
-        }
         let size = meta.len();
         let (file_dtype, len, data_offset) = match format {
             FileFormat::Npy => {
@@ -104,7 +97,14 @@ impl KeyFile {
                 (header.dtype, header.len, header.data_offset)
             }
             FileFormat::Raw => {
-                let dtype = dtype.ok_or_else(|| FileError::RawNeedsDtype { path: path.into() })?;
+                let dtype = dtype.ok_or_else(|| FileError::RawNeedsDtype {
+                    path: path.into(),
+                    why: if FileFormat::from_path(path) == FileFormat::Npy || path == stdin_name() {
+                        "--format raw"
+                    } else {
+                        "its name does not end in .npy"
+                    },
+                })?;
                 let key_bytes = key_bytes(dtype);
                 if size % key_bytes as u64 != 0 {
                     return Err(FileError::RawSize {
@@ -125,7 +125,13 @@ impl KeyFile {
             });
         }
         let found = size.saturating_sub(data_offset);
-        let expected = len.saturating_mul(key_bytes(file_dtype) as u64);
+        let expected = len
+            .checked_mul(key_bytes(file_dtype) as u64)
+            .ok_or_else(|| FileError::ShapeOverflow {
+                path: path.into(),
+                len,
+                dtype: file_dtype,
+            })?;
         if found < expected {
             return Err(FileError::Truncated {
                 path: path.into(),
@@ -334,7 +340,7 @@ impl KeyFile {
         };
         let len = usize::try_from(self.len).map_err(|_| out_of_memory())?;
         let mut keys = Vec::new();
-        keys.try_reserve_exact(len).map_err(|_| out_of_memory())?;
+        crate::memory::fallible(|| keys.try_reserve_exact(len)).map_err(|_| out_of_memory())?;
         let mut chunk = vec![0; CHUNK_BYTES.min(len * K::SIZE)];
 
         let read_err = |source| FileError::Read {
@@ -362,6 +368,95 @@ impl KeyFile {
         }
         Ok(keys)
     }
+}
+
+/// The name standard input goes by in messages, given as `-`.
+fn stdin_name() -> &'static Path {
+    Path::new("standard input")
+}
+
+/// Opens `path` for reading: a regular file as it is; `-` (standard input), a pipe or a FIFO
+/// copied to an unnamed temporary file first, since the keys are read after the header is
+/// checked and a stream cannot be read twice. Devices, sockets and directories are refused.
+/// Returns the name to use in messages and the file.
+fn open_source(path: &Path) -> Result<(PathBuf, File), FileError> {
+    use std::os::unix::fs::FileTypeExt;
+    let read_err = |path: &Path, source| FileError::Read {
+        path: path.to_owned(),
+        source,
+    };
+    if path == Path::new("-") {
+        let name = stdin_name();
+        let stdin = io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| read_err(name, e))?;
+        let file = File::from(stdin);
+        let kind = file.metadata().map_err(|e| read_err(name, e))?.file_type();
+        if kind.is_file() {
+            return Ok((name.into(), file));
+        }
+        if kind.is_char_device() || kind.is_block_device() || kind.is_dir() {
+            return Err(FileError::InputNotRegular {
+                path: name.into(),
+                kind: super::output::file_kind(&kind),
+            });
+        }
+        return Ok((name.into(), spool(name, file)?));
+    }
+    let meta = fs::metadata(path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => FileError::Missing { path: path.into() },
+        _ => read_err(path, e),
+    })?;
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        return Err(read_err(
+            path,
+            io::Error::new(io::ErrorKind::IsADirectory, "it is a directory"),
+        ));
+    }
+    if kind.is_char_device() || kind.is_block_device() || kind.is_socket() {
+        return Err(FileError::InputNotRegular {
+            path: path.into(),
+            kind: super::output::file_kind(&kind),
+        });
+    }
+    if kind.is_fifo() {
+        // Opening a FIFO waits for a writer: said on stderr when it takes more than a moment.
+        let (opened, wait) = std::sync::mpsc::channel::<()>();
+        let shown = path.to_owned();
+        std::thread::spawn(move || {
+            if wait.recv_timeout(std::time::Duration::from_secs(1))
+                == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+            {
+                eprintln!(
+                    "gpusort: waiting for a writer to open the FIFO {} (interrupt to stop)",
+                    shown.display()
+                );
+            }
+        });
+        let file = File::open(path).map_err(|e| read_err(path, e));
+        let _ = opened.send(());
+        return Ok((path.into(), spool(path, file?)?));
+    }
+    let file = File::open(path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => FileError::Missing { path: path.into() },
+        _ => read_err(path, e),
+    })?;
+    Ok((path.into(), file))
+}
+
+/// Copies the stream `from` (named `name`) to an unnamed temporary file, returned at its
+/// start.
+fn spool(name: &Path, mut from: File) -> Result<File, FileError> {
+    let read_err = |source| FileError::Read {
+        path: name.to_owned(),
+        source,
+    };
+    let mut spool = tempfile::tempfile().map_err(read_err)?;
+    io::copy(&mut from, &mut spool).map_err(read_err)?;
+    spool.seek(SeekFrom::Start(0)).map_err(read_err)?;
+    Ok(spool)
 }
 
 /// Bytes per key of `dtype`: 4 or 8.

@@ -43,6 +43,7 @@ mod input;
 mod le;
 mod npy;
 mod output;
+mod pyliteral;
 
 pub use error::FileError;
 pub use input::{KeyFile, key_bytes};

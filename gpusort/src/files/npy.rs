@@ -1,7 +1,9 @@
-//! The `.npy` header, read and written with `npyz`; the data after it is handled in chunks by
+//! The `.npy` header: read by numpy's rules (the dict literal parsed by [`super::pyliteral`],
+//! the type string by `npyz`), written with `npyz`; the data after it is handled in chunks by
 //! [`super::input`] and [`super::output`], since `npyz` reads and writes one element at a time.
 
 use super::error::FileError;
+use super::pyliteral::{self, Value};
 use crate::keys::DType;
 use npyz::{Endianness, TypeChar, TypeStr, WriterBuilder};
 use std::fs::File;
@@ -19,44 +21,145 @@ pub(crate) struct NpyLayout {
 
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
 
-/// Reads and checks the header of the `.npy` file `file` (opened from `path`).
+/// Reads and checks the header of the `.npy` file `file` (opened from `path`), by numpy's own
+/// rules (`numpy.lib.format.read_array_header_*`): versions 1.0, 2.0 and 3.0; a Python dict
+/// literal with exactly the keys `descr`, `fortran_order` (a bool) and `shape` (a tuple of
+/// ints). A 1-D array is accepted in either order, its layout being the same.
 pub(crate) fn read_header(path: &Path, file: &File) -> Result<NpyLayout, FileError> {
     let read_err = |source| FileError::Read {
         path: path.to_owned(),
         source,
     };
+    let bad = |reason: String| FileError::BadHeader {
+        path: path.into(),
+        reason,
+    };
     let mut reader = BufReader::new(file);
-    // Checked here first so that a file that is not a .npy at all gets its own message, not
-    // npyz's "magic not found".
-    let mut magic = [0; MAGIC.len()];
-    match reader.read_exact(&mut magic) {
-        Ok(()) if &magic == MAGIC => {}
-        Ok(()) => return Err(FileError::NotNpy { path: path.into() }),
+    reader.seek(SeekFrom::Start(0)).map_err(read_err)?;
+    let mut read_exact = |buf: &mut [u8]| match reader.read_exact(buf) {
+        Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+            Err(FileError::TruncatedHeader { path: path.into() })
+        }
+        Err(e) => Err(read_err(e)),
+    };
+    let mut magic = [0; MAGIC.len()];
+    match read_exact(&mut magic) {
+        Ok(()) if &magic == MAGIC => {}
+        Ok(()) | Err(FileError::TruncatedHeader { .. }) => {
             return Err(FileError::NotNpy { path: path.into() });
         }
-        Err(e) => return Err(read_err(e)),
+        Err(e) => return Err(e),
     }
-    reader.seek(SeekFrom::Start(0)).map_err(read_err)?;
-    let header = npyz::NpyHeader::from_reader(&mut reader).map_err(|e| match e.kind() {
-        io::ErrorKind::UnexpectedEof => FileError::TruncatedHeader { path: path.into() },
-        io::ErrorKind::InvalidData => FileError::BadHeader {
-            path: path.into(),
-            reason: e.to_string(),
-        },
-        _ => read_err(e),
-    })?;
-    // The BufReader's position accounts for what it has buffered: it is where the data starts.
-    let data_offset = reader.stream_position().map_err(read_err)?;
-
-    let dtype = key_type(path, &header.dtype())?;
-    if header.order() == npyz::Order::Fortran {
+    let mut version = [0; 2];
+    read_exact(&mut version)?;
+    let len_bytes = match version {
+        [1, 0] => 2,
+        [2, 0] | [3, 0] => 4,
+        [major, minor] => {
+            return Err(bad(format!(
+                "format version {major}.{minor}, where numpy knows 1.0, 2.0 and 3.0"
+            )));
+        }
+    };
+    let mut len = [0; 4];
+    read_exact(&mut len[..len_bytes])?;
+    let header_len = u32::from_le_bytes(len) as usize;
+    let mut header = vec![0; header_len];
+    read_exact(&mut header)?;
+    let data_offset = (MAGIC.len() + 2 + len_bytes + header_len) as u64;
+    let text: String = if version[0] == 3 {
+        String::from_utf8(header).map_err(|_| bad("the header is not UTF-8".into()))?
+    } else {
+        // Latin-1: each byte is the code point of its value.
+        header.iter().map(|&b| char::from(b)).collect()
+    };
+    let dict = match pyliteral::parse(&text).map_err(bad)? {
+        Value::Dict(dict) => dict,
+        other => {
+            return Err(bad(format!(
+                "the header is {} in Python, not a dict",
+                other.type_name()
+            )));
+        }
+    };
+    let mut keys: Vec<&str> = dict
+        .iter()
+        .map(|(k, _)| match k {
+            Value::Str(s) => s.as_str(),
+            _ => "(not a string)",
+        })
+        .collect();
+    keys.sort_unstable();
+    if keys != ["descr", "fortran_order", "shape"] {
+        return Err(bad(format!(
+            "its keys are {}, not exactly 'descr', 'fortran_order' and 'shape'",
+            keys.iter()
+                .map(|k| format!("'{k}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let get = |key: &str| {
+        dict.iter()
+            .find(|(k, _)| matches!(k, Value::Str(s) if s == key))
+            .map(|(_, v)| v)
+            .expect("the three keys are there")
+    };
+    let fortran = match get("fortran_order") {
+        Value::Bool(b) => *b,
+        other => {
+            return Err(bad(format!(
+                "fortran_order is {}, not a bool",
+                other.type_name()
+            )));
+        }
+    };
+    let shape: Vec<u64> = match get("shape") {
+        Value::Tuple(dims) => dims
+            .iter()
+            .map(|d| match d {
+                Value::Int(n) => u64::try_from(*n)
+                    .map_err(|_| bad(format!("shape has a negative dimension, {n}"))),
+                Value::Bool(b) => Ok(u64::from(*b)),
+                other => Err(bad(format!(
+                    "shape holds {}, not only ints",
+                    other.type_name()
+                ))),
+            })
+            .collect::<Result<_, _>>()?,
+        other => {
+            return Err(bad(format!("shape is {}, not a tuple", other.type_name())));
+        }
+    };
+    let dtype = match get("descr") {
+        Value::Str(descr) => {
+            let ty: TypeStr = descr
+                .parse()
+                .map_err(|_| bad(format!("descr '{descr}' is not a type string numpy writes")))?;
+            key_type(path, &npyz::DType::Plain(ty))?
+        }
+        Value::List(_) => {
+            return Err(FileError::UnsupportedDtype {
+                path: path.into(),
+                descr: "[...]".into(),
+                why: "a structured dtype",
+            });
+        }
+        other => {
+            return Err(bad(format!(
+                "descr is {}, not a string or list",
+                other.type_name()
+            )));
+        }
+    };
+    if fortran && shape.len() > 1 {
         return Err(FileError::FortranOrder { path: path.into() });
     }
-    let &[len] = header.shape() else {
+    let &[len] = shape.as_slice() else {
         return Err(FileError::NotOneDimensional {
             path: path.into(),
-            shape: header.shape().to_vec(),
+            shape,
         });
     };
     Ok(NpyLayout {

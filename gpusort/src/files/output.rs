@@ -1,14 +1,192 @@
-//! Writing a key file atomically: into a temporary file beside it, renamed onto it only when
-//! complete, so that a failure leaves no new file and an existing one untouched.
+//! Writing a key file atomically: into a file beside it that has no name until it is complete
+//! (`O_TMPFILE`; where that is not supported, a temporary name removed on failure and on
+//! SIGINT/SIGTERM/SIGHUP), then linked or renamed onto it and flushed with its directory, so
+//! that the output is always either the old file or the complete new one and a failure leaves
+//! no new file.
 
 use super::error::FileError;
 use super::le::{LeKey, encode_into};
 use super::{CHUNK_BYTES, FileFormat, npy};
+use crate::cleanup;
 use crate::keys::DType;
-use std::fs;
+use std::ffi::{CString, OsStr, OsString};
+use std::fs::{self, File};
 use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 use tempfile::NamedTempFile;
+
+/// Temporary names: `.NAME.` + random characters + `.tmp`, beside the output.
+const TEMP_SUFFIX: &str = ".tmp";
+const TEMP_RAND: usize = 6;
+
+fn temp_prefix(name: &OsStr) -> OsString {
+    let mut prefix = OsString::from(".");
+    prefix.push(name);
+    prefix.push(".");
+    prefix
+}
+
+/// Letters and digits for a temporary name, as tempfile picks them: random from std's hasher
+/// keys, which are seeded from the operating system's randomness.
+fn random_chars() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    const ALPHANUMERIC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    (0..TEMP_RAND)
+        .map(|i| {
+            hasher.write_usize(i);
+            ALPHANUMERIC[(hasher.finish() % ALPHANUMERIC.len() as u64) as usize] as char
+        })
+        .collect()
+}
+
+/// The directory of `path` (`.` for a bare name).
+fn parent(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Checks that the directory `dir` of the output `path` is one.
+fn check_dir(path: &Path, dir: &Path) -> Result<(), FileError> {
+    match fs::metadata(dir) {
+        Ok(meta) if !meta.is_dir() => Err(FileError::OutputDirNotDir {
+            path: path.into(),
+            dir: dir.into(),
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(FileError::NoOutputDir {
+            path: path.into(),
+            dir: dir.into(),
+        }),
+        // ENOTDIR: a parent further up is a file.
+        Err(e) if e.kind() == io::ErrorKind::NotADirectory => Err(FileError::OutputDirNotDir {
+            path: path.into(),
+            dir: dir.into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// What a file that is neither a regular file nor a directory is, for messages.
+pub(crate) fn file_kind(kind: &fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_char_device() {
+        "character device"
+    } else if kind.is_block_device() {
+        "block device"
+    } else if kind.is_fifo() {
+        "FIFO (named pipe)"
+    } else if kind.is_socket() {
+        "socket"
+    } else if kind.is_symlink() {
+        "symbolic link"
+    } else if kind.is_dir() {
+        "directory"
+    } else {
+        "special file"
+    }
+}
+
+/// An unnamed file in `dir` (`O_TMPFILE`), or None where the file system or the system cannot
+/// make one or link it into place later (that needs `/proc/self/fd`).
+fn open_unnamed(dir: &Path) -> io::Result<Option<File>> {
+    if !Path::new("/proc/self/fd").is_dir() {
+        return Ok(None);
+    }
+    let opened = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .mode(0o666)
+        .custom_flags(libc::O_TMPFILE)
+        .open(dir);
+    match opened {
+        Ok(file) => Ok(Some(file)),
+        // Not supported by this kernel or file system.
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL | libc::ENOENT)
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Gives the unnamed `file` the name `path` (which must not exist).
+fn link_unnamed(file: &File, path: &Path) -> io::Result<()> {
+    let proc_path =
+        CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).expect("no NUL in a number");
+    let to = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in the path"))?;
+    // SAFETY: two NUL-terminated paths; linkat reads them and nothing else.
+    let rc = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            proc_path.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Gives `file` the owner, group and mode of `existing`; the owner first, since changing it
+/// clears the set-user-ID and set-group-ID bits.
+fn keep_owner_and_mode(file: &File, existing: &fs::Metadata) -> io::Result<()> {
+    let now = file.metadata()?;
+    if (now.uid(), now.gid()) != (existing.uid(), existing.gid()) {
+        std::os::unix::fs::fchown(file, Some(existing.uid()), Some(existing.gid()))?;
+    }
+    file.set_permissions(fs::Permissions::from_mode(existing.mode() & 0o7777))
+}
+
+/// Removes the temporary files of the output `name` in `dir` that a killed run left: those of
+/// its own pattern that no process holds locked, and that are not brand new (a run locks its
+/// file right after creating it).
+fn remove_stale_temporaries(dir: &Path, name: &OsStr) {
+    let prefix = temp_prefix(name);
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let bytes = file_name.as_bytes();
+        let Some(middle) = bytes
+            .strip_prefix(prefix.as_bytes())
+            .and_then(|rest| rest.strip_suffix(TEMP_SUFFIX.as_bytes()))
+        else {
+            continue;
+        };
+        if middle.len() != TEMP_RAND || !middle.iter().all(u8::is_ascii_alphanumeric) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(file) = File::open(&path) else {
+            continue;
+        };
+        let old = file
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| SystemTime::now().duration_since(t).ok())
+            .is_some_and(|age| age > Duration::from_secs(2));
+        if file.metadata().is_ok_and(|m| m.is_file()) && old && file.try_lock().is_ok() {
+            let _ = fs::remove_file(&path);
+        }
+    }
+}
 
 /// An output file being written. Nothing appears at its path until [`AtomicOutput::commit`];
 /// dropped before that, it removes its temporary file.
@@ -42,8 +220,12 @@ use tempfile::NamedTempFile;
 #[derive(Debug)]
 pub struct AtomicOutput {
     path: PathBuf,
+    /// The file replaced: `path`, or the file a symbolic link at `path` points to.
+    target: PathBuf,
     dir: PathBuf,
-    temp: NamedTempFile,
+    temp: Temp,
+    /// Whether `target` existed when the output was created.
+    replaces: bool,
     /// Keys the header announced, and keys written since.
     expected: u64,
     written: u64,
@@ -51,13 +233,52 @@ pub struct AtomicOutput {
     bytes: Vec<u8>,
 }
 
+/// Where the keys go until the commit.
+#[derive(Debug)]
+enum Temp {
+    /// An `O_TMPFILE`: no name until it is linked into place, so that nothing is left behind
+    /// whatever ends the process.
+    Unnamed(File),
+    /// A named temporary file, registered for removal on a signal (where `O_TMPFILE` is not
+    /// supported).
+    Named { file: NamedTempFile, id: u64 },
+}
+
+impl Temp {
+    fn file(&mut self) -> &mut File {
+        match self {
+            Temp::Unnamed(file) => file,
+            Temp::Named { file, .. } => file.as_file_mut(),
+        }
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        if let Temp::Named { id, .. } = self {
+            // The NamedTempFile removes the file as it drops, after this.
+            cleanup::unregister(*id);
+        }
+    }
+}
+
 impl AtomicOutput {
-    /// Creates the temporary file for `path`, in `path`'s directory (so that the final rename
-    /// stays on one file system). An existing file at `path` lends its permissions.
+    /// Checks `path` and creates the file its keys are written to, in the directory of the file
+    /// it will replace (so that the final rename stays on one file system).
+    ///
+    /// `path` must be a regular file or not exist; a symbolic link is followed to the regular
+    /// file it points to, which is the file replaced (the link itself stays). An existing file
+    /// lends the new one its mode and its owner and group; where they cannot be given (a
+    /// different owner, without the right to change it), the output is refused. Other hard
+    /// links to a replaced file keep its old contents.
+    ///
+    /// Temporary files of this output's own pattern (`.NAME.XXXXXX.tmp`) that no running
+    /// gpusort holds are removed: they are what a killed run left.
     ///
     /// # Errors
     /// [`FileError::NoOutputDir`], [`FileError::OutputDirNotDir`], [`FileError::OutputIsDir`],
-    /// or [`FileError::Write`] (e.g. a read-only directory).
+    /// [`FileError::OutputNotRegular`], [`FileError::OutputDanglingLink`],
+    /// [`FileError::OutputKeepOwner`] or [`FileError::Write`] (e.g. a read-only directory).
     ///
     /// # Examples
     ///
@@ -72,64 +293,108 @@ impl AtomicOutput {
     ///     Err(FileError::NoOutputDir { .. })
     /// ));
     /// assert!(matches!(AtomicOutput::create(dir.path()), Err(FileError::OutputIsDir { .. })));
+    /// assert!(matches!(
+    ///     AtomicOutput::create(Path::new("/dev/null")),
+    ///     Err(FileError::OutputNotRegular { .. })
+    /// ));
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn create(path: &Path) -> Result<Self, FileError> {
-        let dir = match path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
-            _ => PathBuf::from("."),
+        if path.as_os_str().as_bytes().ends_with(b"/") {
+            if path.is_dir() {
+                return Err(FileError::OutputIsDir { path: path.into() });
+            }
+            return Err(FileError::OutputTrailingSlash { path: path.into() });
+        }
+        check_dir(path, &parent(path))?;
+        let (target, existing) = match fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => match fs::canonicalize(path) {
+                Ok(target) => {
+                    let meta = fs::metadata(&target).ok();
+                    (target, meta)
+                }
+                Err(_) => return Err(FileError::OutputDanglingLink { path: path.into() }),
+            },
+            Ok(meta) => (path.to_owned(), Some(meta)),
+            Err(_) => (path.to_owned(), None),
         };
-        match fs::metadata(&dir) {
-            Ok(meta) if !meta.is_dir() => {
-                return Err(FileError::OutputDirNotDir {
+        if let Some(meta) = &existing {
+            let kind = meta.file_type();
+            if kind.is_dir() {
+                return Err(FileError::OutputIsDir { path: path.into() });
+            }
+            if !kind.is_file() {
+                return Err(FileError::OutputNotRegular {
                     path: path.into(),
-                    dir,
+                    kind: file_kind(&kind),
                 });
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(FileError::NoOutputDir {
-                    path: path.into(),
-                    dir,
-                });
-            }
-            // ENOTDIR: a parent further up is a file.
-            Err(e) if e.kind() == io::ErrorKind::NotADirectory => {
-                return Err(FileError::OutputDirNotDir {
-                    path: path.into(),
-                    dir,
-                });
-            }
-            _ => {}
         }
-        let existing = fs::metadata(path).ok();
-        if existing.as_ref().is_some_and(|m| m.is_dir()) {
-            return Err(FileError::OutputIsDir { path: path.into() });
-        }
+        let dir = parent(&target);
         let write_err = |source| FileError::Write {
             path: path.into(),
             dir: dir.clone(),
             source,
         };
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let prefix = format!(".{name}.");
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(&prefix).suffix(".tmp");
-        // The temporary file's own mode, 0600, would make the output private: give it the mode
-        // `File::create` gives, read-write for all less the umask.
-        #[cfg(unix)]
-        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-        let temp = builder.tempfile_in(&dir).map_err(write_err)?;
-        if let Some(meta) = existing {
-            fs::set_permissions(temp.path(), meta.permissions()).map_err(write_err)?;
+        let name = target.file_name().unwrap_or_default().to_owned();
+        remove_stale_temporaries(&dir, &name);
+        let mut temp = match open_unnamed(&dir) {
+            Ok(Some(file)) => Temp::Unnamed(file),
+            Ok(None) => {
+                let prefix = temp_prefix(&name);
+                let mut builder = tempfile::Builder::new();
+                builder
+                    .prefix(&prefix)
+                    .suffix(TEMP_SUFFIX)
+                    .rand_bytes(TEMP_RAND);
+                // The temporary file's own mode, 0600, would make the output private: give it
+                // the mode `File::create` gives, read-write for all less the umask.
+                builder.permissions(fs::Permissions::from_mode(0o666));
+                let file = builder.tempfile_in(&dir).map_err(write_err)?;
+                let id = cleanup::register(file.path());
+                Temp::Named { file, id }
+            }
+            Err(e) => return Err(write_err(e)),
+        };
+        // Held until the process ends: a run that finds the temporary file unlocked knows that
+        // its writer is gone.
+        temp.file().try_lock().map_err(|e| write_err(e.into()))?;
+        if let Some(meta) = &existing {
+            keep_owner_and_mode(temp.file(), meta).map_err(|source| {
+                FileError::OutputKeepOwner {
+                    path: path.into(),
+                    uid: meta.uid(),
+                    gid: meta.gid(),
+                    source,
+                }
+            })?;
         }
         Ok(AtomicOutput {
             path: path.into(),
+            target,
             dir,
             temp,
+            replaces: existing.is_some(),
             expected: 0,
             written: 0,
             bytes: Vec::new(),
         })
+    }
+
+    /// The file that [`AtomicOutput::commit`] replaces: the path given to
+    /// [`AtomicOutput::create`], or, where that is a symbolic link, the file it points to.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// let (file, link) = (dir.path().join("keys.npy"), dir.path().join("link.npy"));
+    /// std::fs::write(&file, b"old")?;
+    /// std::os::unix::fs::symlink(&file, &link)?;
+    /// let out = gpusort::files::AtomicOutput::create(&link)?;
+    /// assert_eq!(out.target(), file.canonicalize()?);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn target(&self) -> &Path {
+        &self.target
     }
 
     /// The final path, as given to [`AtomicOutput::create`].
@@ -171,6 +436,7 @@ impl AtomicOutput {
             let mut header = Vec::new();
             npy::write_header(&mut header, dtype, len).map_err(|e| self.write_err(e))?;
             self.temp
+                .file()
                 .write_all(&header)
                 .map_err(|e| self.write_err(e))?;
         }
@@ -209,7 +475,9 @@ impl AtomicOutput {
         let mut bytes = std::mem::take(&mut self.bytes);
         for chunk in keys.chunks(CHUNK_BYTES / K::SIZE) {
             encode_into(chunk, &mut bytes);
-            self.temp.write_all(&bytes).map_err(|e| self.write_err(e))?;
+            if let Err(e) = self.temp.file().write_all(&bytes) {
+                return Err(self.write_err(e));
+            }
             self.written += chunk.len() as u64;
             progress(bytes.len() as u64);
         }
@@ -241,25 +509,68 @@ impl AtomicOutput {
     /// assert!(!path.exists());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn commit(self) -> Result<(), FileError> {
+    pub fn commit(mut self) -> Result<(), FileError> {
         if self.written != self.expected {
             return Err(FileError::WrongCount {
-                path: self.path,
+                path: self.path.clone(),
                 expected: self.expected,
                 written: self.written,
             });
         }
-        // On disk before the rename, so that a crash cannot leave a renamed but partial file.
-        self.temp
-            .as_file()
-            .sync_all()
-            .map_err(|e| self.write_err(e))?;
-        self.temp
-            .persist(&self.path)
-            .map_err(|e| FileError::Persist {
-                path: self.path.clone(),
-                source: e.error,
-            })?;
+        // On disk before it gets its name, so that a crash cannot leave a named but partial
+        // file.
+        if let Err(e) = self.temp.file().sync_all() {
+            return Err(self.write_err(e));
+        }
+        let persist_err = |source| FileError::Persist {
+            path: self.path.clone(),
+            source,
+        };
+        // Under the signal lock: a signal now is acted on once the output is in place, so that
+        // no temporary name is left and the exit code is the signal's.
+        cleanup::hold_signals(|temps| match &mut self.temp {
+            Temp::Unnamed(file) => {
+                if !self.replaces {
+                    match link_unnamed(file, &self.target) {
+                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                        other => return other,
+                    }
+                }
+                // Replacing a file takes a name for the new one first: linking cannot replace.
+                let name = self.target.file_name().unwrap_or_default();
+                let temp_path = loop {
+                    let candidate = self.dir.join(format!(
+                        "{}{}{TEMP_SUFFIX}",
+                        temp_prefix(name).to_string_lossy(),
+                        random_chars()
+                    ));
+                    match link_unnamed(file, &candidate) {
+                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                        Err(e) => return Err(e),
+                        Ok(()) => break candidate,
+                    }
+                };
+                let id = temps.add(&temp_path);
+                let renamed = fs::rename(&temp_path, &self.target);
+                if renamed.is_err() {
+                    let _ = fs::remove_file(&temp_path);
+                }
+                temps.remove(id);
+                renamed
+            }
+            Temp::Named { file, id } => {
+                let renamed = fs::rename(file.path(), &self.target);
+                if renamed.is_ok() {
+                    temps.remove(*id);
+                }
+                renamed
+            }
+        })
+        .map_err(persist_err)?;
+        // The rename itself on disk.
+        File::open(&self.dir)
+            .and_then(|dir| dir.sync_all())
+            .map_err(persist_err)?;
         Ok(())
     }
 

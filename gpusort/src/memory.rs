@@ -1,0 +1,340 @@
+//! How much memory this process can really have, checked before allocating in proportion to
+//! the data; and an allocator for the command-line tool that turns an allocation failure into a
+//! clean exit instead of an abort.
+//!
+//! The room is the least of what the system says is available (`MemAvailable`), what the
+//! process's cgroup still allows (`memory.max` less `memory.current`, on every level up to the
+//! root; cgroup v1's `memory.limit_in_bytes` less `memory.usage_in_bytes`), and what its own
+//! limits leave (`RLIMIT_AS` less the address space in use, `RLIMIT_DATA` less the data
+//! segment in use). A limit that cannot be read is not applied.
+//!
+//! Setting the environment variable `GPUSORT_NO_MEMORY_CHECK=1` skips the checks (for a machine
+//! whose limits are known to be misreported); an allocation that then fails still ends as an
+//! error, not an abort, in the command-line tool.
+//!
+//! ```
+//! use gpusort::memory;
+//!
+//! let room = memory::room();
+//! println!("{} bytes available ({})", room.bytes, room.bound);
+//! assert!(memory::check(1, "one byte").is_ok());
+//! assert!(memory::check(u64::MAX, "everything").is_err());
+//! ```
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::fmt;
+
+/// What may be allocated now, and the limit that says so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Room {
+    /// Bytes.
+    pub bytes: u64,
+    /// The limit that is the least.
+    pub bound: Bound,
+}
+
+/// A limit on the memory of this process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// No limit could be read.
+    Unknown,
+    /// `MemAvailable` of `/proc/meminfo`.
+    MemAvailable,
+    /// The cgroup's memory limit less its usage.
+    Cgroup,
+    /// `RLIMIT_AS` (`ulimit -v`) less the address space in use.
+    AddressSpace,
+    /// `RLIMIT_DATA` (`ulimit -d`) less the data segment in use.
+    Data,
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Bound::Unknown => "no limit known",
+            Bound::MemAvailable => "MemAvailable of /proc/meminfo",
+            Bound::Cgroup => "the cgroup's memory limit less its usage",
+            Bound::AddressSpace => "RLIMIT_AS (ulimit -v) less the address space in use",
+            Bound::Data => "RLIMIT_DATA (ulimit -d) less the data in use",
+        })
+    }
+}
+
+/// Not enough memory for a step, found before allocating.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "not enough memory: {what} needs {need} bytes, but this process can have {} more ({}); \
+     GPUSORT_NO_MEMORY_CHECK=1 skips this check",
+    .room.bytes, .room.bound
+)]
+pub struct MemoryError {
+    /// What needs the memory.
+    pub what: String,
+    /// Bytes needed.
+    pub need: u64,
+    /// What there is.
+    pub room: Room,
+}
+
+/// The memory this process may still allocate: the least of the limits in the module's
+/// description.
+///
+/// ```
+/// let room = gpusort::memory::room();
+/// assert!(room.bytes > 0);
+/// ```
+pub fn room() -> Room {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let candidates = [
+        (mem_available(), Bound::MemAvailable),
+        (cgroup_room(), Bound::Cgroup),
+        (
+            rlimit_room(libc::RLIMIT_AS, status_kib(&status, "VmSize:")),
+            Bound::AddressSpace,
+        ),
+        (
+            rlimit_room(libc::RLIMIT_DATA, status_kib(&status, "VmData:")),
+            Bound::Data,
+        ),
+    ];
+    candidates
+        .into_iter()
+        .filter_map(|(bytes, bound)| {
+            Some(Room {
+                bytes: bytes?,
+                bound,
+            })
+        })
+        .min_by_key(|r| r.bytes)
+        .unwrap_or(Room {
+            bytes: u64::MAX,
+            bound: Bound::Unknown,
+        })
+}
+
+/// Whether the checks are turned off (`GPUSORT_NO_MEMORY_CHECK=1`).
+fn disabled() -> bool {
+    std::env::var_os("GPUSORT_NO_MEMORY_CHECK").is_some_and(|v| v == "1")
+}
+
+/// Fails unless `need` bytes fit in [`room`]; `what` names the step in the message.
+///
+/// # Errors
+/// [`MemoryError`], naming the bytes needed and available and the limit.
+///
+/// ```
+/// let err = gpusort::memory::check(u64::MAX, "sorting").unwrap_err();
+/// assert!(err.to_string().contains("sorting needs 18446744073709551615 bytes"));
+/// ```
+pub fn check(need: u64, what: impl Into<String>) -> Result<(), MemoryError> {
+    if disabled() {
+        return Ok(());
+    }
+    let room = room();
+    if need > room.bytes {
+        return Err(MemoryError {
+            what: what.into(),
+            need,
+            room,
+        });
+    }
+    Ok(())
+}
+
+fn mem_available() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    status_kib(&meminfo, "MemAvailable:")
+}
+
+/// A `Key:   123 kB` line of a `/proc` file, in bytes.
+fn status_kib(text: &str, key: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(key))?;
+    let kib: u64 = line[key.len()..].split_whitespace().next()?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// `getrlimit`'s resource argument, whose type differs between C libraries.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+type Resource = libc::__rlimit_resource_t;
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+type Resource = libc::c_int;
+
+/// The soft limit `resource` less `used`, or None without a limit.
+fn rlimit_room(resource: Resource, used: Option<u64>) -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given and nothing else.
+    if unsafe { libc::getrlimit(resource, &mut limit) } != 0
+        || limit.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
+    }
+    Some(limit.rlim_cur.saturating_sub(used.unwrap_or(0)))
+}
+
+/// What the cgroups of this process still allow: the least, over the process's cgroup and
+/// those above it, of the limit less the usage.
+fn cgroup_room() -> Option<u64> {
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mut least: Option<u64> = None;
+    let mut consider = |limit: Option<u64>, usage: Option<u64>| {
+        if let Some(limit) = limit {
+            let left = limit.saturating_sub(usage.unwrap_or(0));
+            least = Some(least.map_or(left, |l| l.min(left)));
+        }
+    };
+    let read =
+        |path: &str| -> Option<u64> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
+    for line in cgroups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        if controllers.is_empty() {
+            // cgroup v2: every level from the process's group up to the root.
+            let mut dir =
+                std::path::PathBuf::from("/sys/fs/cgroup").join(path.trim_start_matches('/'));
+            loop {
+                let at = |file: &str| read(&dir.join(file).to_string_lossy());
+                consider(at("memory.max"), at("memory.current"));
+                if dir == std::path::Path::new("/sys/fs/cgroup") || !dir.pop() {
+                    break;
+                }
+            }
+        } else if controllers.split(',').any(|c| c == "memory") {
+            let dir = format!("/sys/fs/cgroup/memory{path}");
+            // An unlimited v1 group reports a huge multiple of the page size: harmless here.
+            consider(
+                read(&format!("{dir}/memory.limit_in_bytes")),
+                read(&format!("{dir}/memory.usage_in_bytes")),
+            );
+        }
+    }
+    least
+}
+
+thread_local! {
+    /// Nesting depth of [`fallible`] on this thread.
+    static FALLIBLE: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Runs `f`, in which an allocation failure is reported to the caller as usual (for
+/// `try_reserve` and the like) rather than ending the process under [`ExitOnOom`].
+///
+/// ```
+/// let mut v: Vec<u8> = Vec::new();
+/// let result = gpusort::memory::fallible(|| v.try_reserve_exact(usize::MAX / 2));
+/// assert!(result.is_err());
+/// ```
+pub fn fallible<T>(f: impl FnOnce() -> T) -> T {
+    struct Depth;
+    impl Drop for Depth {
+        fn drop(&mut self) {
+            FALLIBLE.with(|d| d.set(d.get() - 1));
+        }
+    }
+    FALLIBLE.with(|d| d.set(d.get() + 1));
+    let _depth = Depth;
+    f()
+}
+
+/// The system allocator, except that an allocation failure outside [`fallible`] removes the
+/// registered temporary files ([`crate::cleanup`]), says so on stderr and exits with code 2,
+/// where Rust would abort (SIGABRT, exit 134). For a program's `#[global_allocator]`:
+///
+/// ```ignore
+/// #[global_allocator]
+/// static ALLOC: gpusort::memory::ExitOnOom = gpusort::memory::ExitOnOom;
+/// ```
+pub struct ExitOnOom;
+
+impl ExitOnOom {
+    #[cold]
+    fn failed(size: usize) -> ! {
+        crate::cleanup::remove_temporaries_now();
+        let mut message = [0u8; 160];
+        let mut len = 0;
+        let mut put = |bytes: &[u8]| {
+            let n = bytes.len().min(message.len() - len);
+            message[len..len + n].copy_from_slice(&bytes[..n]);
+            len += n;
+        };
+        put(b"gpusort: error: out of memory: an allocation of ");
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        let mut v = size;
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        put(&digits[i..]);
+        put(b" bytes failed; no output was written\n");
+        // SAFETY: write and _exit are async-signal-safe and allocate nothing; the buffer lives
+        // across the call.
+        unsafe {
+            libc::write(2, message.as_ptr().cast(), len);
+            libc::_exit(2);
+        }
+    }
+
+    fn check(ptr: *mut u8, size: usize) -> *mut u8 {
+        if ptr.is_null() && FALLIBLE.with(Cell::get) == 0 {
+            Self::failed(size);
+        }
+        ptr
+    }
+}
+
+// SAFETY: every call is forwarded to `System` unchanged; a null result either goes back to the
+// caller or ends the process.
+unsafe impl GlobalAlloc for ExitOnOom {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        Self::check(unsafe { System.alloc(layout) }, layout.size())
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        Self::check(unsafe { System.alloc_zeroed(layout) }, layout.size())
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        Self::check(unsafe { System.realloc(ptr, layout, new_size) }, new_size)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_kib_lines() {
+        let text = "VmPeak:\t  1000 kB\nVmSize:\t   512 kB\n";
+        assert_eq!(status_kib(text, "VmSize:"), Some(512 * 1024));
+        assert_eq!(status_kib(text, "VmData:"), None);
+    }
+
+    #[test]
+    fn room_is_the_least_limit() {
+        let room = room();
+        if let Some(available) = mem_available() {
+            assert!(room.bytes <= available);
+        }
+        assert!(room.bytes > 0);
+        assert!(check(u64::MAX, "x").is_err() || disabled());
+    }
+}
