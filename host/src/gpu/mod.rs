@@ -18,6 +18,7 @@
 
 mod bitonic;
 mod context;
+mod limits;
 pub mod merge;
 mod modules;
 mod overlap;
@@ -25,6 +26,9 @@ mod pinned;
 mod progress;
 mod staging;
 
+pub use limits::DeviceLimits;
+#[doc(hidden)]
+pub use limits::DeviceProfile;
 pub use pinned::PinnedBuffer;
 pub use progress::{Phase, Progress, ProgressHook};
 
@@ -32,39 +36,42 @@ use crate::error::{CudaContext, Error, Result};
 use crate::keys::{Order, SortKey, SortValue};
 pub(crate) use context::ContextKind;
 use context::SorterContext;
-use cust::device::{Device, DeviceAttribute};
+use cust::device::Device;
 use cust::function::Function;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys as cuda;
-use kernels_gpu::tuning::{MAX_KEYS, prefetch_ahead_tiles};
+use kernels_gpu::tuning::MAX_KEYS;
 use modules::Modules;
 use rayon::prelude::*;
 use staging::Staging;
 use std::sync::{Mutex, PoisonError};
 
-/// How far ahead the blocks of kernel `name`, launched as `(name, threads, shared bytes)`,
-/// prefetch on `device`: [`prefetch_ahead_tiles`] of the blocks the device holds at once,
-/// counting at most `cap` per multiprocessor, or, for measurements, the number of blocks in the
-/// environment variable `var` (0: none).
+/// How far ahead the blocks of kernel `name`, launched as `(name, threads, shared bytes)` and
+/// each reading `tile_bytes`, prefetch on a device of `limits`
+/// ([`DeviceLimits::prefetch_ahead`] of its occupancy, counting at most `cap` blocks per
+/// multiprocessor), or, for measurements, the number of blocks in the environment variable
+/// `var` (0: none).
 fn prefetch_ahead(
     module: &Module,
-    device: &Device,
-    (name, threads, shared): (&str, u32, u32),
+    limits: &DeviceLimits,
+    (name, threads, shared, tile_bytes): (&str, u32, u32, u32),
     (cap, var): (u32, &str),
 ) -> Result<u64> {
     if let Some(ahead) = std::env::var(var).ok().and_then(|v| v.parse().ok()) {
         return Ok(ahead);
     }
-    let multiprocessors = device
-        .get_attribute(DeviceAttribute::MultiprocessorCount)
-        .context("reading the device's multiprocessor count")?;
-    let per_multiprocessor = modules::function(module, name)?
+    let per_multiprocessor = resident_blocks(module, (name, threads, shared))?;
+    Ok(limits.prefetch_ahead(per_multiprocessor.min(cap), tile_bytes))
+}
+
+/// How many blocks of kernel `name`, launched as `(name, threads, shared bytes)`, a
+/// multiprocessor holds at once.
+fn resident_blocks(module: &Module, (name, threads, shared): (&str, u32, u32)) -> Result<u32> {
+    modules::function(module, name)?
         .max_active_blocks_per_multiprocessor(threads.into(), shared as usize)
-        .context(&format!("reading the occupancy of {name}"))?;
-    let resident = per_multiprocessor.min(cap) * multiprocessors as u32;
-    Ok(prefetch_ahead_tiles(resident.into()))
+        .context(&format!("reading the occupancy of {name}"))
 }
 
 /// The kernels of `kernels-gpu`, compiled to PTX by `host/build.rs` (rustc's
@@ -176,6 +183,9 @@ pub struct GpuSorter {
     /// (true unless the measurement knob `GPUSORT_WINDOW_PROGRAMS` is 0: every window on the
     /// kernel that reads its program, for A/B runs in one binary).
     window_programs: bool,
+    /// The device's limits (capped by a test profile), from which the kernels and shapes of
+    /// every sort are chosen.
+    limits: DeviceLimits,
     context: SorterContext,
     device: Device,
     name: String,
@@ -242,11 +252,27 @@ impl GpuSorter {
     /// }
     /// ```
     pub fn with_device(ordinal: u32) -> Result<Self> {
-        Self::with_context(ordinal, ContextKind::Primary)
+        Self::with_context(ordinal, ContextKind::Primary, None)
     }
 
-    /// A sorter on CUDA device `ordinal` in a context of `kind`.
-    pub(crate) fn with_context(ordinal: u32, kind: ContextKind) -> Result<Self> {
+    /// A sorter on CUDA device `ordinal` that chooses its kernels and shapes as on a device
+    /// with `profile`'s limits (each the smaller of the device's and the profile's): for tests,
+    /// which run the GPU suite on one device as it would run on others.
+    ///
+    /// # Errors
+    /// As [`GpuSorter::with_device`].
+    #[doc(hidden)]
+    pub fn with_profile(ordinal: u32, profile: DeviceProfile) -> Result<Self> {
+        Self::with_context(ordinal, ContextKind::Primary, Some(profile))
+    }
+
+    /// A sorter on CUDA device `ordinal` in a context of `kind`, its limits capped by
+    /// `profile`.
+    pub(crate) fn with_context(
+        ordinal: u32,
+        kind: ContextKind,
+        profile: Option<DeviceProfile>,
+    ) -> Result<Self> {
         init_driver()?;
         let count = Device::num_devices().context("counting CUDA devices")?;
         if count == 0 {
@@ -257,10 +283,12 @@ impl GpuSorter {
         }
         let device = Device::get_device(ordinal).context("opening the CUDA device")?;
         let name = device.name().context("reading the device name")?;
+        let limits = DeviceLimits::read(&device)?;
+        let limits = profile.map_or(limits, |p| limits.capped(p));
         // Current from here on: the streams, the workspace and (later) the modules belong to it.
         let context = SorterContext::open(device, kind)?;
         // The kernels' modules load (the driver compiles them) as sorts first need them.
-        let modules = Modules::new(device);
+        let modules = Modules::new(limits);
         // A blocking stream: it waits for work on the legacy default stream, where cust's
         // synchronous copies run (a pageable host-to-device copy may return before its DMA is
         // done), so a sort never starts on keys still in flight.
@@ -278,6 +306,7 @@ impl GpuSorter {
             progress: None,
             small,
             window_programs: std::env::var("GPUSORT_WINDOW_PROGRAMS").as_deref() != Ok("0"),
+            limits,
             context,
             device,
             name,
@@ -295,6 +324,30 @@ impl GpuSorter {
     /// ```
     pub fn device_name(&self) -> &str {
         &self.name
+    }
+
+    /// The device's limits that the sorter chose its kernels and shapes from, read when it was
+    /// created: every device from sm_70 (V100, T4, A100, RTX 30xx and 40xx, L4, H100, H200,
+    /// …) runs every sort; where a kernel tuned for the H100 and H200 asks for more shared
+    /// memory per block than the device has, a compact variant of it runs instead (see
+    /// [`DeviceLimits`]).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let gpu = gpusort::GpuSorter::new()?;
+    /// let limits = gpu.limits();
+    /// println!(
+    ///     "sm_{}{}: {} multiprocessors, {} KiB of shared memory per block",
+    ///     limits.compute_capability.0,
+    ///     limits.compute_capability.1,
+    ///     limits.multiprocessors,
+    ///     limits.max_shared_per_block / 1024
+    /// );
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
+    pub fn limits(&self) -> &DeviceLimits {
+        &self.limits
     }
 
     /// The stream all work of this sorter is queued on (blocking), for queueing more work
@@ -681,6 +734,7 @@ impl GpuSorter {
                             value_bytes: slot,
                             encode: map,
                             decode: map,
+                            max_shared: self.limits.max_shared_per_block,
                         },
                     })
                 })
@@ -828,7 +882,8 @@ impl GpuSorter {
     /// # Errors
     /// [`Error::OutOfDeviceMemory`] naming the bytes needed and free, or [`Error::Cuda`].
     pub fn sort_scratch<K: SortKey>(&self, len: usize, value_bytes: usize) -> Result<Scratch> {
-        let bytes = merge::scratch_bytes(len as u64, size_of::<K>(), value_bytes);
+        let max_shared = self.limits.max_shared_per_block;
+        let bytes = merge::scratch_bytes_on(len as u64, size_of::<K>(), value_bytes, max_shared);
         // Device allocations start 256-aligned; the layout aligns each part within.
         let buffer = if bytes == 0 {
             None
@@ -1045,7 +1100,8 @@ impl GpuSorter {
         scratch: &mut Scratch,
     ) -> Result<()> {
         check_len(len)?;
-        let needed = merge::scratch_bytes(len as u64, size_of::<K>(), value_bytes);
+        let max_shared = self.limits.max_shared_per_block;
+        let needed = merge::scratch_bytes_on(len as u64, size_of::<K>(), value_bytes, max_shared);
         assert!(
             scratch.bytes >= needed,
             "scratch of {} bytes for a sort that needs {needed}",
@@ -1064,6 +1120,7 @@ impl GpuSorter {
             value_bytes,
             encode: K::key_map(order),
             decode: K::key_map(order),
+            max_shared: self.limits.max_shared_per_block,
         };
         merge::enqueue(self, &launch)
     }
@@ -1125,6 +1182,7 @@ impl GpuSorter {
             value_bytes: 0,
             encode,
             decode,
+            max_shared: self.limits.max_shared_per_block,
         };
         merge::enqueue(self, &launch)
     }
