@@ -4,6 +4,8 @@
 #   scripts/gpu-bundle.sh [DIR]        (default DIR: bundle/, ignored by git)
 #   DIR/run.sh                         tests (REQUIRE_GPU=1) and the main job at 2^25
 #   DIR/run.sh sanitize                the GPU tests under compute-sanitizer memcheck and racecheck
+#   DIR/run.sh profiles [names]        the GPU test suites natively and under each device profile
+#                                      (GPUSORT_TEST_PROFILE: v100 t4 a100 rtx4090 by default)
 #   DIR/run.sh bench [criterion args]  the criterion benchmarks
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -78,7 +80,22 @@ case "$mode" in
     if bin/gpusort --devices 0,0,0 --n 33554432 --reps 3; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     echo "$passed passed, $failed failed"
     exit $((failed > 0)) ;;
-  *) echo "usage: run.sh [test|sanitize|bench [criterion args]]" >&2; exit 2 ;;
+  profiles)
+    # The GPU test suites (tests/test-*, the library's own and the workspace's) natively and as
+    # each smaller device would run them: the sorters choose kernels and shapes from the profile's
+    # shared memory per block, multiprocessors and L2 (gpusort_suite::test_profile).
+    shift
+    profiles=${*:-native v100 t4 a100 rtx4090}
+    passed=0 failed=0
+    for profile in $profiles; do
+      for t in tests/test-gpu_sorts tests/test-multi_gpu; do
+        echo "=== GPUSORT_TEST_PROFILE=$profile $t"
+        if GPUSORT_TEST_PROFILE=$profile "$t"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $profile $t"; fi
+      done
+    done
+    echo "$passed passed, $failed failed"
+    exit $((failed > 0)) ;;
+  *) echo "usage: run.sh [test|sanitize|profiles [names]|bench [criterion args]]" >&2; exit 2 ;;
 esac
 RUN
 chmod +x "$out/run.sh"

@@ -1,21 +1,56 @@
 //! Shared harness of the workspace tests and benchmarks: finding the GPU, skipping without one,
-//! and failing without one when `REQUIRE_GPU=1`.
+//! and failing without one when `REQUIRE_GPU=1`; and the device profile the GPU tests run
+//! under (`GPUSORT_TEST_PROFILE`, [`test_profile`]).
 
-use gpusort::{Error, GpuSorter};
+use gpusort::gpu::DeviceProfile;
+use gpusort::multi::Exchange;
+use gpusort::{Error, GpuSorter, MultiGpuSorter};
 use std::io::Write;
+
+/// The device profile the GPU tests' sorters run under: `GPUSORT_TEST_PROFILE` = `v100`,
+/// `t4`, `a100` or `rtx4090` makes every sorter of [`gpu_or_skip`] and [`multi_gpu`] choose
+/// its kernels and shapes as on that device ([`GpuSorter::with_profile`]); unset, empty or
+/// `native`, the device's own limits. Read here, by the tests, never by the library.
+///
+/// # Panics
+/// On any other name.
+pub fn test_profile() -> Option<DeviceProfile> {
+    let name = std::env::var("GPUSORT_TEST_PROFILE").unwrap_or_default();
+    if name.is_empty() || name.eq_ignore_ascii_case("native") {
+        return None;
+    }
+    let profile = DeviceProfile::named(&name);
+    assert!(
+        profile.is_some(),
+        "GPUSORT_TEST_PROFILE={name}: not native, v100, t4, a100 or rtx4090"
+    );
+    profile
+}
+
+/// A multi-GPU sorter on `ordinals` under the tests' profile ([`test_profile`]).
+///
+/// # Errors
+/// As [`MultiGpuSorter::with_devices`].
+pub fn multi_gpu(ordinals: &[u32], exchange: Exchange) -> gpusort::Result<MultiGpuSorter> {
+    MultiGpuSorter::with_profile(ordinals, exchange, test_profile())
+}
 
 /// Whether `REQUIRE_GPU=1` is set: a missing device is then a failure, not a skip.
 pub fn gpu_required() -> bool {
     std::env::var("REQUIRE_GPU").is_ok_and(|v| v == "1")
 }
 
-/// A sorter on the first GPU, or `None` after saying on stderr (past the test harness's
-/// capture) that `what` was skipped.
+/// A sorter on the first GPU (under the tests' profile, [`test_profile`]), or `None` after
+/// saying on stderr (past the test harness's capture) that `what` was skipped.
 ///
 /// # Panics
 /// When there is no GPU and `REQUIRE_GPU=1`, or when a GPU is present but unusable.
 pub fn gpu_or_skip(what: &str) -> Option<GpuSorter> {
-    match GpuSorter::new() {
+    let sorter = match test_profile() {
+        Some(profile) => GpuSorter::with_profile(0, profile),
+        None => GpuSorter::new(),
+    };
+    match sorter {
         Ok(sorter) => Some(sorter),
         Err(e @ (Error::NoDriver(_) | Error::NoDevice)) => {
             assert!(

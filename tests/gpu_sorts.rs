@@ -990,3 +990,46 @@ fn too_large_allocation_names_bytes_needed_and_free() {
         Ok(_) => panic!("allocating {too_many} u32 with {free} bytes free succeeded"),
     }
 }
+
+/// Every sort as each device profile's sorter runs it (whatever `GPUSORT_TEST_PROFILE` says):
+/// the compact kernels (8-byte bitonic windows of 2^9 keys on a T4; compact tile sorts where
+/// the tile sort's tile does not fit) at lengths around their tiles, against std's.
+#[test]
+fn every_device_profile_sorts_like_std() {
+    use gpusort::gpu::DeviceProfile;
+    if gpu_or_skip("every_device_profile_sorts_like_std").is_none() {
+        return;
+    }
+    let seed = test_seed(24);
+    for (name, profile) in DeviceProfile::PRESETS {
+        let gpu = GpuSorter::with_profile(0, profile).expect("a sorter under a profile");
+        let limits = gpu.limits();
+        assert!(
+            limits.max_shared_per_block <= profile.max_shared_per_block,
+            "{name}"
+        );
+        assert!(limits.multiprocessors <= profile.multiprocessors, "{name}");
+        let t = MERGE_TILE as usize;
+        for n in [2, 4097, t - 1, t + 1, 2 * t + 3, 70_001, 300_001] {
+            let what = format!("{name}, n = {n}");
+            for order in ORDERS {
+                let keys: Vec<u64> = generate(n, Dist::Uniform, seed + n as u64);
+                assert_sorts(&gpu, &keys, order, 7, &what);
+                let keys: Vec<f64> = generate(n, Dist::Few, seed + n as u64);
+                assert_sorts(&gpu, &keys, order, 0.5, &what);
+                let keys: Vec<i32> = generate(n, Dist::Blog, seed + n as u64);
+                assert_sorts(&gpu, &keys, order, 3, &what);
+                let values128: Vec<u128> = (0..n as u128).map(|i| (i + 1) << 96 | i).collect();
+                let values64: Vec<u64> = (0..n as u64).map(|i| i << 33 | i).collect();
+                let values32: Vec<u32> = (0..n as u32).collect();
+                let keys: Vec<u64> = generate(n, Dist::Few, seed + n as u64);
+                assert_pairs_sort(&gpu, &keys, &values128, order, (5, u128::MAX), &what);
+                assert_pairs_sort(&gpu, &keys, &values64, order, (5, u64::MAX), &what);
+                let keys: Vec<u32> = generate(n, Dist::Few, seed + n as u64);
+                assert_pairs_sort(&gpu, &keys, &values128, order, (5, u128::MAX), &what);
+                assert_pairs_sort(&gpu, &keys, &values64, order, (5, u64::MAX), &what);
+                assert_pairs_sort(&gpu, &keys, &values32, order, (5, u32::MAX), &what);
+            }
+        }
+    }
+}

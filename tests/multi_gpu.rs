@@ -8,7 +8,7 @@
 
 use gpusort::multi::{Exchange, Link};
 use gpusort::{Error, MultiGpuSorter, Order, SortKey};
-use gpusort_suite::{gpu_or_skip, gpus_or_skip, sprinkle_specials, test_seed};
+use gpusort_suite::{gpu_or_skip, gpus_or_skip, multi_gpu, sprinkle_specials, test_seed};
 use kernels_gpu::tuning::MERGE_TILE;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
@@ -97,7 +97,7 @@ fn one_gpu_path_sorts_like_std() {
     let Some(_gpu) = gpu_or_skip("the multi-GPU sort's one-GPU path") else {
         return;
     };
-    let multi = MultiGpuSorter::with_devices(&[0], Exchange::Auto).expect("device 0");
+    let multi = multi_gpu(&[0], Exchange::Auto).expect("device 0");
     sort_everything(&multi, test_seed(61), "one GPU");
 }
 
@@ -107,7 +107,7 @@ fn parts_sharing_one_gpu_sort_like_std() {
         return;
     };
     for g in [2, 3, 4] {
-        let multi = MultiGpuSorter::with_devices(&vec![0; g], Exchange::Auto).expect("device 0");
+        let multi = multi_gpu(&vec![0; g], Exchange::Auto).expect("device 0");
         // Each part works in a context of its own: peer copies between the contexts.
         assert_eq!(multi.link(0, 1), Link::Peer);
         assert_eq!(multi.link(1, 1), Link::Local);
@@ -133,11 +133,11 @@ fn parts_load_and_launch_kernels_in_their_own_contexts() {
     for n in [0, 1, 2, 3, 500, 1000, 100_000] {
         for ordinals in [vec![0, 0], vec![0, 0, 0]] {
             let what = format!("{} parts on one GPU, fresh sorter", ordinals.len());
-            let multi = MultiGpuSorter::with_devices(&ordinals, Exchange::Auto).expect("device 0");
+            let multi = multi_gpu(&ordinals, Exchange::Auto).expect("device 0");
             assert_sorts::<u32>(&multi, &random(n, &mut rng), Order::Ascending, &what);
-            let multi = MultiGpuSorter::with_devices(&ordinals, Exchange::Auto).expect("device 0");
+            let multi = multi_gpu(&ordinals, Exchange::Auto).expect("device 0");
             assert_sorts::<f64>(&multi, &random(n, &mut rng), Order::Descending, &what);
-            let multi = MultiGpuSorter::with_devices(&ordinals, Exchange::Host).expect("device 0");
+            let multi = multi_gpu(&ordinals, Exchange::Host).expect("device 0");
             assert_sorts::<u64>(&multi, &random(n, &mut rng), Order::Ascending, &what);
         }
     }
@@ -150,7 +150,7 @@ fn every_gpu_sorts_like_std() {
         return;
     }
     for g in 2..=count {
-        let multi = MultiGpuSorter::new(Some(g)).expect("GPUs");
+        let multi = multi_gpu(&(0..g as u32).collect::<Vec<_>>(), Exchange::Auto).expect("GPUs");
         println!("{g} GPUs, link 0→1: {:?}", multi.link(0, 1));
         sort_everything(&multi, test_seed(70 + g as u64), &format!("{g} GPUs"));
     }
@@ -163,7 +163,7 @@ fn host_staged_exchange_sorts_like_std() {
         return;
     }
     let ordinals: Vec<u32> = (0..count as u32).collect();
-    let multi = MultiGpuSorter::with_devices(&ordinals, Exchange::Host).expect("GPUs");
+    let multi = multi_gpu(&ordinals, Exchange::Host).expect("GPUs");
     assert_eq!(multi.link(0, 1), Link::Host);
     let mut rng = StdRng::seed_from_u64(test_seed(80));
     for n in [1000, (1 << 21) + 7] {
@@ -183,7 +183,7 @@ fn keys_made_on_the_gpus_are_sorted_and_checked_there() {
     let mut setups = vec![vec![0u32, 0, 0]];
     setups.push((0..count as u32).collect());
     for ordinals in setups {
-        let multi = MultiGpuSorter::with_devices(&ordinals, Exchange::Auto).expect("GPUs");
+        let multi = multi_gpu(&ordinals, Exchange::Auto).expect("GPUs");
         for order in ORDERS {
             let n = (1 << 22) + 99;
             let mut parts = multi.alloc_parts::<u64>(n).expect("parts");
@@ -224,7 +224,7 @@ fn a_part_per_gpu_is_required() {
     let Some(_gpu) = gpu_or_skip("the multi-GPU part count check") else {
         return;
     };
-    let multi = MultiGpuSorter::with_devices(&[0, 0], Exchange::Auto).expect("device 0");
+    let multi = multi_gpu(&[0, 0], Exchange::Auto).expect("device 0");
     let mut parts = multi.alloc_parts::<u32>(10).expect("parts");
     parts.pop();
     let err = multi.sort_device(&mut parts, Order::Ascending).unwrap_err();

@@ -116,6 +116,92 @@ pub const fn window_shared_bytes(key_bytes: u32) -> u32 {
     small_shared_bytes(WINDOW_LOG2, key_bytes)
 }
 
+/// log2 of the keys per block of the compact window passes of 8-byte keys
+/// (`bitonic_window_compact_u64`, `bitonic_window_wide_compact_u64` and their tile sort
+/// `bitonic_window_tiles_compact_u64`), which devices run where the 2^[`WINDOW_LOG2`]-key tile
+/// of 8-byte keys (67,584 bytes) does not fit: the T4's (sm_75) 64 KiB ([`window_log2`]). One
+/// warp × 16 keys (4,224 bytes): besides 13, the one block size the window engine's layouts
+/// and programs are built and tested for ([`crate::window::WindowPass::block_window`]). More
+/// passes than with 2^13 keys, but no scratch memory: the bitonic sort stays in place.
+pub const COMPACT_WINDOW_LOG2: u32 = 9;
+
+/// log2 of the keys per block of the bitonic window passes (and their tile sort) of keys of
+/// `key_bytes` on a device whose blocks may have `max_shared` bytes of dynamic shared memory:
+/// [`WINDOW_LOG2`] where its tile fits, else [`COMPACT_WINDOW_LOG2`] (8-byte keys on a
+/// device of less than 66 KiB per block: sm_75).
+///
+/// ```
+/// use kernels_gpu::tuning::{COMPACT_WINDOW_LOG2, WINDOW_LOG2, window_log2};
+/// assert_eq!(window_log2(8, 227 * 1024), WINDOW_LOG2); // H100, H200
+/// assert_eq!(window_log2(8, 96 * 1024), WINDOW_LOG2); // V100
+/// assert_eq!(window_log2(8, 64 * 1024), COMPACT_WINDOW_LOG2); // T4
+/// assert_eq!(window_log2(4, 64 * 1024), WINDOW_LOG2);
+/// ```
+pub const fn window_log2(key_bytes: u32, max_shared: u32) -> u32 {
+    if window_shared_bytes(key_bytes) <= max_shared {
+        WINDOW_LOG2
+    } else {
+        COMPACT_WINDOW_LOG2
+    }
+}
+
+/// Threads per block of the window passes of 2^`log2` keys ([`window_log2`]): 16 keys each.
+pub const fn window_threads(log2: u32) -> u32 {
+    1 << (log2 - SMALL_RUN_LOG2)
+}
+
+/// The most dynamic shared memory per block that every device from sm_70 lets a kernel opt
+/// into: the T4's (sm_75) 64 KiB. (V100: 96 KiB; A100: 163; sm_86, sm_89, sm_120: 99; H100,
+/// H200: 227.) Every kernel has a shape that fits it.
+pub const MIN_SHARED_BYTES: u32 = 64 * 1024;
+
+/// Whether the stable merge sort of keys of `key_bytes` with values of `value_bytes` sorts its
+/// tiles with the compact tile sort (`merge_sort_tiles_compact_*`: [`MERGE_THREADS`] threads,
+/// tiles of [`MERGE_TILE`] keys, values read from device memory by slot rather than staged in
+/// shared memory; [`compact_merge_sort_shared_bytes`]) on a device whose blocks may have
+/// `max_shared` bytes: when the tile sort of [`merge_sort_tile`] keys does not fit.
+///
+/// ```
+/// use kernels_gpu::tuning::merge_sort_compact;
+/// // H100, H200: every pair fits.
+/// for (k, v) in [(4, 0), (4, 16), (8, 0), (8, 8), (8, 16)] {
+///     assert!(!merge_sort_compact(k, v, 227 * 1024));
+/// }
+/// assert!(merge_sort_compact(8, 8, 163 * 1024)); // A100: 174,592 bytes
+/// assert!(!merge_sort_compact(4, 0, 64 * 1024)); // T4: 35,072 bytes
+/// assert!(merge_sort_compact(8, 0, 64 * 1024)); // T4: 70,144 bytes
+/// ```
+pub const fn merge_sort_compact(key_bytes: u32, value_bytes: u32, max_shared: u32) -> bool {
+    let tile = merge_sort_tile(key_bytes, value_bytes);
+    merge_sort_shared_bytes(tile, key_bytes, value_bytes) > max_shared
+}
+
+/// Dynamic shared memory of a compact tile-sort block (`merge_sort_tiles_compact_*`), in
+/// bytes: that of a merge pass ([`merge_shared_bytes`] of [`MERGE_TILE`] keys), at most
+/// 52,736 (8-byte keys with values), which every device from sm_70 offers.
+///
+/// ```
+/// use kernels_gpu::tuning::{MIN_SHARED_BYTES, compact_merge_sort_shared_bytes};
+/// assert_eq!(compact_merge_sort_shared_bytes(8, 16), 52_736);
+/// assert!(compact_merge_sort_shared_bytes(8, 16) <= MIN_SHARED_BYTES);
+/// ```
+pub const fn compact_merge_sort_shared_bytes(key_bytes: u32, value_bytes: u32) -> u32 {
+    merge_shared_bytes(MERGE_TILE, key_bytes, value_bytes)
+}
+
+/// The compact tile sorts (`merge_sort_tiles_compact_*`, [`merge_sort_compact`]) by
+/// (key bytes, value bytes). 4-byte keys alone need none: their tile sort (35,072 bytes) fits
+/// every device.
+pub const COMPACT_MERGE_SORT_KERNELS: [((u32, u32), &str); 7] = [
+    ((4, 4), "merge_sort_tiles_compact_u32_u32"),
+    ((4, 8), "merge_sort_tiles_compact_u32_u64"),
+    ((4, 16), "merge_sort_tiles_compact_u32_u128"),
+    ((8, 0), "merge_sort_tiles_compact_u64"),
+    ((8, 4), "merge_sort_tiles_compact_u64_u32"),
+    ((8, 8), "merge_sort_tiles_compact_u64_u64"),
+    ((8, 16), "merge_sort_tiles_compact_u64_u128"),
+];
+
 /// Register limit of each kernel (`.maxnreg`, written into the PTX by `cargo xtask ptx`, as
 /// `__launch_bounds__` would in CUDA C++).
 ///
@@ -130,6 +216,34 @@ pub const MAX_REGISTERS: &[(&str, u32)] = &[
     ("merge_sort_tiles_u64_u32", merge_sort_registers(8, 4)),
     ("merge_sort_tiles_u64_u64", merge_sort_registers(8, 8)),
     ("merge_sort_tiles_u32_u128", merge_sort_registers(4, 16)),
+    (
+        "merge_sort_tiles_compact_u32_u32",
+        COMPACT_MERGE_SORT_MAX_REGISTERS,
+    ),
+    (
+        "merge_sort_tiles_compact_u32_u64",
+        COMPACT_MERGE_SORT_MAX_REGISTERS,
+    ),
+    (
+        "merge_sort_tiles_compact_u32_u128",
+        COMPACT_MERGE_SORT_MAX_REGISTERS,
+    ),
+    (
+        "merge_sort_tiles_compact_u64",
+        COMPACT_MERGE_SORT_MAX_REGISTERS,
+    ),
+    (
+        "merge_sort_tiles_compact_u64_u32",
+        COMPACT_MERGE_SORT_MAX_REGISTERS,
+    ),
+    (
+        "merge_sort_tiles_compact_u64_u64",
+        COMPACT_MERGE_SORT_MAX_REGISTERS,
+    ),
+    (
+        "merge_sort_tiles_compact_u64_u128",
+        COMPACT_MERGE_SORT_MAX_REGISTERS,
+    ),
     ("bitonic_tiny_u32", TINY_MAX_REGISTERS),
     ("bitonic_tiny_u64", TINY_MAX_REGISTERS),
     ("bitonic_small_u32", SMALL_MAX_REGISTERS),
@@ -140,7 +254,14 @@ pub const MAX_REGISTERS: &[(&str, u32)] = &[
     ("bitonic_window_u64", WINDOW_MAX_REGISTERS_64),
     ("bitonic_window_wide_u32", WINDOW_MAX_REGISTERS_32),
     ("bitonic_window_wide_u64", WINDOW_MAX_REGISTERS_64),
+    ("bitonic_window_tiles_compact_u64", WINDOW_MAX_REGISTERS_64),
+    ("bitonic_window_compact_u64", WINDOW_MAX_REGISTERS_64),
+    ("bitonic_window_wide_compact_u64", WINDOW_MAX_REGISTERS_64),
 ];
+
+/// Registers a thread of the compact tile sorts may use: one block of [`MERGE_THREADS`]
+/// threads fits a multiprocessor's 65536 (the architecture's 255).
+const COMPACT_MERGE_SORT_MAX_REGISTERS: u32 = registers_to_fit(MERGE_THREADS.ilog2());
 
 /// Registers a thread of the window passes may use with 4-byte keys: three blocks of
 /// [`WINDOW_THREADS`] threads per multiprocessor (65536 registers; shared memory 3 × 33 KiB).

@@ -7,9 +7,8 @@
 
 use super::modules::{Family, set_shared_attributes};
 use super::overlap::ChunkedSort;
-use super::{GpuSorter, prefetch_ahead};
+use super::{DeviceLimits, GpuSorter, prefetch_ahead, resident_blocks};
 use crate::error::{CudaContext, Result, driver};
-use cust::device::Device;
 use cust::launch;
 use cust::memory::DeviceBuffer;
 use cust::module::Module;
@@ -22,8 +21,8 @@ use kernels_gpu::tuning::{
     OVERLAP_CHUNK, OVERLAP_CHUNK_LOG2, SMALL_MAX_LOG2, SMALL_SORT_MAX_KEYS, SMALL_TILE_LOG2,
     TINY_SORT_MAX_KEYS, WINDOW_LOG2, WINDOW_PASSENGERS,
     WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR, WINDOW_PROGRAM_KERNELS_32,
-    WINDOW_PROGRAM_KERNELS_64, WINDOW_THREADS, small_shared_bytes, tiny_shared_bytes,
-    tiny_sort_max_keys, window_shared_bytes,
+    WINDOW_PROGRAM_KERNELS_64, small_shared_bytes, tiny_shared_bytes, tiny_sort_max_keys,
+    window_threads,
 };
 use kernels_gpu::window::{WindowPass, windows, windows_from};
 use std::ffi::c_void;
@@ -86,63 +85,127 @@ const KERNELS_64: Kernels = Kernels {
     window_programs: &WINDOW_PROGRAM_KERNELS_64,
 };
 
-fn kernels(key_bytes: usize) -> &'static Kernels {
-    if key_bytes == 8 {
-        &KERNELS_64
-    } else {
-        &KERNELS_32
-    }
+/// The compact window kernels of 8-byte keys, with blocks of 2^`COMPACT_WINDOW_LOG2` keys
+/// (no kernels with a constant program).
+const KERNELS_64_COMPACT: Kernels = Kernels {
+    tiny: "bitonic_tiny_u64",
+    small: "bitonic_small_u64",
+    window_tiles: "bitonic_window_tiles_compact_u64",
+    window: "bitonic_window_compact_u64",
+    window_wide: "bitonic_window_wide_compact_u64",
+    window_programs: &[],
+};
+
+/// The kernels of the bitonic sort of `key_bytes`-byte keys on a device of `limits`, and
+/// log2 of the keys per block of their window passes
+/// ([`kernels_gpu::tuning::window_log2`]).
+fn kernels(key_bytes: usize, limits: &DeviceLimits) -> (&'static Kernels, u32) {
+    let log2 = limits.window_log2(key_bytes);
+    let kernels = match (key_bytes, log2) {
+        (8, WINDOW_LOG2) => &KERNELS_64,
+        (8, _) => &KERNELS_64_COMPACT,
+        _ => &KERNELS_32,
+    };
+    (kernels, log2)
 }
 
-/// Lets the tiny and small sorts (sized for their largest blocks) use more than the default
-/// 48 KB of dynamic shared memory, and asks for the largest shared-memory carve-out (left to
-/// itself the driver picked 64 KB for a 34 KB tile, room for one block per multiprocessor where
-/// registers allow more: docs/perf.md).
-pub(super) fn configure_small(module: &Module) -> Result<()> {
-    for (k, key_bytes) in [(&KERNELS_32, 4), (&KERNELS_64, 8)] {
-        let small = small_shared_bytes(SMALL_TILE_LOG2, key_bytes);
-        set_shared_attributes(module, k.small, small)?;
-        let tiny = tiny_shared_bytes(TINY_SORT_MAX_KEYS as u32, key_bytes);
-        set_shared_attributes(module, k.tiny, tiny)?;
+/// Every launch shape of the bitonic sort's kernels on a device of `limits`, as
+/// `(kernel, threads, dynamic shared bytes)`, the largest of each kernel: what `configure_*`
+/// set, and what the tests check against the limits.
+pub(super) fn launches(limits: &DeviceLimits) -> Vec<(&'static str, u32, u32)> {
+    let mut all = Vec::new();
+    for key_bytes in [4usize, 8] {
+        let (k, log2) = kernels(key_bytes, limits);
+        let kb = key_bytes as u32;
+        let tiny_max = tiny_sort_max_keys(kb) as u32;
+        all.push((
+            k.tiny,
+            tiny_threads(tiny_max),
+            tiny_shared_bytes(TINY_SORT_MAX_KEYS as u32, kb),
+        ));
+        let small = SmallPlan::for_len(SMALL_SORT_MAX_KEYS);
+        all.push((
+            k.small,
+            small.threads(),
+            small_shared_bytes(SMALL_TILE_LOG2, kb),
+        ));
+        let (threads, shared) = (window_threads(log2), small_shared_bytes(log2, kb));
+        for name in [k.window_tiles, k.window, k.window_wide]
+            .into_iter()
+            .chain(k.window_programs.iter().copied())
+        {
+            all.push((name, threads, shared));
+        }
+    }
+    all
+}
+
+/// Lets each kernel of `family` that the policy launches on a device of `limits` use its
+/// shared memory ([`launches`]; above the default 48 KB if need be), and asks for the largest
+/// shared-memory carve-out (left to itself the driver picked 64 KB for a 34 KB tile, room for
+/// one block per multiprocessor where registers allow more: docs/perf.md).
+fn configure(module: &Module, limits: &DeviceLimits, family: Family) -> Result<()> {
+    for (name, _, shared) in launches(limits) {
+        if Family::of(name) == Some(family) {
+            set_shared_attributes(module, limits, name, shared)?;
+        }
     }
     Ok(())
 }
 
-/// The same for the window passes' tile sorts.
-pub(super) fn configure_tiles(module: &Module) -> Result<()> {
-    for (k, key_bytes) in [(&KERNELS_32, 4), (&KERNELS_64, 8)] {
-        set_shared_attributes(module, k.window_tiles, window_shared_bytes(key_bytes))?;
+/// Configures the tiny and small sorts ([`configure`]); returns how many blocks of the small
+/// sort (4-byte, 8-byte keys) the device holds at once: its cooperative launches take no more.
+pub(super) fn configure_small(module: &Module, limits: &DeviceLimits) -> Result<[u64; 2]> {
+    configure(module, limits, Family::Small)?;
+    let mut resident = [0; 2];
+    for (key_bytes, resident) in [4usize, 8].into_iter().zip(&mut resident) {
+        let (k, _) = kernels(key_bytes, limits);
+        let plan = SmallPlan::for_len(SMALL_SORT_MAX_KEYS);
+        let shared = small_shared_bytes(plan.tile_log2, key_bytes as u32);
+        let per_multiprocessor = resident_blocks(module, (k.small, plan.threads(), shared))?;
+        *resident = u64::from(per_multiprocessor) * u64::from(limits.multiprocessors);
     }
-    Ok(())
+    Ok(resident)
 }
 
-/// The same for the window passes with a constant program (`programs`) or the generic ones;
-/// returns how far ahead their blocks (4-byte, 8-byte keys) prefetch on `device`, from how many
-/// blocks of the family's kernels the device holds at once (at most
-/// [`WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR`] per multiprocessor).
+/// Configures the window passes' tile sorts ([`configure`]).
+pub(super) fn configure_tiles(module: &Module, limits: &DeviceLimits) -> Result<()> {
+    configure(module, limits, Family::Tiles)
+}
+
+/// Configures the window passes with a constant program (`programs`) or the generic ones
+/// ([`configure`]); returns how far ahead their blocks (4-byte, 8-byte keys) prefetch on a
+/// device of `limits`, from how many blocks of the kernels the policy runs there the device
+/// holds at once (at most [`WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR`] per
+/// multiprocessor).
 pub(super) fn configure_windows(
     module: &Module,
-    device: &Device,
+    limits: &DeviceLimits,
     programs: bool,
 ) -> Result<[u64; 2]> {
+    let family = if programs {
+        Family::Windows
+    } else {
+        Family::GenericWindows
+    };
+    configure(module, limits, family)?;
     let mut ahead = [0; 2];
-    for ((k, key_bytes), ahead) in [(&KERNELS_32, 4), (&KERNELS_64, 8)]
-        .into_iter()
-        .zip(&mut ahead)
-    {
-        let shared = window_shared_bytes(key_bytes);
-        let generic = [k.window, k.window_wide];
-        let names: &[&str] = if programs {
-            k.window_programs
+    for (key_bytes, ahead) in [4usize, 8].into_iter().zip(&mut ahead) {
+        let (k, log2) = kernels(key_bytes, limits);
+        let name = if programs {
+            match k.window_programs.first() {
+                Some(&name) => name,
+                // No kernels with a constant program for these keys on this device.
+                None => continue,
+            }
         } else {
-            &generic
+            k.window
         };
-        for &name in names {
-            set_shared_attributes(module, name, shared)?;
-        }
-        let launch = (names[0], WINDOW_THREADS, shared);
+        let shared = small_shared_bytes(log2, key_bytes as u32);
+        let tile_bytes = (key_bytes as u32) << log2;
+        let launch = (name, window_threads(log2), shared, tile_bytes);
         let cap = WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR;
-        *ahead = prefetch_ahead(module, device, launch, cap)?;
+        *ahead = prefetch_ahead(module, limits, launch, cap)?;
     }
     Ok(ahead)
 }
@@ -156,11 +219,25 @@ pub(super) fn enqueue(
     key_bytes: usize,
     map: u32,
 ) -> Result<()> {
-    if n <= SMALL_SORT_MAX_KEYS {
+    if n <= SMALL_SORT_MAX_KEYS && fits_one_launch(sorter, n, key_bytes)? {
         return enqueue_small(sorter, keys, n, key_bytes, map);
     }
-    let passes = windows(n, WINDOW_LOG2, WINDOW_PASSENGERS);
+    let (_, log2) = kernels(key_bytes, &sorter.limits);
+    let passes = windows(n, log2, WINDOW_PASSENGERS);
     enqueue_windows(sorter, keys, n, key_bytes, passes, (map, map))
+}
+
+/// Whether the one-launch sorts take `n ≤ SMALL_SORT_MAX_KEYS` keys on this device: the tiny
+/// sort's one block always, the small sort's blocks when the device holds them all at once
+/// (its cooperative launch needs that: 16 blocks of 256 threads for 2^16 keys, which a device
+/// of fewer multiprocessors may not hold). Else the window passes sort them.
+fn fits_one_launch(sorter: &GpuSorter, n: u64, key_bytes: usize) -> Result<bool> {
+    let blocks = SmallPlan::for_len(n).blocks();
+    if n <= tiny_sort_max_keys(key_bytes as u32) || blocks <= 1 {
+        return Ok(true);
+    }
+    let resident = sorter.module(Family::Small)?.resident[usize::from(key_bytes == 8)];
+    Ok(u64::from(blocks) <= resident)
 }
 
 /// Queues the window passes `passes` over the `n` keys at `keys`: the tile sort (if any)
@@ -198,19 +275,23 @@ fn launch_window(
     pass: &WindowPass,
     (encode, decode): (u32, u32),
 ) -> Result<()> {
-    let k = kernels(key_bytes);
-    let shared = window_shared_bytes(key_bytes as u32);
+    let (k, log2) = kernels(key_bytes, &sorter.limits);
+    debug_assert_eq!(pass.tile_log2, log2);
+    let (threads, shared) = (
+        window_threads(log2),
+        small_shared_bytes(log2, key_bytes as u32),
+    );
     let stream = &sorter.stream;
     let blocks = u32::try_from(pass.blocks(n)).expect("MAX_KEYS keeps grids below 2^32 blocks");
     let what = || format!("launching window pass {pass:?} for {n} keys");
     if pass.sort {
         let f = sorter.function(k.window_tiles)?;
         // SAFETY: `keys` holds n keys on this context's device, sorted in place (no edges);
-        // the launch shape is the kernel's (ceil(n / 2^WINDOW_LOG2) blocks of WINDOW_THREADS
+        // the launch shape is the kernel's (ceil(n / 2^log2) blocks of window_threads(log2)
         // threads, a tile of shared memory).
         let no_edges = 0u64;
         let launched = unsafe {
-            launch!(f<<<blocks, WINDOW_THREADS, shared, stream>>>(
+            launch!(f<<<blocks, threads, shared, stream>>>(
                 keys, keys, no_edges, n, encode, decode
             ))
         };
@@ -239,7 +320,7 @@ fn launch_window(
         // restriction to the chunk `keys` points to), launched in order, on the kernel of its
         // program, which takes narrow windows.
         unsafe {
-            launch!(f<<<blocks, WINDOW_THREADS, shared, stream>>>(
+            launch!(f<<<blocks, threads, shared, stream>>>(
                 keys, n, fixed, mirror, span, load_map, store_map, decode, ahead
             ))
         }
@@ -253,7 +334,7 @@ fn launch_window(
         let (plan, phases, steps) = (win.plan, win.phases, win.steps);
         // SAFETY: as above; the narrow kernel only for narrow windows.
         unsafe {
-            launch!(f<<<blocks, WINDOW_THREADS, shared, stream>>>(
+            launch!(f<<<blocks, threads, shared, stream>>>(
                 keys, n, fixed, mirror, span, load_map, store_map, plan, phases, steps, decode,
                 ahead
             ))
@@ -287,7 +368,8 @@ impl ChunkedSort for Chunked<'_> {
             return enqueue(self.sorter, at, len, self.key_bytes, self.map);
         }
         let maps = (self.map, IDENTITY);
-        let passes = windows(len, WINDOW_LOG2, WINDOW_PASSENGERS);
+        let (_, log2) = kernels(self.key_bytes, &self.sorter.limits);
+        let passes = windows(len, log2, WINDOW_PASSENGERS);
         enqueue_windows(self.sorter, at, len, self.key_bytes, passes, maps)
     }
 
@@ -297,8 +379,9 @@ impl ChunkedSort for Chunked<'_> {
     /// decoded) once its last window is done.
     fn finish(&mut self, written: &mut dyn FnMut(Range<u64>) -> Result<()>) -> Result<()> {
         let (n, kb) = (self.n, self.key_bytes);
+        let (_, log2) = kernels(kb, &self.sorter.limits);
         let rest: Vec<WindowPass> =
-            windows_from(n, OVERLAP_CHUNK_LOG2, WINDOW_LOG2, WINDOW_PASSENGERS).collect();
+            windows_from(n, OVERLAP_CHUNK_LOG2, log2, WINDOW_PASSENGERS).collect();
         if rest.is_empty() {
             // At most one chunk: its sort was the whole sort.
             return written(0..n);
@@ -310,7 +393,7 @@ impl ChunkedSort for Chunked<'_> {
             .count();
         assert!(
             tail > 0,
-            "the last window compares keys within 2^13 at most"
+            "the last window compares keys within one block at most"
         );
         let (head, tail) = rest.split_at(rest.len() - tail);
         for pass in head {
@@ -335,8 +418,9 @@ fn enqueue_small(sorter: &GpuSorter, keys: u64, n: u64, key_bytes: usize, map: u
     if n < 2 {
         return Ok(());
     }
+    let (k, _) = kernels(key_bytes, &sorter.limits);
     if n <= tiny_sort_max_keys(key_bytes as u32) {
-        let name = kernels(key_bytes).tiny;
+        let name = k.tiny;
         let f = sorter.function(name)?;
         let n = n as u32;
         let (threads, shared) = (tiny_threads(n), tiny_shared_bytes(n, key_bytes as u32));
@@ -346,7 +430,7 @@ fn enqueue_small(sorter: &GpuSorter, keys: u64, n: u64, key_bytes: usize, map: u
         let launched = unsafe { launch!(f<<<1, threads, shared, stream>>>(keys, n, map, map)) };
         return launched.context(&format!("launching {name} for {n} keys"));
     }
-    let name = kernels(key_bytes).small;
+    let name = k.small;
     let f = sorter.function(name)?;
     let plan = SmallPlan::for_len(n);
     let (blocks, threads) = (plan.blocks(), plan.threads());
@@ -400,7 +484,7 @@ mod tests {
     /// down severalfold (docs/perf.md, "v3: window passes").
     #[test]
     fn window_kernels_keep_their_keys_in_registers() {
-        for k in [&KERNELS_32, &KERNELS_64] {
+        for k in [&KERNELS_32, &KERNELS_64, &KERNELS_64_COMPACT] {
             for name in [k.window_tiles, k.window, k.window_wide, k.small, k.tiny] {
                 super::super::assert_no_local_memory(name, "docs/perf.md, v3: window passes");
             }
@@ -411,8 +495,12 @@ mod tests {
     fn window_kernels_have_their_register_caps() {
         // `.maxnreg` from tuning::MAX_REGISTERS; the caps let several 512-thread blocks share a
         // multiprocessor: 4 (4-byte tile sort), 3 (4-byte passes), 2 (8-byte keys).
-        use kernels_gpu::tuning::MAX_REGISTERS;
-        for (k, blocks) in [(&KERNELS_32, [4, 3, 3]), (&KERNELS_64, [2, 2, 2])] {
+        use kernels_gpu::tuning::{MAX_REGISTERS, WINDOW_THREADS};
+        for (k, blocks) in [
+            (&KERNELS_32, [4, 3, 3]),
+            (&KERNELS_64, [2, 2, 2]),
+            (&KERNELS_64_COMPACT, [32, 32, 32]),
+        ] {
             for (name, blocks) in [k.window_tiles, k.window, k.window_wide]
                 .into_iter()
                 .zip(blocks)
@@ -422,7 +510,12 @@ mod tests {
                     .find(|(n, _)| *n == name)
                     .map(|&(_, c)| c);
                 let cap = cap.unwrap_or_else(|| panic!("no register cap for {name}"));
-                assert!(blocks * cap * WINDOW_THREADS <= 65536, "{name}");
+                let threads = if std::ptr::eq(k, &KERNELS_64_COMPACT) {
+                    32
+                } else {
+                    WINDOW_THREADS
+                };
+                assert!(blocks * cap * threads <= 65536, "{name}");
                 let body = super::super::kernel_ptx(name);
                 assert!(body.contains(&format!(".maxnreg {cap}\n")), "{name}");
             }
@@ -431,6 +524,7 @@ mod tests {
 
     #[test]
     fn the_window_shared_memory_fits_the_blocks_the_registers_allow() {
+        use kernels_gpu::tuning::window_shared_bytes;
         // Of the 228 KiB a multiprocessor has: 4 × 33 KiB (4-byte keys), 2 × 66 KiB (8-byte).
         assert!(4 * window_shared_bytes(4) <= 228 * 1024);
         assert!(2 * window_shared_bytes(8) <= 228 * 1024);

@@ -4,17 +4,17 @@
 
 use super::modules::{Family, set_shared_attributes};
 use super::overlap::ChunkedSort;
-use super::{GpuSorter, prefetch_ahead};
+use super::{DeviceLimits, GpuSorter, prefetch_ahead};
 use crate::error::{CudaContext, Result};
-use cust::device::Device;
 use cust::launch;
 use cust::module::Module;
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::merge::{Pass, SEARCH_LANES, Step, chunk_schedule, merge_passes, schedule};
 use kernels_gpu::overlap::tile_parts;
 use kernels_gpu::tuning::{
-    LAST_PASS_PARTS, MERGE_THREADS, MERGE_TILE, NETWORK_MERGE_THREADS, NETWORK_MERGE_TILE,
-    PARTITION_THREADS, TILE_KEYS, WINDOW_THREADS, merge_overlap_chunk, merge_shared_bytes,
+    COMPACT_MERGE_SORT_KERNELS, LAST_PASS_PARTS, MERGE_THREADS, MERGE_TILE, MIN_SHARED_BYTES,
+    NETWORK_MERGE_THREADS, NETWORK_MERGE_TILE, PARTITION_THREADS, TILE_KEYS, WINDOW_THREADS,
+    compact_merge_sort_shared_bytes, merge_overlap_chunk, merge_shared_bytes, merge_sort_compact,
     merge_sort_shared_bytes, merge_sort_threads, merge_sort_tile, network_merge,
     network_merge_shared_bytes, window_shared_bytes,
 };
@@ -65,7 +65,10 @@ struct Shape {
 }
 
 impl Shape {
-    fn new(key_bytes: usize, value_bytes: usize) -> Shape {
+    /// The shape on a device whose blocks may have `max_shared` bytes of dynamic shared
+    /// memory: the tile sort of [`merge_sort_tile`] keys, or the compact one
+    /// ([`merge_sort_compact`]).
+    fn new(key_bytes: usize, value_bytes: usize, max_shared: u32) -> Shape {
         let (kb, vb) = (key_bytes as u32, value_bytes as u32);
         if value_bytes == 0 && network_merge(kb) {
             let (_, sort, merge) = *NETWORK_KERNELS
@@ -88,6 +91,23 @@ impl Shape {
             .iter()
             .find(|(widths, ..)| *widths == (key_bytes, value_bytes))
             .expect("keys of 4 or 8 bytes, values of 0, 4, 8 or 16 bytes");
+        if merge_sort_compact(kb, vb, max_shared) {
+            let (_, sort) = *COMPACT_MERGE_SORT_KERNELS
+                .iter()
+                .find(|(widths, _)| *widths == (kb, vb))
+                .expect("a compact tile sort for every pair that needs one");
+            return Shape {
+                sort,
+                merge,
+                sort_tile: u64::from(MERGE_TILE),
+                sort_threads: MERGE_THREADS,
+                sort_shared: compact_merge_sort_shared_bytes(kb, vb),
+                merge_tile: u64::from(MERGE_TILE),
+                merge_threads: MERGE_THREADS,
+                merge_shared: merge_shared_bytes(MERGE_TILE, kb, vb),
+                network: false,
+            };
+        }
         let sort_tile = merge_sort_tile(kb, vb);
         Shape {
             sort,
@@ -103,42 +123,83 @@ impl Shape {
     }
 
     fn of(l: &Launch) -> Shape {
-        Shape::new(l.key_bytes, l.value_bytes)
+        Shape::new(l.key_bytes, l.value_bytes, l.max_shared)
     }
 }
 
-/// Lets each tile-sort and merge kernel use its shared memory (up to 171 KB for the tile sort
-/// of 8-byte keys with 16-byte values, above the default 48 KB), and returns how far ahead the
-/// blocks of each network merge pass (4-byte, 8-byte keys) prefetch on `device`. The bitonic
-/// tile sorts are configured with the bitonic kernels.
-pub(super) fn configure(module: &Module, device: &Device) -> Result<[u64; 2]> {
-    for ((kb, vb), sort, merge) in KERNELS {
-        let (kb, vb) = (kb as u32, vb as u32);
-        let tile = merge_sort_tile(kb, vb);
-        set_shared_attributes(module, sort, merge_sort_shared_bytes(tile, kb, vb))?;
-        set_shared_attributes(module, merge, merge_shared_bytes(MERGE_TILE, kb, vb))?;
+/// Every launch shape of the merge sort's kernels (the bitonic tile sorts of the keys-only
+/// path are the bitonic sort's) on a device whose blocks may have `max_shared` bytes, as
+/// `(kernel, threads, dynamic shared bytes)`: what [`configure`] sets, and what the tests
+/// check against the limits.
+pub(super) fn launches(max_shared: u32) -> Vec<(&'static str, u32, u32)> {
+    let mut all = Vec::new();
+    for kb in [4, 8] {
+        for vb in VALUE_BYTES {
+            let shape = Shape::new(kb, vb, max_shared);
+            if !shape.network {
+                all.push((shape.sort, shape.sort_threads, shape.sort_shared));
+            }
+            all.push((shape.merge, shape.merge_threads, shape.merge_shared));
+        }
+    }
+    for (kb, _, merge) in NETWORK_KERNELS {
+        let shared = network_merge_shared_bytes(kb as u32);
+        all.push((merge, NETWORK_MERGE_THREADS, shared));
+    }
+    for (kb, name) in [(4, "merge_two_u32"), (8, "merge_two_u64")] {
+        all.push((name, MERGE_THREADS, merge_shared_bytes(MERGE_TILE, kb, 0)));
+    }
+    for name in [
+        "merge_partition_u32",
+        "merge_partition_u64",
+        "merge_two_partition_u32",
+        "merge_two_partition_u64",
+    ] {
+        all.push((name, PARTITION_THREADS, 0));
+    }
+    all
+}
+
+/// Lets each tile-sort and merge kernel the policy launches on a device of `limits` use its
+/// shared memory ([`launches`]: up to 209 KB, for the tile sort of 4-byte keys with 16-byte
+/// values on an H100 or H200, above the default 48 KB), and returns how far ahead the blocks
+/// of each network merge pass (4-byte, 8-byte keys) prefetch there. The bitonic tile sorts are
+/// configured with the bitonic kernels.
+pub(super) fn configure(module: &Module, limits: &DeviceLimits) -> Result<[u64; 2]> {
+    for (name, _, shared) in launches(limits.max_shared_per_block) {
+        if shared > 0 {
+            set_shared_attributes(module, limits, name, shared)?;
+        }
     }
     let mut ahead = [0; 2];
     for ((kb, _, merge), ahead) in NETWORK_KERNELS.into_iter().zip(&mut ahead) {
         let shared = network_merge_shared_bytes(kb as u32);
-        set_shared_attributes(module, merge, shared)?;
-        let launch = (merge, NETWORK_MERGE_THREADS, shared);
-        *ahead = prefetch_ahead(module, device, launch, u32::MAX)?;
-    }
-    for (kb, name) in [(4, "merge_two_u32"), (8, "merge_two_u64")] {
-        set_shared_attributes(module, name, merge_shared_bytes(MERGE_TILE, kb, 0))?;
+        let tile_bytes = NETWORK_MERGE_TILE * kb as u32;
+        let launch = (merge, NETWORK_MERGE_THREADS, shared, tile_bytes);
+        *ahead = prefetch_ahead(module, limits, launch, u32::MAX)?;
     }
     Ok(ahead)
 }
 
 /// Bytes of device scratch the stable sort of `n` keys of `key_bytes` with values of
-/// `value_bytes` (0 for keys only) needs: a second buffer of `n` keys and `n` values for the
-/// ping-pong, and per output tile of a merge pass one `u64` merge-path split and two keys (its
-/// edges, [`kernels_gpu::merge::partition_pass`]). Zero when the keys fit in one tile of the
-/// tile sort (it works in place).
+/// `value_bytes` (0 for keys only) needs on any device: a second buffer of `n` keys and `n`
+/// values for the ping-pong, and per output tile of a merge pass one `u64` merge-path split
+/// and two keys (its edges, [`kernels_gpu::merge::partition_pass`]). Zero when the keys fit
+/// in one tile of the tile sort on every device (it works in place).
+/// [`GpuSorter::sort_scratch`] allocates what its device needs, which may be less (zero up to
+/// one tile of its tile sort).
 pub fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64 {
-    let layout = Layout::new(n, key_bytes, value_bytes);
-    layout.total
+    scratch_bytes_on(n, key_bytes, value_bytes, MIN_SHARED_BYTES)
+}
+
+/// [`scratch_bytes`] on a device whose blocks may have `max_shared` bytes of shared memory.
+pub(crate) fn scratch_bytes_on(
+    n: u64,
+    key_bytes: usize,
+    value_bytes: usize,
+    max_shared: u32,
+) -> u64 {
+    Layout::new(n, key_bytes, value_bytes, max_shared).total
 }
 
 /// Where the parts of the scratch buffer start (byte offsets, each 8-aligned, the values
@@ -151,8 +212,10 @@ struct Layout {
 }
 
 impl Layout {
-    fn new(n: u64, key_bytes: usize, value_bytes: usize) -> Layout {
-        let shape = Shape::new(key_bytes, value_bytes);
+    /// The layout on a device whose blocks may have `max_shared` bytes of shared memory
+    /// (where it is not zero, the same on every device).
+    fn new(n: u64, key_bytes: usize, value_bytes: usize, max_shared: u32) -> Layout {
+        let shape = Shape::new(key_bytes, value_bytes, max_shared);
         if merge_passes(n, shape.sort_tile) == 0 {
             return Layout {
                 values: 0,
@@ -190,6 +253,9 @@ pub(super) struct Launch {
     pub encode: u32,
     /// Key map undone in the last pass (`IDENTITY` leaves the keys encoded).
     pub decode: u32,
+    /// Shared memory a block may have on the sorter's device (its
+    /// [`DeviceLimits::max_shared_per_block`]), which chooses the tile sort ([`Shape::new`]).
+    pub max_shared: u32,
 }
 
 /// Queues the whole stable sort on the sorter's stream. The tile sort writes to the scratch
@@ -221,7 +287,7 @@ struct Window {
 impl Window {
     /// `range` starts at a multiple of the merge tile (its splits start at its first tile's).
     fn new(l: &Launch, range: Range<u64>) -> Window {
-        let layout = Layout::new(l.n, l.key_bytes, l.value_bytes);
+        let layout = Layout::new(l.n, l.key_bytes, l.value_bytes, l.max_shared);
         let tile = Shape::of(l).merge_tile;
         let (kb, vb, at) = (l.key_bytes as u64, l.value_bytes as u64, range.start);
         debug_assert_eq!(at % tile, 0);
@@ -429,18 +495,22 @@ mod tests {
     #[test]
     fn scratch_is_a_second_buffer_plus_splits_and_edges_or_nothing() {
         for (kb, vb) in [(4, 0), (8, 0), (4, 4), (8, 8), (8, 16)] {
-            let shape = Shape::new(kb, vb);
+            let shape = Shape::new(kb, vb, MAX_SHARED_BYTES);
             let (s, t) = (shape.sort_tile, shape.merge_tile);
             let (kb64, vb64) = (kb as u64, vb as u64);
             // A split (8 bytes) and two edge keys per merge tile.
             let splits = |n: u64| n.div_ceil(t) * (8 + 2 * kb64);
-            assert_eq!(scratch_bytes(0, kb, vb), 0);
-            assert_eq!(scratch_bytes(s, kb, vb), 0, "one tile sorts in place");
+            assert_eq!(scratch_bytes_on(0, kb, vb, MAX_SHARED_BYTES), 0);
+            assert_eq!(
+                scratch_bytes_on(s, kb, vb, MAX_SHARED_BYTES),
+                0,
+                "one tile sorts in place"
+            );
             for n in [s + 1, 3 * s, 5 * s + 7] {
                 let keys = kb64 * n;
                 let values = (vb64 * n).next_multiple_of(8);
                 assert_eq!(
-                    scratch_bytes(n, kb, vb),
+                    scratch_bytes_on(n, kb, vb, MAX_SHARED_BYTES),
                     keys.next_multiple_of(vb64.max(8)) + values + splits(n),
                     "n = {n}, {kb}-byte keys, {vb}-byte values"
                 );
@@ -450,7 +520,7 @@ mod tests {
         let s = u64::from(MERGE_SORT_TILE);
         for n in [s + 1, s + 2, s + 3, 5 * s + 7] {
             for vb in VALUE_BYTES {
-                let layout = Layout::new(n, 4, vb);
+                let layout = Layout::new(n, 4, vb, MAX_SHARED_BYTES);
                 assert_eq!(
                     layout.values % vb.max(8) as u64,
                     0,
@@ -491,7 +561,7 @@ mod tests {
     #[test]
     fn a_chunk_window_offsets_every_buffer_by_its_first_key() {
         for (kb, vb) in [(4, 0), (8, 0), (4, 16), (8, 4), (8, 8), (8, 16)] {
-            let shape = Shape::new(kb, vb);
+            let shape = Shape::new(kb, vb, MAX_SHARED_BYTES);
             let (c, t) = (merge_overlap_chunk(shape.sort_tile), shape.merge_tile);
             assert_eq!(c % t, 0, "chunks start on a merge tile");
             let n = 3 * c + 12345;
@@ -504,8 +574,9 @@ mod tests {
                 value_bytes: vb,
                 encode: IDENTITY,
                 decode: IDENTITY,
+                max_shared: MAX_SHARED_BYTES,
             };
-            let layout = Layout::new(n, kb, vb);
+            let layout = Layout::new(n, kb, vb, MAX_SHARED_BYTES);
             let (kb, vb) = (kb as u64, vb as u64);
             let whole = Window::new(&l, 0..n);
             assert_eq!((whole.keys, whole.values, whole.n), (l.keys, l.values, n));
@@ -537,7 +608,7 @@ mod tests {
     fn every_width_pair_has_kernels() {
         for kb in [4, 8] {
             for vb in VALUE_BYTES {
-                let shape = Shape::new(kb, vb);
+                let shape = Shape::new(kb, vb, MAX_SHARED_BYTES);
                 assert_eq!(shape.network, vb == 0 && network_merge(kb as u32));
                 for name in [shape.sort, shape.merge] {
                     assert!(
@@ -553,17 +624,72 @@ mod tests {
     }
 
     #[test]
+    fn scratch_for_any_device_is_enough_for_each() {
+        use crate::gpu::DeviceProfile;
+        for (kb, vb) in [(4, 0), (8, 0), (4, 4), (4, 16), (8, 8), (8, 16)] {
+            for n in [0, 1, 4351, 4352, 4353, 8704, 8705, 100_000] {
+                for (_, p) in DeviceProfile::PRESETS {
+                    let on = scratch_bytes_on(n, kb, vb, p.max_shared_per_block);
+                    assert!(scratch_bytes(n, kb, vb) >= on, "n = {n}, {kb}/{vb}, {p:?}");
+                }
+                let h100 = scratch_bytes_on(n, kb, vb, MAX_SHARED_BYTES);
+                assert!(scratch_bytes(n, kb, vb) >= h100);
+            }
+        }
+    }
+
+    #[test]
+    fn compact_tile_sorts_where_the_tile_does_not_fit() {
+        use crate::gpu::DeviceProfile;
+        // T4: every pair with values, and 8-byte keys alone, sort compact tiles of MERGE_TILE.
+        let t4 = DeviceProfile::T4.max_shared_per_block;
+        for (kb, vb) in [(4, 4), (4, 8), (4, 16), (8, 0), (8, 4), (8, 8), (8, 16)] {
+            let shape = Shape::new(kb, vb, t4);
+            assert!(
+                shape.sort.starts_with("merge_sort_tiles_compact_"),
+                "{shape:?}"
+            );
+            assert_eq!(shape.sort_tile, u64::from(MERGE_TILE));
+            assert!(shape.sort_shared <= t4);
+        }
+        // A100: only the pairs above 163 KiB.
+        let a100 = DeviceProfile::A100.max_shared_per_block;
+        let compact: Vec<(usize, usize)> =
+            [(4, 4), (4, 8), (4, 16), (8, 0), (8, 4), (8, 8), (8, 16)]
+                .into_iter()
+                .filter(|&(kb, vb)| Shape::new(kb, vb, a100).sort.contains("compact"))
+                .collect();
+        assert_eq!(compact, [(4, 16), (8, 8)]);
+        // H100, H200: none.
+        for kb in [4, 8] {
+            for vb in VALUE_BYTES {
+                assert!(
+                    !Shape::new(kb, vb, MAX_SHARED_BYTES)
+                        .sort
+                        .contains("compact")
+                );
+            }
+        }
+    }
+
+    #[test]
     fn the_largest_tile_fits_in_shared_memory() {
         // The tile sort of 8-byte keys with 16-byte values needs the most: under the 227 KB an
         // H100 or H200 allows a block (after `configure` sets the attribute).
         let largest = KERNELS
             .iter()
-            .map(|&((kb, vb), ..)| Shape::new(kb, vb))
+            .map(|&((kb, vb), ..)| Shape::new(kb, vb, MAX_SHARED_BYTES))
             .map(|s| s.sort_shared.max(s.merge_shared))
             .max();
         assert!(largest <= Some(MAX_SHARED_BYTES));
         // Only 8-byte keys with 16-byte values need the smaller tile.
-        assert_eq!(Shape::new(8, 16).sort_tile, u64::from(MERGE_TILE));
-        assert_eq!(Shape::new(8, 8).sort_tile, u64::from(MERGE_SORT_TILE));
+        assert_eq!(
+            Shape::new(8, 16, MAX_SHARED_BYTES).sort_tile,
+            u64::from(MERGE_TILE)
+        );
+        assert_eq!(
+            Shape::new(8, 8, MAX_SHARED_BYTES).sort_tile,
+            u64::from(MERGE_SORT_TILE)
+        );
     }
 }

@@ -18,6 +18,7 @@
 
 mod bitonic;
 mod context;
+mod limits;
 pub mod merge;
 mod modules;
 mod overlap;
@@ -26,6 +27,9 @@ mod progress;
 pub mod radix;
 mod staging;
 
+pub use limits::DeviceLimits;
+#[doc(hidden)]
+pub use limits::DeviceProfile;
 pub use pinned::PinnedBuffer;
 pub use progress::{Phase, Progress, ProgressHook};
 
@@ -33,35 +37,38 @@ use crate::error::{CudaContext, Error, Result};
 use crate::keys::{Order, SortKey, SortValue};
 pub(crate) use context::ContextKind;
 use context::SorterContext;
-use cust::device::{Device, DeviceAttribute};
+use cust::device::Device;
 use cust::function::Function;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys as cuda;
-use kernels_gpu::tuning::{MAX_KEYS, prefetch_ahead_tiles};
+use kernels_gpu::tuning::MAX_KEYS;
 use modules::Modules;
 use rayon::prelude::*;
 use staging::Staging;
 use std::sync::{Mutex, PoisonError};
 
-/// How far ahead the blocks of kernel `name`, launched as `(name, threads, shared bytes)`,
-/// prefetch on `device`: [`prefetch_ahead_tiles`] of the blocks the device holds at once,
-/// counting at most `cap` per multiprocessor.
+/// How far ahead the blocks of kernel `name`, launched as `(name, threads, shared bytes)` and
+/// each reading `tile_bytes`, prefetch on a device of `limits`
+/// ([`DeviceLimits::prefetch_ahead`] of its occupancy, counting at most `cap` blocks per
+/// multiprocessor).
 fn prefetch_ahead(
     module: &Module,
-    device: &Device,
-    (name, threads, shared): (&str, u32, u32),
+    limits: &DeviceLimits,
+    (name, threads, shared, tile_bytes): (&str, u32, u32, u32),
     cap: u32,
 ) -> Result<u64> {
-    let multiprocessors = device
-        .get_attribute(DeviceAttribute::MultiprocessorCount)
-        .context("reading the device's multiprocessor count")?;
-    let per_multiprocessor = modules::function(module, name)?
+    let per_multiprocessor = resident_blocks(module, (name, threads, shared))?;
+    Ok(limits.prefetch_ahead(per_multiprocessor.min(cap), tile_bytes))
+}
+
+/// How many blocks of kernel `name`, launched as `(name, threads, shared bytes)`, a
+/// multiprocessor holds at once.
+fn resident_blocks(module: &Module, (name, threads, shared): (&str, u32, u32)) -> Result<u32> {
+    modules::function(module, name)?
         .max_active_blocks_per_multiprocessor(threads.into(), shared as usize)
-        .context(&format!("reading the occupancy of {name}"))?;
-    let resident = per_multiprocessor.min(cap) * multiprocessors as u32;
-    Ok(prefetch_ahead_tiles(resident.into()))
+        .context(&format!("reading the occupancy of {name}"))
 }
 
 /// The kernels of `kernels-gpu`, compiled to PTX by rustc's `nvptx64-nvidia-cuda` target
@@ -175,6 +182,9 @@ pub struct GpuSorter {
     progress: Option<ProgressHook>,
     /// Scratch and barrier counter of the one-launch small sort.
     small: bitonic::Workspace,
+    /// The device's limits (capped by a test profile), from which the kernels and shapes of
+    /// every sort are chosen.
+    limits: DeviceLimits,
     context: SorterContext,
     device: Device,
     name: String,
@@ -241,11 +251,27 @@ impl GpuSorter {
     /// }
     /// ```
     pub fn with_device(ordinal: u32) -> Result<Self> {
-        Self::with_context(ordinal, ContextKind::Primary)
+        Self::with_context(ordinal, ContextKind::Primary, None)
     }
 
-    /// A sorter on CUDA device `ordinal` in a context of `kind`.
-    pub(crate) fn with_context(ordinal: u32, kind: ContextKind) -> Result<Self> {
+    /// A sorter on CUDA device `ordinal` that chooses its kernels and shapes as on a device
+    /// with `profile`'s limits (each the smaller of the device's and the profile's): for tests,
+    /// which run the GPU suite on one device as it would run on others.
+    ///
+    /// # Errors
+    /// As [`GpuSorter::with_device`].
+    #[doc(hidden)]
+    pub fn with_profile(ordinal: u32, profile: DeviceProfile) -> Result<Self> {
+        Self::with_context(ordinal, ContextKind::Primary, Some(profile))
+    }
+
+    /// A sorter on CUDA device `ordinal` in a context of `kind`, its limits capped by
+    /// `profile`.
+    pub(crate) fn with_context(
+        ordinal: u32,
+        kind: ContextKind,
+        profile: Option<DeviceProfile>,
+    ) -> Result<Self> {
         init_driver()?;
         let count = Device::num_devices().context("counting CUDA devices")?;
         if count == 0 {
@@ -256,10 +282,12 @@ impl GpuSorter {
         }
         let device = Device::get_device(ordinal).context("opening the CUDA device")?;
         let name = device.name().context("reading the device name")?;
+        let limits = DeviceLimits::read(&device)?;
+        let limits = profile.map_or(limits, |p| limits.capped(p));
         // Current from here on: the streams, the workspace and (later) the modules belong to it.
         let context = SorterContext::open(device, kind)?;
         // The kernels' modules load (the driver compiles them) as sorts first need them.
-        let modules = Modules::new(device);
+        let modules = Modules::new(limits);
         // A blocking stream: it waits for work on the legacy default stream, where cust's
         // synchronous copies run (a pageable host-to-device copy may return before its DMA is
         // done), so a sort never starts on keys still in flight.
@@ -276,6 +304,7 @@ impl GpuSorter {
             memory_budget: None,
             progress: None,
             small,
+            limits,
             context,
             device,
             name,
@@ -293,6 +322,30 @@ impl GpuSorter {
     /// ```
     pub fn device_name(&self) -> &str {
         &self.name
+    }
+
+    /// The device's limits that the sorter chose its kernels and shapes from, read when it was
+    /// created: every device from sm_70 (V100, T4, A100, RTX 30xx and 40xx, L4, H100, H200,
+    /// …) runs every sort; where a kernel tuned for the H100 and H200 asks for more shared
+    /// memory per block than the device has, a compact variant of it runs instead (see
+    /// [`DeviceLimits`]).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let gpu = gpusort::GpuSorter::new()?;
+    /// let limits = gpu.limits();
+    /// println!(
+    ///     "sm_{}{}: {} multiprocessors, {} KiB of shared memory per block",
+    ///     limits.compute_capability.0,
+    ///     limits.compute_capability.1,
+    ///     limits.multiprocessors,
+    ///     limits.max_shared_per_block / 1024
+    /// );
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
+    pub fn limits(&self) -> &DeviceLimits {
+        &self.limits
     }
 
     /// The stream all work of this sorter is queued on (blocking), for queueing more work
@@ -703,6 +756,7 @@ impl GpuSorter {
                             value_bytes: slot,
                             encode: map,
                             decode: map,
+                            max_shared: self.limits.max_shared_per_block,
                         },
                     })
                 })
@@ -868,7 +922,12 @@ impl GpuSorter {
         let (bytes, what) = match algo {
             GpuAlgo::Bitonic => (0, ""),
             GpuAlgo::Merge => (
-                merge::scratch_bytes(len as u64, size_of::<K>(), value_bytes),
+                merge::scratch_bytes_on(
+                    len as u64,
+                    size_of::<K>(),
+                    value_bytes,
+                    self.limits.max_shared_per_block,
+                ),
                 "the merge sort's scratch",
             ),
             GpuAlgo::Radix => (
@@ -1153,7 +1212,8 @@ impl GpuSorter {
         scratch: &mut Scratch,
     ) -> Result<()> {
         check_len(len)?;
-        let needed = merge::scratch_bytes(len as u64, size_of::<K>(), value_bytes);
+        let max_shared = self.limits.max_shared_per_block;
+        let needed = merge::scratch_bytes_on(len as u64, size_of::<K>(), value_bytes, max_shared);
         assert!(
             scratch.bytes >= needed,
             "scratch of {} bytes for a sort that needs {needed}",
@@ -1172,6 +1232,7 @@ impl GpuSorter {
             value_bytes,
             encode: K::key_map(order),
             decode: K::key_map(order),
+            max_shared: self.limits.max_shared_per_block,
         };
         merge::enqueue(self, &launch)
     }
@@ -1233,6 +1294,7 @@ impl GpuSorter {
             value_bytes: 0,
             encode,
             decode,
+            max_shared: self.limits.max_shared_per_block,
         };
         merge::enqueue(self, &launch)
     }

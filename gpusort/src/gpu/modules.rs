@@ -5,7 +5,7 @@
 //! kernels it runs (docs/perf.md, session 13). The driver caches what it compiled (its compute
 //! cache), so later processes on the machine wait for none of it.
 
-use super::{Device, KERNELS_PTX, bitonic, merge};
+use super::{DeviceLimits, KERNELS_PTX, bitonic, merge};
 use crate::error::{CudaContext, Error, Result};
 use cust::function::Function;
 use cust::module::Module;
@@ -23,8 +23,10 @@ pub(crate) enum Family {
     /// The bitonic window passes with a constant program (`bitonic_window_u32_p*`, `_u64_p*`).
     Windows,
     /// The bitonic window passes that read their program from their arguments
-    /// (`bitonic_window_u32`, `_u64`, `bitonic_window_wide_*`): windows wider than 2^32
-    /// positions, and A/B runs.
+    /// (`bitonic_window_u32`, `_u64`, `bitonic_window_wide_*`, and the compact windows of
+    /// 8-byte keys, `bitonic_window_compact_u64`, `bitonic_window_wide_compact_u64`): windows
+    /// wider than 2^32 positions, devices whose blocks cannot hold 2^13 8-byte keys, and A/B
+    /// runs.
     GenericWindows,
     /// The merge sort's tile sorts, partitions and merges (`merge_*`).
     Merge,
@@ -48,7 +50,12 @@ impl Family {
 
     /// The family of kernel `name`, by its name.
     pub(crate) fn of(name: &str) -> Option<Family> {
-        if ["bitonic_window_u32", "bitonic_window_u64"].contains(&name) {
+        let generic = [
+            "bitonic_window_u32",
+            "bitonic_window_u64",
+            "bitonic_window_compact_u64",
+        ];
+        if generic.contains(&name) {
             return Some(Family::GenericWindows);
         }
         let prefixes = [
@@ -56,6 +63,7 @@ impl Family {
             ("bitonic_small_", Family::Small),
             ("bitonic_window_tiles_", Family::Tiles),
             ("bitonic_window_wide_", Family::GenericWindows),
+            ("bitonic_window_compact_", Family::GenericWindows),
             ("bitonic_window_", Family::Windows),
             ("merge_", Family::Merge),
             ("multi_", Family::Multi),
@@ -94,12 +102,14 @@ pub(crate) fn family_ptx(ptx: &str, family: Family) -> String {
     out
 }
 
-/// What loading a family's module gives: the module, and for the families of memory-bound
-/// passes how many blocks ahead of its own each of their blocks prefetches (4-byte, 8-byte
-/// keys).
+/// What loading a family's module gives: the module, for the families of memory-bound passes
+/// how many blocks ahead of its own each of their blocks prefetches (4-byte, 8-byte keys),
+/// and for the one-launch sorts how many blocks of the small sort the device holds at once
+/// (its cooperative launches may have no more).
 pub(crate) struct Loaded {
     pub(crate) module: Module,
     pub(crate) ahead: [u64; 2],
+    pub(crate) resident: [u64; 2],
 }
 
 /// A sorter's modules, one slot per [`Family`], each loaded on first use.
@@ -107,16 +117,17 @@ pub(crate) struct Modules {
     slots: [OnceLock<Loaded>; Family::ALL.len()],
     /// Held while a module loads, so that two threads do not compile the same one.
     loading: Mutex<()>,
-    device: Device,
+    /// The device's limits, which choose the kernels configured.
+    limits: DeviceLimits,
 }
 
 impl Modules {
-    /// No module loaded yet, for a context on `device`.
-    pub(crate) fn new(device: Device) -> Self {
+    /// No module loaded yet, for a context on a device of `limits`.
+    pub(crate) fn new(limits: DeviceLimits) -> Self {
         Modules {
             slots: Default::default(),
             loading: Mutex::new(()),
-            device,
+            limits,
         }
     }
 
@@ -136,16 +147,22 @@ impl Modules {
         let ptx = family_ptx(KERNELS_PTX, family);
         let what = format!("loading the PTX of the {family:?} kernels");
         let module = Module::from_ptx(ptx, &[]).context(&what)?;
-        let ahead = match family {
-            Family::Small => bitonic::configure_small(&module).map(|()| [0; 2]),
-            Family::Tiles => bitonic::configure_tiles(&module).map(|()| [0; 2]),
-            Family::Windows => bitonic::configure_windows(&module, &self.device, true),
-            Family::GenericWindows => bitonic::configure_windows(&module, &self.device, false),
-            Family::Merge => merge::configure(&module, &self.device),
+        let limits = &self.limits;
+        let (mut ahead, mut resident) = ([0; 2], [0; 2]);
+        match family {
+            Family::Small => resident = bitonic::configure_small(&module, limits)?,
+            Family::Tiles => bitonic::configure_tiles(&module, limits)?,
+            Family::Windows => ahead = bitonic::configure_windows(&module, limits, true)?,
+            Family::GenericWindows => ahead = bitonic::configure_windows(&module, limits, false)?,
+            Family::Merge => ahead = merge::configure(&module, limits)?,
             // Their blocks fit in the 48 KiB every device gives without asking.
-            Family::Multi | Family::Radix => Ok([0; 2]),
-        }?;
-        Ok(slot.get_or_init(|| Loaded { module, ahead }))
+            Family::Multi | Family::Radix => {}
+        }
+        Ok(slot.get_or_init(|| Loaded {
+            module,
+            ahead,
+            resident,
+        }))
     }
 
     /// Kernel `name`, from its family's module (loaded if need be; as for [`Modules::get`], the
@@ -157,8 +174,18 @@ impl Modules {
 }
 
 /// Lets kernel `name` use `bytes` of dynamic shared memory (above the default 48 KB if need
-/// be) and asks for the largest shared-memory carve-out.
-pub(crate) fn set_shared_attributes(module: &Module, name: &str, bytes: u32) -> Result<()> {
+/// be) and asks for the largest shared-memory carve-out. Kernels that a device of `limits`
+/// cannot give `bytes` are left as they are (the policy never launches them there; a launch
+/// would fail), so that a sorter under a test profile fails as the smaller device would.
+pub(crate) fn set_shared_attributes(
+    module: &Module,
+    limits: &DeviceLimits,
+    name: &str,
+    bytes: u32,
+) -> Result<()> {
+    if !limits.fits(bytes) {
+        return Ok(());
+    }
     use cuda::CUfunction_attribute as A;
     let f = function(module, name)?;
     let settings = [
@@ -252,6 +279,22 @@ mod tests {
         );
         assert_eq!(Family::of("bitonic_tiny_u64"), Some(Family::Small));
         assert_eq!(Family::of("merge_pass_network_u32"), Some(Family::Merge));
+        assert_eq!(
+            Family::of("bitonic_window_compact_u64"),
+            Some(Family::GenericWindows)
+        );
+        assert_eq!(
+            Family::of("bitonic_window_wide_compact_u64"),
+            Some(Family::GenericWindows)
+        );
+        assert_eq!(
+            Family::of("bitonic_window_tiles_compact_u64"),
+            Some(Family::Tiles)
+        );
+        assert_eq!(
+            Family::of("merge_sort_tiles_compact_u64_u128"),
+            Some(Family::Merge)
+        );
         assert_eq!(Family::of("nothing"), None);
     }
 }

@@ -235,6 +235,20 @@ impl MultiGpuSorter {
     /// # Errors
     /// As [`GpuSorter::with_device`].
     pub fn with_devices(ordinals: &[u32], exchange: Exchange) -> Result<Self> {
+        Self::with_profile(ordinals, exchange, None)
+    }
+
+    /// As [`MultiGpuSorter::with_devices`], every part's sorter with `profile`'s limits
+    /// ([`GpuSorter::with_profile`]): for tests.
+    ///
+    /// # Errors
+    /// As [`GpuSorter::with_device`].
+    #[doc(hidden)]
+    pub fn with_profile(
+        ordinals: &[u32],
+        exchange: Exchange,
+        profile: Option<crate::gpu::DeviceProfile>,
+    ) -> Result<Self> {
         let gpus: Vec<GpuSorter> = ordinals
             .iter()
             .enumerate()
@@ -244,7 +258,7 @@ impl MultiGpuSorter {
                 } else {
                     ContextKind::Primary
                 };
-                GpuSorter::with_context(o, kind)
+                GpuSorter::with_context(o, kind, profile)
             })
             .collect::<Result<_>>()?;
         let mut links = vec![vec![Link::Local; gpus.len()]; gpus.len()];

@@ -554,6 +554,12 @@ pub fn odd_even_transposition<K: KeyBits, S: Copy, const VT: usize>(
 /// stably (keys through `encode` on the way in, through the inverse of `decode` on the way out)
 /// into the same positions of `buf.dst_*`.
 ///
+/// `STAGED`: the tile's values are loaded into shared memory with the keys, and the store reads
+/// each output's value there by its slot (`merge_sort_shared_bytes`). Otherwise (the compact
+/// tile sort, `merge_sort_shared_bytes` less the values: `merge_shared_bytes`) the store first
+/// reads each output's value from `buf.src_values` by its slot into registers, and writes them
+/// after a barrier, so that `src` may still equal `dst`.
+///
 /// Registers across phases: each thread's `vt` keys (and slots). Phases: load (coalesced, keys
 /// +∞ past the end, values to shared memory); read the thread's `vt` consecutive keys and sort
 /// them; then per round (groups of `coop = 2, 4, …, nt` threads merge two runs of
@@ -562,12 +568,13 @@ pub fn odd_even_transposition<K: KeyBits, S: Copy, const VT: usize>(
 ///
 /// # Safety
 /// The buffers hold `n` keys and values, and no other block touches this tile's positions
-/// (`src` may equal `dst`: every read of device memory happens before the first barrier, every
-/// write after the last); `shared` holds `merge_sort_shared_bytes(nt · VT, …)` bytes, 16-byte
-/// aligned; `nt` a power of two, the same for every thread of the block.
+/// (`src` may equal `dst`: every read of device memory happens before a barrier that every
+/// write follows); `shared` holds `merge_sort_shared_bytes(nt · VT, …)` bytes (`STAGED`) or
+/// `merge_shared_bytes(nt · VT, …)`, 16-byte aligned; `nt` a power of two, the same for every
+/// thread of the block.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn sort_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
+pub unsafe fn sort_tile<K: KeyBits, V: Payload, B: Block, const VT: usize, const STAGED: bool>(
     block: &B,
     nt: u32,
     shared: *mut u8,
@@ -596,6 +603,7 @@ pub unsafe fn sort_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
         let src = buf.src_values.add(base as usize);
         match size_of::<V>() {
             0 => {}
+            _ if !STAGED => {}
             4 => sh.load_tile::<V, 4>(len, src, sh.values, V::default(), |v| v),
             _ => sh.load_tile::<V, 2>(len, src, sh.values, V::default(), |v| v),
         }
@@ -648,13 +656,58 @@ pub unsafe fn sort_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
     sh.put(&mut regs);
     block.sync();
     // SAFETY: positions base .. base + len; slots recorded are original positions < nv, whose
-    // values the load put in shared memory; the edges of this tile's `nv / edge_tile` output
-    // tiles.
+    // values the load put in shared memory (`STAGED`); the edges of this tile's
+    // `nv / edge_tile` output tiles.
     unsafe {
         sh.record_edges(buf.edges, len, base / u64::from(edge_tile), edge_tile);
         sh.store_keys(len, buf.dst_keys.add(base as usize), decode);
-        sh.store_values(len, buf.dst_values.add(base as usize), |s| sh.value(s));
+        let dst = buf.dst_values.add(base as usize);
+        if STAGED {
+            sh.store_values(len, dst, |s| sh.value(s));
+        } else if size_of::<V>() > 0 {
+            let src = buf.src_values.add(base as usize);
+            gather_values::<K, V, B, VT>(&sh, len, src, dst);
+        }
     }
+}
+
+/// The compact tile sort's store of values: each unit reads the values of its outputs
+/// `r·nt + u` (`< len`) from `src` at the slots recorded for them, into registers; after a
+/// barrier (every read of `src` done, so `dst` may be `src`), it writes them to `dst`,
+/// coalesced, one value per access.
+///
+/// # Safety
+/// `src` and `dst` hold `len` values; the recorded slots of outputs `< len` are `< len`.
+#[inline(always)]
+unsafe fn gather_values<K: KeyBits, V: Payload, B: Block, const VT: usize>(
+    sh: &Shared<'_, K, V, B, VT>,
+    len: u32,
+    src: *const V,
+    dst: *mut V,
+) {
+    let nt = sh.nt;
+    let mut regs = sh.block.regs(nt, [V::default(); VT]);
+    sh.for_each_unit(|u| {
+        let values = regs.unit(u);
+        unrolled::<VT>(|r| {
+            let i = r as u32 * nt + u;
+            if i < len {
+                // SAFETY: the slot of output i < len is < len (the caller's contract).
+                values[r] = unsafe { *src.add(sh.slot(i) as usize) };
+            }
+        });
+    });
+    sh.block.sync();
+    sh.for_each_unit(|u| {
+        let values = regs.unit(u);
+        unrolled::<VT>(|r| {
+            let i = r as u32 * nt + u;
+            if i < len {
+                // SAFETY: i < len.
+                unsafe { *dst.add(i as usize) = values[r] };
+            }
+        });
+    });
 }
 
 /// Unit `k` of the partition kernel of a merge launch paired by `pairing` (a warp or a thread,
@@ -794,7 +847,9 @@ mod tests {
     use crate::keys::{KIND_FLOAT, KIND_SIGNED, KIND_UNSIGNED, key_map};
     use crate::merge::{AllLanes, Pass, Probes, Step, chunk_schedule, schedule};
     use crate::overlap::{chunk_ranges, tile_parts};
-    use crate::tuning::{PARTITION_EDGE_PROBES, PARTITION_KEY_PROBES, merge_sort_shared_bytes};
+    use crate::tuning::{
+        PARTITION_EDGE_PROBES, PARTITION_KEY_PROBES, merge_shared_bytes, merge_sort_shared_bytes,
+    };
     use proptest::prelude::*;
 
     /// The pass partition kernel's searches (`merge_partition_*`).
@@ -850,14 +905,28 @@ mod tests {
         map: u32,
         offset: usize,
     ) {
-        emulate_chunked::<K, V, VT>(keys, values, nts, map, offset, None);
+        emulate_chunked::<K, V, VT>(keys, values, nts, map, offset, None, true);
+    }
+
+    /// As [`emulate`] with the compact tile sort (values not staged in shared memory; the
+    /// shared memory exactly `merge_shared_bytes` of the tile), whose tiles are the merge
+    /// tiles (`nts.0 = nts.1`).
+    fn emulate_compact<K: KeyBits + Default, V: Payload, const VT: usize>(
+        keys: &mut [K],
+        values: &mut [V],
+        nt: u32,
+        map: u32,
+        offset: usize,
+    ) {
+        emulate_chunked::<K, V, VT>(keys, values, (nt, nt), map, offset, None, false);
     }
 
     /// As [`emulate`], or with `Some((chunk, parts))` as the host-slice pipeline launches the
     /// sort: the steps of `chunk_schedule` on one chunk of `chunk` keys at a time (each launch
     /// given the chunk's part of every buffer and the chunk's length), then those of
     /// `schedule(n, sort tile, chunk)` on the whole array, the last one's merge launched in
-    /// `parts` ranges of tiles.
+    /// `parts` ranges of tiles. `staged`: the tile sort stages the values in shared memory (else
+    /// the compact tile sort).
     fn emulate_chunked<K: KeyBits + Default, V: Payload, const VT: usize>(
         keys: &mut [K],
         values: &mut [V],
@@ -865,6 +934,7 @@ mod tests {
         map: u32,
         offset: usize,
         chunked: Option<(u64, u64)>,
+        staged: bool,
     ) {
         use crate::keys::IDENTITY;
         let n = keys.len() as u64;
@@ -881,7 +951,13 @@ mod tests {
         // Poisoned: a partition that read an edge no step wrote would go wrong.
         let mut edges = vec![K::INFINITY; 2 * n.div_ceil(nv) as usize];
         let edges = edges.as_mut_ptr();
-        let mut shared = shared_for::<K, V>(sort_nv);
+        let mut shared = if staged {
+            shared_for::<K, V>(sort_nv)
+        } else {
+            let bytes =
+                merge_shared_bytes(sort_nv as u32, size_of::<K>() as u32, size_of::<V>() as u32);
+            vec![Align16([0; 4]); (bytes as usize).div_ceil(16)]
+        };
         let shared = shared.as_mut_ptr() as *mut u8;
         let (k0, v0) = (keys0.ptr, values0.ptr);
         let (k1, v1) = (scratch_keys.ptr, scratch_values.ptr);
@@ -911,17 +987,17 @@ mod tests {
                 match step.pass {
                     Pass::SortTiles => {
                         for tile in 0..len.div_ceil(sort_nv) {
-                            sort_tile::<K, V, _, VT>(
-                                &OneThread::default(),
-                                sort_nt,
-                                shared,
-                                buf,
-                                len,
-                                tile,
-                                map,
-                                decode,
-                                nv as u32,
-                            );
+                            let block = &OneThread::default();
+                            let (edge_tile, t) = (nv as u32, (map, decode));
+                            if staged {
+                                sort_tile::<K, V, _, VT, true>(
+                                    block, sort_nt, shared, buf, len, tile, t.0, t.1, edge_tile,
+                                );
+                            } else {
+                                sort_tile::<K, V, _, VT, false>(
+                                    block, sort_nt, shared, buf, len, tile, t.0, t.1, edge_tile,
+                                );
+                            }
                         }
                     }
                     Pass::Merge { width } => {
@@ -1269,6 +1345,7 @@ mod tests {
                                 map,
                                 0,
                                 chunked,
+                                true,
                             );
                             assert_eq!(keys, want_keys, "{what}");
                             assert_eq!(got_values, want_values, "{what}");
@@ -1281,6 +1358,7 @@ mod tests {
                                 map,
                                 0,
                                 chunked,
+                                true,
                             );
                             assert_eq!(keys_only, want_keys, "{what}, keys only");
                         }
@@ -1307,9 +1385,90 @@ mod tests {
             emulate::<u64, u128, VT>(&mut want_keys, &mut want_values, nts, map, 0);
             let (mut keys, mut got_values) = (wide.clone(), values.clone());
             let chunked = Some((4 * tile, 4));
-            emulate_chunked::<u64, u128, VT>(&mut keys, &mut got_values, nts, map, 0, chunked);
+            emulate_chunked::<u64, u128, VT>(
+                &mut keys,
+                &mut got_values,
+                nts,
+                map,
+                0,
+                chunked,
+                true,
+            );
             assert_eq!(keys, want_keys, "n = {n}");
             assert_eq!(got_values, want_values, "n = {n}");
+        }
+    }
+
+    /// The compact tile sort (values read from device memory by slot) sorts as the staged one,
+    /// in place (an even number of merge passes after it, none included) and not: keys alone
+    /// and values of every width, buffers aligned or not.
+    #[test]
+    fn the_compact_tile_sort_sorts_like_the_staged_one() {
+        fn pairs<
+            K: KeyBits + Default + Ord + core::fmt::Debug,
+            V: Payload + PartialEq + core::fmt::Debug,
+        >(
+            keys: &[K],
+            values: &[V],
+            nt: u32,
+            map: u32,
+        ) {
+            for offset in [0, 1] {
+                let (mut want_k, mut want_v) = (keys.to_vec(), values.to_vec());
+                emulate::<K, V, 3>(&mut want_k, &mut want_v, (nt, nt), map, offset);
+                let (mut got_k, mut got_v) = (keys.to_vec(), values.to_vec());
+                emulate_compact::<K, V, 3>(&mut got_k, &mut got_v, nt, map, offset);
+                assert_eq!(got_k, want_k, "n = {}, offset {offset}", keys.len());
+                assert_eq!(got_v, want_v, "n = {}, offset {offset}", keys.len());
+                let mut sorted: Vec<K> = keys.iter().map(|k| k.encode(map)).collect();
+                sorted.sort();
+                let decoded: Vec<K> = sorted.into_iter().map(|k| k.decode(map)).collect();
+                assert_eq!(got_k, decoded);
+            }
+        }
+        let map = key_map(KIND_SIGNED, true);
+        // Tiles of 24 keys (nt = 8, vt = 3): 0, 1, 2, 3 and 5 merge passes.
+        for n in [
+            0usize, 1, 5, 23, 24, 25, 47, 48, 49, 95, 96, 100, 200, 383, 700,
+        ] {
+            let k32 = few_distinct_u32(n, n as u64 + 11);
+            let k64: Vec<u64> = k32
+                .iter()
+                .map(|&k| u64::from(k) << 32 | u64::from(k % 5))
+                .collect();
+            let index = |i: usize| i as u64 * 0x9E37_79B9 + 1;
+            let v32: Vec<u32> = (0..n).map(|i| index(i) as u32).collect();
+            let v64: Vec<u64> = (0..n).map(index).collect();
+            let v128: Vec<u128> = (0..n)
+                .map(|i| u128::from(index(i)) << 64 | i as u128)
+                .collect();
+            pairs::<u32, u32>(&k32, &v32, 8, map);
+            pairs::<u32, u64>(&k32, &v64, 8, map);
+            pairs::<u32, u128>(&k32, &v128, 8, map);
+            pairs::<u64, ()>(&k64, &vec![(); n], 8, map);
+            pairs::<u64, u32>(&k64, &v32, 8, map);
+            pairs::<u64, u64>(&k64, &v64, 8, map);
+            pairs::<u64, u128>(&k64, &v128, 8, map);
+        }
+    }
+
+    #[test]
+    fn the_compact_tile_sort_with_the_real_tuning() {
+        use crate::tuning::{MERGE_THREADS, MERGE_TILE, MERGE_VT};
+        const VT: usize = MERGE_VT as usize;
+        let t = MERGE_TILE as usize;
+        for n in [1000, t, t + 1, 2 * t + 5, 4 * t + 17] {
+            let keys: Vec<u64> = (0..n as u64)
+                .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % 1000)
+                .collect();
+            let values: Vec<u128> = (0..n as u128).map(|i| i << 64 | !i).collect();
+            let map = key_map(KIND_FLOAT, false);
+            let (mut got_k, mut got_v) = (keys.clone(), values.clone());
+            emulate_compact::<u64, u128, VT>(&mut got_k, &mut got_v, MERGE_THREADS, map, 0);
+            let mut want: Vec<(u64, u128)> = keys.iter().copied().zip(values).collect();
+            want.sort_by_key(|p| p.0.encode(map));
+            let got: Vec<(u64, u128)> = got_k.into_iter().zip(got_v).collect();
+            assert_eq!(got, want, "n = {n}");
         }
     }
 

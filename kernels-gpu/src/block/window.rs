@@ -810,6 +810,35 @@ mod tests {
         }
     }
 
+    /// The compact windows of 8-byte keys (2^9 keys, one warp), which devices whose blocks
+    /// cannot hold a 2^13-key tile of them run.
+    #[test]
+    fn the_compact_tile_size_sorts_u64() {
+        use crate::tuning::COMPACT_WINDOW_LOG2;
+        let mut next = xorshift(12);
+        for n in [
+            2usize,
+            4095,
+            4096,
+            4097,
+            12_345,
+            (1 << 16) + 1,
+            100_000,
+            (1 << 18) - 1,
+        ] {
+            let v64: Vec<u64> = (0..n).map(|_| next()).collect();
+            check(&v64, COMPACT_WINDOW_LOG2, "u64");
+            let few: Vec<u64> = (0..n).map(|_| next() % 7).collect();
+            check(&few, COMPACT_WINDOW_LOG2, "few u64");
+        }
+        check_key_maps(
+            30_000,
+            &mut next,
+            |keys, map| sort_like_the_gpu(keys, COMPACT_WINDOW_LOG2, map, map),
+            |keys, map| sort_like_the_gpu(keys, COMPACT_WINDOW_LOG2, map, map),
+        );
+    }
+
     #[test]
     fn key_maps_apply_in_the_tile_sort_and_the_last_window() {
         let mut next = xorshift(3);

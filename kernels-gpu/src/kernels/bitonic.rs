@@ -10,7 +10,7 @@ use crate::gpu::{
     ThreadRun, TinyThread, block_idx_x, dynamic_shared, grid_sync, sync_threads, thread_idx_x,
 };
 use crate::small::SmallPlan;
-use crate::tuning::{NETWORK_MERGE_TILE, WINDOW_LOG2};
+use crate::tuning::{COMPACT_WINDOW_LOG2, NETWORK_MERGE_TILE, WINDOW_LOG2};
 use crate::window::{BlockWindow, PROGRAMS};
 
 macro_rules! bitonic_kernels {
@@ -93,15 +93,16 @@ bitonic_kernels!(u64, bitonic_small_u64);
 
 /// The body of the window kernels: the window from its fields, then this block's part of it
 /// with `$key` keys and `$offset` positions, its team over the block's dynamic shared memory,
-/// through `WindowSort::$run` (`run`, or `run_unrolled` where the program is a constant). A
+/// through `WindowSort::$run` (`run`, or `run_unrolled` where the program is a constant), with
+/// blocks of 2^`$log2` keys (`WINDOW_LOG2`, or `COMPACT_WINDOW_LOG2` for the compact kernels). A
 /// macro, not a function: the kernels' code is exactly what it was when written out in each.
 macro_rules! window_block {
     (
-        $key:ty, $offset:ty, $run:ident,
+        $key:ty, $log2:expr, $offset:ty, $run:ident,
         ($keys:ident, $n:ident, $decode:ident, $ahead:ident),
         ($($field:ident),*)
     ) => {{
-        let win = BlockWindow { tile_log2: WINDOW_LOG2, $($field),* };
+        let win = BlockWindow { tile_log2: $log2, $($field),* };
         // SAFETY: the launch contract: the block's threads and shared memory, and keys no
         // other block touches.
         unsafe {
@@ -114,8 +115,8 @@ macro_rules! window_block {
 }
 
 macro_rules! window_kernels {
-    ($key:ty, $tiles:ident, [$($window:ident: $offset:ty),*]) => {
-        /// The tile sort of the window passes: block b sorts keys `b·2^WINDOW_LOG2 ..` of `src`
+    ($key:ty, $log2:expr, $tiles:ident, [$($window:ident: $offset:ty),*]) => {
+        /// The tile sort of the window passes: block b sorts keys `b·2^L ..` of `src`
         /// (the last tile may be short) ascending into the same positions of `dst` (which may
         /// be `src`), through the key map `encode` as they are loaded and the inverse of
         /// `decode` as they are stored (`IDENTITY` unless this is the only pass). The small
@@ -124,8 +125,11 @@ macro_rules! window_kernels {
         /// keys (keys `2t`, `2t + 1` for piece `t` of the launch's keys), for the partition of
         /// the keys-only merge sort's first pass.
         ///
-        /// Launch: `ceil(n / 2^WINDOW_LOG2)` blocks of `WINDOW_THREADS` threads,
-        /// `window_shared_bytes(size_of::<key>())` bytes of dynamic shared memory.
+        /// L is `WINDOW_LOG2`, or `COMPACT_WINDOW_LOG2` for the compact kernel
+        /// (`tuning::window_log2`).
+        ///
+        /// Launch: `ceil(n / 2^L)` blocks of `window_threads(L)` threads,
+        /// `small_shared_bytes(L, size_of::<key>())` bytes of dynamic shared memory.
         ///
         /// # Safety
         /// `src` and `dst` hold `n` device keys; `edges` is null or has room for
@@ -140,17 +144,17 @@ macro_rules! window_kernels {
             decode: u32,
         ) {
             let tile = u64::from(block_idx_x());
-            // SAFETY: the launch gives each block its tile, WINDOW_THREADS threads and a tile of
+            // SAFETY: the launch gives each block its tile, window_threads(L) threads and a tile of
             // shared memory.
             unsafe {
                 let team = ThreadRun::new(dynamic_shared::<$key>());
-                sort_tile(team, WINDOW_LOG2, (src, dst), n, tile, (encode, decode));
+                sort_tile(team, $log2, (src, dst), n, tile, (encode, decode));
             }
             if !edges.is_null() {
                 // The block's stores are visible to its threads after the barrier.
                 sync_threads();
                 let piece = u64::from(NETWORK_MERGE_TILE);
-                if let Some((slot, at)) = tile_edge(WINDOW_LOG2, piece, n, tile, thread_idx_x()) {
+                if let Some((slot, at)) = tile_edge($log2, piece, n, tile, thread_idx_x()) {
                     // SAFETY: at < n; slot < 2 · ceil(n / piece).
                     unsafe { *edges.add(slot as usize) = *dst.add(at as usize) };
                 }
@@ -159,7 +163,7 @@ macro_rules! window_kernels {
 
         $(
             /// One window pass over `keys[..n]` (`crate::window`): each block loads its
-            /// 2^WINDOW_LOG2 keys, runs the window's steps in registers, shuffles and shared
+            /// 2^L keys (as the tile sort), runs the window's steps in registers, shuffles and shared
             /// memory, and stores them back in place, the last window through the inverse of
             /// `decode` (`IDENTITY` before). First, unless `ahead` is 0, each block asks the L2
             /// cache for the keys of block `blockIdx.x + ahead`, which a later block sorts
@@ -167,12 +171,12 @@ macro_rules! window_kernels {
             /// `WindowPass::block_window`. Positions are `$offset` offsets from each block's
             /// high bits: the `u32` kernel takes only windows that are `BlockWindow::narrow`.
             ///
-            /// Launch: `WindowPass::blocks(n)` blocks of `WINDOW_THREADS` threads,
-            /// `window_shared_bytes(size_of::<key>())` bytes of dynamic shared memory.
+            /// Launch: `WindowPass::blocks(n)` blocks of `window_threads(L)` threads,
+            /// `small_shared_bytes(L, size_of::<key>())` bytes of dynamic shared memory.
             ///
             /// # Safety
             /// `keys` holds `n` device keys; the arguments come from a window of
-            /// `windows(n, WINDOW_LOG2, WINDOW_PASSENGERS)` (or its restriction to a chunk,
+            /// `windows(n, L, WINDOW_PASSENGERS)` (or its restriction to a chunk,
             /// launched on the chunk), run in order; the launch is as above.
             #[unsafe(no_mangle)]
             #[allow(clippy::too_many_arguments)]
@@ -191,7 +195,7 @@ macro_rules! window_kernels {
                 ahead: u64,
             ) {
                 window_block!(
-                    $key, $offset, run,
+                    $key, $log2, $offset, run,
                     (keys, n, decode, ahead),
                     (fixed, mirror, span, load_map, store_map, plan, phases, steps)
                 );
@@ -200,8 +204,16 @@ macro_rules! window_kernels {
     };
 }
 
-window_kernels!(u32, bitonic_window_tiles_u32, [bitonic_window_u32: u32, bitonic_window_wide_u32: u64]);
-window_kernels!(u64, bitonic_window_tiles_u64, [bitonic_window_u64: u32, bitonic_window_wide_u64: u64]);
+window_kernels!(u32, WINDOW_LOG2, bitonic_window_tiles_u32, [bitonic_window_u32: u32, bitonic_window_wide_u32: u64]);
+window_kernels!(u64, WINDOW_LOG2, bitonic_window_tiles_u64, [bitonic_window_u64: u32, bitonic_window_wide_u64: u64]);
+// 8-byte keys on devices whose blocks cannot hold a 2^WINDOW_LOG2-key tile of them
+// (`tuning::window_log2`); their windows run on the kernels that read their program.
+window_kernels!(
+    u64,
+    COMPACT_WINDOW_LOG2,
+    bitonic_window_tiles_compact_u64,
+    [bitonic_window_compact_u64: u32, bitonic_window_wide_compact_u64: u64]
+);
 
 macro_rules! program_kernels {
     ($key:ty, [$($name:ident = $i:literal),*]) => {
@@ -229,7 +241,7 @@ macro_rules! program_kernels {
             ) {
                 let (plan, phases, steps) = PROGRAMS[$i];
                 window_block!(
-                    $key, u32, run_unrolled,
+                    $key, WINDOW_LOG2, u32, run_unrolled,
                     (keys, n, decode, ahead),
                     (fixed, mirror, span, load_map, store_map, plan, phases, steps)
                 );

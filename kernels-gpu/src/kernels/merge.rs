@@ -108,7 +108,7 @@ macro_rules! merge_sort_kernels {
                 merge_sort_threads(size_of::<$key>() as u32, size_of::<$value>() as u32);
             // SAFETY: the launch contract: this block owns its tile and the shared memory.
             unsafe {
-                sort_tile::<$key, $value, _, VT>(
+                sort_tile::<$key, $value, _, VT, true>(
                     &CudaBlock::<THREADS>,
                     THREADS,
                     dynamic_shared::<Align16>() as *mut u8,
@@ -158,6 +158,58 @@ macro_rules! merge_sort_kernels {
         }
     };
 }
+
+macro_rules! compact_sort_kernel {
+    ($key:ty, $value:ty, $name:ident) => {
+        /// The compact tile sort (`tuning::merge_sort_compact`): as the tile sort, in tiles of
+        /// `MERGE_TILE` keys, whose values stay in device memory: each output's value is read
+        /// from `src_values` by its slot (`sort_tile` without `STAGED`).
+        ///
+        /// Launch: `ceil(n / MERGE_TILE)` blocks of `MERGE_THREADS` threads,
+        /// `compact_merge_sort_shared_bytes(size_of::<key>(), size_of::<value>())` bytes of
+        /// dynamic shared memory.
+        ///
+        /// # Safety
+        /// As the tile sort.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            src_keys: *mut $key,
+            dst_keys: *mut $key,
+            src_values: *mut $value,
+            dst_values: *mut $value,
+            edges: *mut $key,
+            n: u64,
+            encode: u32,
+            decode: u32,
+        ) {
+            let buf = buffers(src_keys, dst_keys, src_values, dst_values, edges);
+            let tile = u64::from(block_idx_x());
+            // SAFETY: the launch contract: this block owns its tile and the shared memory.
+            unsafe {
+                sort_tile::<$key, $value, _, VT, false>(
+                    &BLOCK,
+                    MERGE_THREADS,
+                    dynamic_shared::<Align16>() as *mut u8,
+                    buf,
+                    n,
+                    tile,
+                    encode,
+                    decode,
+                    MERGE_TILE,
+                )
+            }
+        }
+    };
+}
+
+// Devices whose blocks cannot hold the tile sort's tiles (`tuning::COMPACT_MERGE_SORT_KERNELS`).
+compact_sort_kernel!(u32, u32, merge_sort_tiles_compact_u32_u32);
+compact_sort_kernel!(u32, u64, merge_sort_tiles_compact_u32_u64);
+compact_sort_kernel!(u32, u128, merge_sort_tiles_compact_u32_u128);
+compact_sort_kernel!(u64, (), merge_sort_tiles_compact_u64);
+compact_sort_kernel!(u64, u32, merge_sort_tiles_compact_u64_u32);
+compact_sort_kernel!(u64, u64, merge_sort_tiles_compact_u64_u64);
+compact_sort_kernel!(u64, u128, merge_sort_tiles_compact_u64_u128);
 
 macro_rules! partition_kernel {
     ($key:ty, $name:ident) => {
