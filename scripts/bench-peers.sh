@@ -13,7 +13,9 @@
 # of one length (peers-segmented.csv) and torch.topk (torch-topk.csv).
 #
 # Environment: DTYPES (default u32,f32,u64), CUDA_ARCH (nvcc -arch, default native),
-# PEERS_REPS (timed runs of each peer, default 10), REPS (of gpusort's, default 10).
+# PEERS_REPS (timed runs of each peer, default 10), REPS (of gpusort's, default 10), GPUSORT (a
+# gpusort binary built elsewhere, e.g. bundle/bin/gpusort from scripts/gpu-bundle.sh, for a GPU
+# machine without Rust; then nothing is built with cargo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-bench-out} lo=${2:-10} hi=${3:-28}
@@ -26,12 +28,15 @@ date -u '+%Y-%m-%d %H:%M UTC' >> "$out/gpu.txt"
 
 # Builds: the peers for this GPU, gpusort's CLI in release.
 nvcc -O3 -std=c++17 -arch="${CUDA_ARCH:-native}" bench/peers/peers.cu -o "$out/peers"
-bash scripts/setup.sh
-export PATH="$HOME/.cargo/bin:$PATH"
-pkg=gpusort-cli
-cargo pkgid "$pkg" >/dev/null 2>&1 || pkg=host # the CLI's package before the library/CLI split
-cargo build --release --locked -p "$pkg"
-gpusort=target/release/gpusort
+gpusort=${GPUSORT:-}
+if [ -z "$gpusort" ]; then
+  bash scripts/setup.sh
+  export PATH="$HOME/.cargo/bin:$PATH"
+  pkg=gpusort-cli
+  cargo pkgid "$pkg" >/dev/null 2>&1 || pkg=host # the CLI's package before the library/CLI split
+  cargo build --release --locked -p "$pkg"
+  gpusort=target/release/gpusort
+fi
 
 # Sorts of keys: the peers, then ours, on the same GPU in this one run.
 "$out/peers" keys "$lo" "$hi" "$dtypes" > "$out/peers.csv"
