@@ -10,7 +10,7 @@ all among its window's w bits.
   reads them there); the s lowest address bits must then lie in both windows, so two consecutive
   windows share s bits, and the tile sort's output and the last pass's input obey the same rule.
   This bounds every schedule of such passes from below.
-Usage: pass-floor.py (prints the table of docs/perf.md, session 15)."""
+Usage: pass-floor.py (prints the pass-floor table of docs/benchmarks.md)."""
 from collections import defaultdict
 
 
