@@ -13,7 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 /// Input distributions, after std's sort tests (ascending, descending, all equal, few
-/// distinct, organ pipe, saw) plus uniform keys and the blog seed's integers.
+/// distinct, organ pipe, saw) plus uniform keys and small integers with many repeats (`blog`).
 ///
 /// On the command line (`--dist`) the names are kebab-case: `uniform`, `blog`, `sorted`,
 /// `reverse`, `equal`, `few`, `organ-pipe`, `saw`.
@@ -33,7 +33,8 @@ use rayon::prelude::*;
 pub enum Dist {
     /// Independent random keys over the whole type (finite values for floats).
     Uniform,
-    /// Random integers 0 ..= 10000, as in the blog seed.
+    /// Random integers 0 ..= 10000, the input of the classic GPU bitonic-sort blog examples:
+    /// about n / 10^4 copies of each key.
     Blog,
     /// Random keys, already ascending.
     Sorted,

@@ -73,7 +73,7 @@ pub enum GpuTiming {
     /// the first event.
     #[default]
     Sort,
-    /// As `shared/peers/peers.cu` times CUB and thrust: events around the restoring copy and
+    /// As `bench/peers/peers.cu` times CUB and thrust: events around the restoring copy and
     /// the sort, less the median of the copy timed alone. Below 2^13 keys a timed launch
     /// carries microseconds of event and launch overhead, which this subtracts with the copy's,
     /// so it is the measure to put beside the peers' numbers.
@@ -289,11 +289,11 @@ pub fn gpu_end_to_end_pinned<K: SortKey>(
     Ok((timing, keys.to_vec()))
 }
 
-/// Times the two copies a host-to-host sort cannot avoid, alone: `input` from pinned host
-/// memory to the device and back, one after the other on the sorter's stream, by CUDA events;
-/// one warm-up, then `reps` timed runs. The floor of [`gpu_end_to_end`] (the target:
-/// host to host within 1.2× of it). The pinned and device buffers (n keys each) are allocated
-/// outside the timed region.
+/// Times the two copies a host-to-host sort cannot avoid, alone: `input` from pinned host memory to
+/// the device and back, one after the other on the sorter's stream, by CUDA events; one warm-up,
+/// then `reps` timed runs. The floor of [`gpu_end_to_end`]: from a `PinnedBuffer`, a host-to-host
+/// sort takes about 1.2× of it (docs/benchmarks.md). The pinned and device buffers (n keys each)
+/// are allocated outside the timed region.
 ///
 /// # Errors
 /// [`Error::OutOfDeviceMemory`](crate::Error::OutOfDeviceMemory) or

@@ -1,10 +1,11 @@
 //! Index math of the bitonic sorting network, shared by the kernels, the CPU sort and the
 //! tests.
 //!
-//! The network is used in the form in which every comparator points the same way (the C++ AMP
-//! seed): stage k (k = 1 ..= log2 V, V = n rounded up to a power of two) leaves every block of
-//! 2^k keys sorted ascending. Its first step compares each key of a block's lower half with its
-//! mirror image in the upper half (`lo ^ (2^k − 1)`); the steps after it compare keys at
+//! The network is used in the form in which every comparator points the same way (Batcher's bitonic
+//! sorter, 1968, with each stage's first step comparing a key with its mirror image;
+//! docs/design.md): stage k (k = 1 ..= log2 V, V = n rounded up to a power of two) leaves every
+//! block of 2^k keys sorted ascending. Its first step compares each key of a block's lower half
+//! with its mirror image in the upper half (`lo ^ (2^k − 1)`); the steps after it compare keys at
 //! distance 2^(k−2), …, 1. The lower index always receives the smaller key.
 //!
 //! Any n works without padding: positions ≥ n behave as +∞. A comparator whose upper index is

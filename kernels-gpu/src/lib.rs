@@ -32,8 +32,8 @@
 //! use kernels_gpu::window::windows;
 //!
 //! // The launches that sort 2^20 keys: the tile sort (stages 1 ..= 13 in 8192-key tiles), then
-//! // 11 window passes for the 7 stages above it (the earlier per-stage schedule took 19
-//! // launches: docs/perf.md).
+//! // 11 window passes for the 7 stages above it (a schedule of one global pass per step and
+//! // a tile merge per stage takes 19 launches: docs/design.md).
 //! let passes: Vec<_> = windows(1 << 20, WINDOW_LOG2, WINDOW_PASSENGERS).collect();
 //! assert!(passes[0].sort);
 //! assert_eq!(passes.len(), 12);

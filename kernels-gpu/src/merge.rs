@@ -425,7 +425,7 @@ pub fn partition<K: PartialOrd>(
 /// few KB that the previous step just wrote and the L2 cache still holds; then among the at
 /// most `tile` points between two of those, in device memory. A run of 2^24 keys costs three
 /// rounds of reads from device memory instead of five, about a quarter of their sectors, the
-/// last two rounds nearly coalesced (docs/perf.md).
+/// last two rounds nearly coalesced (docs/decisions.md, "Merge partition").
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub fn partition_pass<K: PartialOrd>(

@@ -51,7 +51,7 @@ pub const TINY_SORT_MAX_KEYS: u64 = 1 << TINY_MAX_LOG2;
 
 /// The most keys of `key_bytes` bytes that the host gives the tiny sort. 8-byte keys stop one
 /// size earlier: at 2^12 the tiny sort took 26.4 µs against the small sort's 24.9 (H200,
-/// docs/perf.md, session 10), its 32 warps each shuffling twice as many words.
+/// docs/decisions.md, "Tiny sort"), its 32 warps each shuffling twice as many words.
 ///
 /// ```
 /// use kernels_gpu::tuning::tiny_sort_max_keys;
@@ -267,7 +267,8 @@ const COMPACT_MERGE_SORT_MAX_REGISTERS: u32 = registers_to_fit(MERGE_THREADS.ilo
 /// [`WINDOW_THREADS`] threads per multiprocessor (65536 registers; shared memory 3 × 33 KiB).
 /// ptxas 12.9 (sm_90): the pass spills one word, stored once after the load's set-up and loaded
 /// once for the store (48 registers uncapped; with a cap of 64, two blocks, it takes 56 and
-/// spills nothing). docs/perf.md, "v3: window passes".
+/// spills nothing), and three blocks per multiprocessor are worth more than the spill
+/// (docs/decisions.md, "Register caps").
 pub const WINDOW_MAX_REGISTERS_32: u32 = 40;
 /// The window kernels with a constant program, by index into
 /// [`PROGRAMS`](crate::window::PROGRAMS) (4-byte keys, narrow windows).
@@ -325,7 +326,7 @@ pub const WINDOW_MAX_REGISTERS_64: u32 = 65536 / (2 * WINDOW_THREADS);
 
 /// Registers a thread of the small sort may use: a block of 2^SMALL_TILE_LOG2 / SMALL_RUN
 /// threads must fit (ptxas used 126 for `u32` keys and 160 for `u64` keys with no limit,
-/// docs/perf.md).
+/// ptxas 12.9, sm_90).
 const SMALL_MAX_REGISTERS: u32 = registers_to_fit(SMALL_TILE_LOG2 - SMALL_RUN_LOG2);
 
 /// Registers a thread of the tiny sort may use: its largest block (2^TINY_MAX_LOG2 / TINY_RUN
@@ -341,8 +342,8 @@ const fn registers_to_fit(threads_log2: u32) -> u32 {
 
 /// `--algo auto` for keys alone sorts with the bitonic network for n < 2^AUTO_BITONIC_END_LOG2_32
 /// (4-byte keys) or n < 2^AUTO_BITONIC_END_LOG2_64 (8-byte keys), with the merge sort above.
-/// Measured (H200, 2026-11-21, `docs/results/h200-2026-11-21c/bench.csv`, window passes and
-/// edge-guided merge partitions), bitonic time / merge time: u32 0.44–0.82 from 2^10 to 2^16,
+/// Measured (H200, 2026-11-21, window passes and edge-guided merge partitions), bitonic time /
+/// merge time: u32 0.44–0.82 from 2^10 to 2^16,
 /// 0.92–1.11 from 2^17 to 2^21 (1.02 at 2^21), 1.11 at 2^22 rising to 1.66 at 2^28; u64 0.42–0.86
 /// up to 2^12, 1.01–1.07 from 2^13 to 2^16, 1.4 from 2^17, rising to 2.3 at 2^28.
 pub const AUTO_BITONIC_END_LOG2_32: u32 = 21;
@@ -364,20 +365,19 @@ pub const MERGE_THREADS: u32 = 256;
 /// enough that 2^25 keys need 13 merge passes (2^25 / 4096 = 8192 tiles) rather than 14. The
 /// serial merge and the register sort are straight-line code over `vt` keys, so their arrays
 /// stay in registers (`ptxas -v`: no stack frame, no spills, checked for 11 ≤ `vt` ≤ 33; at most
-/// [`MERGE_KEY_PAD`]). 33 with [`MERGE_SORT_THREADS`] = 256 is the third variant of
-/// docs/perf.md ("fat threads": 8448-key tiles everywhere).
+/// [`MERGE_KEY_PAD`]). 33 with [`MERGE_SORT_THREADS`] = 256 (8448-key tiles everywhere) halves
+/// the search instructions per key but leaves fewer warps per multiprocessor.
 pub const MERGE_VT: u32 = 17;
 /// Keys per merge-pass tile (`nv = nt · vt`): the outputs of one block of a merge pass (and of
 /// a `merge_two_*` launch).
 pub const MERGE_TILE: u32 = MERGE_THREADS * MERGE_VT;
-/// Threads per block of the tile sort (`merge_sort_tiles_*`), a multiple of [`MERGE_THREADS`]:
-/// 512, so that the tile sort makes runs of [`MERGE_SORT_TILE`] = 8704 keys and one merge pass
-/// fewer follows (12 at 2^25 keys, 15 at 2^28). A round of merges inside a block costs about
-/// a third of a merge pass through device memory. Set it to [`MERGE_THREADS`] (256) for the
-/// other variant (CUB's shape: 13 passes at 2^25, 16 at 2^28); docs/perf.md, "Merge sort v2
-/// plan". 1024 (one pass fewer again) was slower: its tenth round, one block per
-/// multiprocessor, costs more than the pass it saves (u32 1.533 vs 1.520 ms at 2^25;
-/// docs/perf.md, "Tile sort of 1024 threads"). At most 128 registers per thread at 512
+/// Threads per block of the tile sort (`merge_sort_tiles_*`), a multiple of [`MERGE_THREADS`]: 512,
+/// so that the tile sort makes runs of [`MERGE_SORT_TILE`] = 8704 keys and one merge pass fewer
+/// follows (12 at 2^25 keys, 15 at 2^28). A round of merges inside a block costs about a third of a
+/// merge pass through device memory. Set it to [`MERGE_THREADS`] (256) for the other variant (CUB's
+/// shape: 13 passes at 2^25, 16 at 2^28). 1024 (one pass fewer again) was slower: its tenth round,
+/// one block per multiprocessor, costs more than the pass it saves (u32 1.533 vs 1.520 ms at 2^25;
+/// docs/decisions.md, "Tile sort of 1024 threads"). At most 128 registers per thread at 512
 /// threads: [`MAX_REGISTERS`] caps them.
 pub const MERGE_SORT_THREADS: u32 = 512;
 /// Keys per tile-sort tile: the sorted runs the merge passes start from.
@@ -406,7 +406,7 @@ pub const fn network_merge_shared_bytes(key_bytes: u32) -> u32 {
 /// the bitonic tile sort (`bitonic_window_tiles_*`, tiles of [`TILE_KEYS`]) and merges with
 /// networks (`merge_pass_network_*`), rather than with the stable tile sort and serial
 /// merges: the two give the same bits for keys alone (equal keys are equal bits). Measured
-/// (H200, 2026-11-21, docs/perf.md, "Keys-only merge sort: bitonic tiles and network merges"):
+/// (H200, 2026-11-21, docs/decisions.md, "Keys-only merge sort"):
 /// 4-byte keys 1.533 → 1.407 ms at 2^25 (the bitonic tile sort 414 → 289 µs, passes as fast);
 /// 8-byte keys stay stable: their bitonic tile sort takes 1039 µs against 668.
 pub const fn network_merge(key_bytes: u32) -> bool {
@@ -455,7 +455,7 @@ pub const PARTITION_THREADS: u32 = 128;
 /// ([`crate::merge::Probes`]): a binary search. Measured (H200, 2^25 / 2^28 u32 merge sort):
 /// 1 probe 1.372 / 11.655 ms, 3 probes 1.391 / 11.709, 7 probes 1.405 / 11.724, 15 probes
 /// 1.432 / 11.762: a thread's extra probes cost more than the round trips they save, even in
-/// the L2 cache. docs/perf.md, session 6.
+/// the L2 cache (docs/decisions.md, "Merge partition").
 pub const PARTITION_EDGE_PROBES: u32 = 1;
 /// Probes per round of a pass partition's search over the keys in device memory (each probe a
 /// scattered sector): a binary search (with 7 over the edges, 3 here took 1.472 / 11.923 ms
@@ -472,11 +472,10 @@ pub const MERGE_KEY_PAD: u32 = 64;
 /// on the device at once: a quarter of them. The block that runs later then finds its keys in
 /// L2 instead of waiting for device memory. Too near, and the prefetch is not back in time;
 /// too far, and the L2 evicts the lines before they are used. Measured on an H200 (1056
-/// resident blocks), 2^28 u32 merge sort: no prefetch 11.84 ms; 192 tiles 10.92, 256 10.89, 320 10.90 (session 9, one prefetch per
-/// line); an earlier build: 384 10.83, 512 11.00, 768 12.49 against 256's 10.76 (session 8).
-/// The bitonic sort's window passes (396 resident blocks on an H200) use the same rule: 2^28
-/// u32 sort 21.26 ms without, 20.23 with 99 blocks ahead; 50 and 150 within 1% (session 9).
-/// See docs/perf.md.
+/// resident blocks), 2^28 u32 merge sort: no prefetch 11.84 ms; 192 tiles 10.92, 256 10.89,
+/// 320 10.90, 768 12.49. The bitonic sort's window passes (396 resident blocks on an H200) use
+/// the same rule: 2^28 u32 sort 21.26 ms without, 20.23 with 99 blocks ahead; 50 and 150
+/// within 1% (docs/decisions.md, "L2 prefetch").
 ///
 /// ```
 /// assert_eq!(kernels_gpu::tuning::prefetch_ahead_tiles(1056), 264);
@@ -489,7 +488,7 @@ pub const fn prefetch_ahead_tiles(resident_blocks: u64) -> u64 {
 /// ([`prefetch_ahead_tiles`] of the resident blocks so counted). The kernels with a constant
 /// program fit four blocks of 4-byte keys per multiprocessor; a quarter of those (132 blocks
 /// ahead on an H200) was 0.4% slower at 2^25 and 2^28 u32 keys than a quarter of three (99, what
-/// the generic kernel's occupancy gave; docs/perf.md, session 13).
+/// the generic kernel's occupancy gave; docs/decisions.md, "L2 prefetch").
 pub const WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR: u32 = 3;
 
 /// log2 of [`OVERLAP_CHUNK`].
@@ -501,14 +500,13 @@ pub const OVERLAP_CHUNK_LOG2: u32 = 22;
 pub const fn merge_overlap_chunk(tile: u64) -> u64 {
     tile * OVERLAP_CHUNK.div_ceil(tile).next_power_of_two()
 }
-/// Keys per chunk of a host-slice sort that overlaps its copies with the sort
-/// ([`crate::overlap`]): each chunk is sorted (bitonic stages up to it, or tile sort and merge
-/// passes up to runs of it) as soon as it has landed, while the next one is in flight. A power
-/// of two multiple of both tiles. 2^22 u32 keys are 16 MiB, 0.33 ms of PCIe Gen5 (~50 GB/s),
-/// about what sorting them takes (0.26 ms merge, 0.34 ms bitonic, from the per-pass times at
-/// 2^25 in docs/perf.md); smaller chunks leave more passes over the whole array after the
-/// upload, larger ones a longer sort of the last chunk (docs/perf.md, "Overlapping the copies
-/// with the sort"). Slices of at most one chunk are sorted after the whole upload.
+/// Keys per chunk of a host-slice sort that overlaps its copies with the sort ([`crate::overlap`]):
+/// each chunk is sorted (bitonic stages up to it, or tile sort and merge passes up to runs of it)
+/// as soon as it has landed, while the next one is in flight. A power of two multiple of both
+/// tiles. 2^22 u32 keys are 16 MiB, 0.33 ms of PCIe Gen5 (~50 GB/s), about what sorting them takes
+/// (0.26 ms merge, 0.34 ms bitonic, from the per-pass times at 2^25); smaller chunks leave more
+/// passes over the whole array after the upload, larger ones a longer sort of the last chunk
+/// (docs/design.md, "Host slices"). Slices of at most one chunk are sorted after the whole upload.
 pub const OVERLAP_CHUNK: u64 = 1 << OVERLAP_CHUNK_LOG2;
 /// Launches the last merge pass of an overlapped merge sort is split into (ranges of output
 /// tiles), so that the copy of each range back to the host starts when its launch is done: the

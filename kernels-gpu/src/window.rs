@@ -31,8 +31,8 @@
 //! ```
 //! use kernels_gpu::window::windows;
 //!
-//! // 2^25 keys, tiles of 2^13: 23 launches (the earlier schedule's per-stage global passes and
-//! // tile merges took 40: docs/perf.md).
+//! // 2^25 keys, tiles of 2^13: 23 launches (per-stage global passes and tile merges take 40:
+//! // docs/design.md).
 //! assert_eq!(windows(1 << 25, 13, 5).count(), 23);
 //! let w: Vec<_> = windows(1 << 25, 13, 5).collect();
 //! assert!(w[0].sort);
@@ -106,13 +106,13 @@ pub const RUNS: u32 = 2;
 /// Most layout phases of a window's program.
 pub const MAX_PHASES: usize = 5;
 
-/// The programs (`plan`, `phases`, `steps` of [`BlockWindow`]) of every window after the tile
-/// sort that [`windows`]`(n, 13, 5)` and the host-slice pipeline's [`windows_from`] make for
-/// 2^13 < n ≤ 2^32 (tested: `programs_cover_every_window`). Each has a window kernel of its
-/// own for 4-byte and 8-byte keys (`bitonic_window_u32_p{i}`, `bitonic_window_u64_p{i}`), in
-/// which the program is a constant, so that its layouts, steps and switches are straight-line
-/// code with no dispatch (docs/perf.md, session 12); other windows run on the kernel that reads
-/// the program from its arguments.
+/// The programs (`plan`, `phases`, `steps` of [`BlockWindow`]) of every window after the tile sort
+/// that [`windows`]`(n, 13, 5)` and the host-slice pipeline's [`windows_from`] make for 2^13 < n ≤
+/// 2^32 (tested: `programs_cover_every_window`). Each has a window kernel of its own for 4-byte and
+/// 8-byte keys (`bitonic_window_u32_p{i}`, `bitonic_window_u64_p{i}`), in which the program is a
+/// constant, so that its layouts, steps and switches are straight-line code with no dispatch
+/// (docs/design.md, "Window programs"); other windows run on the kernel that reads the program from
+/// its arguments.
 pub const PROGRAMS: [(u32, u32, u64); 17] = [
     (0x1ff88f, 0x114, 0x9abc5678),
     (0x88088, 0x114, 0x9abc5678),

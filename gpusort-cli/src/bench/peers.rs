@@ -1,5 +1,6 @@
-//! The peer benchmark's results (`shared/peers`: CUB, thrust, torch.sort), read from its CSV
-//! (`peer,dtype,n,ms_median,mkeys_per_ms,correct`), and our times as ratios to CUB's.
+//! The peer benchmark's results (`bench/peers/`: CUB, thrust, torch.sort; run with
+//! `scripts/bench-peers.sh`), read from its CSV (`peer,dtype,n,ms_median,mkeys_per_ms,correct`),
+//! and our times as ratios to CUB's.
 
 use super::{Measurement, keys_per_s, order_name, size_name};
 use crate::keys::DType;

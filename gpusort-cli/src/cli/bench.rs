@@ -57,7 +57,7 @@ pub struct BenchArgs {
     pub reps: u32,
     /// How a GPU sort is timed: `sort` puts the events around the sort alone; `like-peers`
     /// times the restoring copy and the sort together, less the copy alone, as
-    /// shared/peers/peers.cu times CUB and thrust (use it for ratios to --peers rows).
+    /// bench/peers/peers.cu times CUB and thrust (use it for ratios to --peers rows).
     #[arg(long, value_enum, default_value_t = GpuTiming::Sort)]
     pub gpu_timing: GpuTiming,
     /// Timed repetitions of a CPU sort.
@@ -76,8 +76,9 @@ pub struct BenchArgs {
     /// Directory for bench.csv, bench.md and bench.svg (created if missing).
     #[arg(long, default_value = "bench-out")]
     pub out: PathBuf,
-    /// CSV files of the peer benchmark (shared/peers: peer,dtype,n,ms_median,...), repeatable
-    /// or comma-separated: their rows join the table and the plot.
+    /// CSV files of the peer benchmark (bench/peers, run by scripts/bench-peers.sh:
+    /// peer,dtype,n,ms_median,...), repeatable or comma-separated: their rows join the table
+    /// and the plot.
     #[arg(long, value_delimiter = ',')]
     pub peers: Vec<PathBuf>,
     /// Print our GPU times as ratios to cub_merge and cub_radix from --peers.

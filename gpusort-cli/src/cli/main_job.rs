@@ -63,7 +63,7 @@ pub struct MainJob {
     /// Sort order.
     #[arg(long, value_enum, default_value_t = Order::Ascending)]
     pub order: Order,
-    /// Input distribution (`blog`: integers 0..=10000, as in the blog seed).
+    /// Input distribution (`blog`: integers 0..=10000, many repeats).
     #[arg(long, value_enum, default_value_t = Dist::Uniform)]
     pub dist: Dist,
     /// Where to sort.

@@ -143,7 +143,8 @@ pub(super) fn launches(limits: &DeviceLimits) -> Vec<(&'static str, u32, u32)> {
 /// Lets each kernel of `family` that the policy launches on a device of `limits` use its
 /// shared memory ([`launches`]; above the default 48 KB if need be), and asks for the largest
 /// shared-memory carve-out (left to itself the driver picked 64 KB for a 34 KB tile, room for
-/// one block per multiprocessor where registers allow more: docs/perf.md).
+/// one block per multiprocessor where registers allow more: docs/decisions.md,
+/// "Shared-memory carve-out").
 fn configure(module: &Module, limits: &DeviceLimits, family: Family) -> Result<()> {
     for (name, _, shared) in launches(limits) {
         if Family::of(name) == Some(family) {
@@ -301,7 +302,7 @@ fn launch_window(
     let (fixed, mirror, span) = (win.fixed, win.mirror, win.span);
     let (load_map, store_map) = (win.load_map, win.store_map);
     // A narrow window whose program has a kernel of its own runs there: the program a
-    // constant, no dispatch (docs/perf.md, session 12).
+    // constant, no dispatch (docs/design.md, "Window programs").
     let program = win
         .program()
         .and_then(|i| k.window_programs.get(i))
@@ -481,12 +482,15 @@ mod tests {
 
     /// Each thread's 16 keys are indexed with constants only, in written-out code: if LLVM
     /// stops unrolling a loop over them, they move to local memory and the window passes slow
-    /// down severalfold (docs/perf.md, "v3: window passes").
+    /// down severalfold (docs/decisions.md, "Straight-line code over registers").
     #[test]
     fn window_kernels_keep_their_keys_in_registers() {
         for k in [&KERNELS_32, &KERNELS_64, &KERNELS_64_COMPACT] {
             for name in [k.window_tiles, k.window, k.window_wide, k.small, k.tiny] {
-                super::super::assert_no_local_memory(name, "docs/perf.md, v3: window passes");
+                super::super::assert_no_local_memory(
+                    name,
+                    "docs/decisions.md, straight-line code over registers",
+                );
             }
         }
     }

@@ -1,9 +1,9 @@
 //! The kernels' PTX ([`KERNELS_PTX`]) as CUDA modules, one per family of kernels, each loaded
 //! (JIT-compiled for the device by the driver) the first time a sort needs one of its kernels.
 //! The driver compiles a module whole, and the window kernels alone are most of the PTX: a
-//! sorter's first sort of a few thousand keys, or its first merge sort, now waits only for the
-//! kernels it runs (docs/perf.md, session 13). The driver caches what it compiled (its compute
-//! cache), so later processes on the machine wait for none of it.
+//! sorter's first sort of a few thousand keys, or its first merge sort, waits only for the
+//! kernels it runs (docs/decisions.md, "A module per family"). The driver caches what it
+//! compiled (its compute cache), so later processes on the machine wait for none of it.
 
 use super::{DeviceLimits, KERNELS_PTX, bitonic, merge};
 use crate::error::{CudaContext, Error, Result};
@@ -256,8 +256,7 @@ mod tests {
     #[test]
     fn a_family_module_is_a_fraction_of_the_ptx() {
         // What a first sort waits for: the program windows (plus tiles) for a large bitonic
-        // sort, the small sorts for a short one (docs/perf.md, session 13: 26% and 18% of the
-        // PTX).
+        // sort, the small sorts for a short one (about a quarter and a fifth of the PTX).
         let size = |family| family_ptx(KERNELS_PTX, family).len();
         for family in Family::ALL {
             assert!(size(family) * 5 < KERNELS_PTX.len() * 3, "{family:?}");

@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 
 /// Bytes per pinned slot, the unit of each DMA. Each direction has one slot's host copy that
 /// nothing overlaps (the first piece's copy in before the first DMA, the last piece's copy out
-/// after the last DMA): ~0.1 ms at 4 MiB, where 16 MiB slots cost ~0.4 ms each (docs/perf.md).
-/// A 4 MiB DMA still runs at the full PCIe rate.
+/// after the last DMA): ~0.1 ms at 4 MiB, where 16 MiB slots cost ~0.4 ms each (docs/design.md,
+/// "Host slices"). A 4 MiB DMA still runs at the full PCIe rate.
 const SLOT_BYTES: usize = 4 << 20;
 /// Pinned slots (32 MiB in all): the DMA engine can have this many pieces queued, so that a host
 /// thread held up by kernel launches or the OS does not leave it idle.

@@ -3,7 +3,7 @@
 //! per-thread serial merges.
 //!
 //! Why: the serial merges read shared memory at data-dependent addresses (half of a stable
-//! pass's shared-memory wavefronts are bank-conflict replays, docs/perf.md) and cost about 39
+//! pass's shared-memory wavefronts are bank-conflict replays, docs/decisions.md) and cost about 39
 //! instructions per key. A bitonic merge of a tile of 2^12 keys is 12 half-cleaner steps on
 //! fixed positions: with each thread's 16 keys in registers and three layouts, every step
 //! compares registers of one thread (one `min` and one `max` per pair), and the two layout
@@ -217,8 +217,8 @@ pub unsafe fn merge_tile<K: KeyBits, B: Block>(
             }
         }
         // Back to the unit's own slots, then each warp stores 32 consecutive outputs at a time
-        // (each thread's 16 outputs as 16-byte stores tripled the L2's write sectors:
-        // docs/perf.md).
+        // (each thread's 16 outputs as 16-byte stores split every 32-byte sector between two
+        // instructions and tripled the L2's write sectors).
         // SAFETY: the unit's own slots of layout 2.
         unrolled::<RUN>(|r| unsafe { *shared.add(slot(2, u, r)) = keys[r] });
     });

@@ -3,7 +3,7 @@
 //!
 //! Why a kernel of its own: below 2^13 keys a sort is one multiprocessor's work, bound first by
 //! how many instructions its four schedulers issue and then by the latency of each step
-//! (docs/perf.md, "Tiny sort"). The one-launch small sort ([`super::small`]) keeps 16 keys per
+//! (docs/decisions.md, "Tiny sort"). The one-launch small sort ([`super::small`]) keeps 16 keys per
 //! thread, so 1024 keys are two warps with long dependent chains. Here the same keys are
 //! eight warps, and the network costs about three instructions per key and step:
 //! - the network is unrolled for each size (`network::<LOG2>`), so every step's kind, partner

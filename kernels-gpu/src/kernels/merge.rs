@@ -220,7 +220,7 @@ macro_rules! partition_kernel {
         /// each by one thread (`Probes`: `PARTITION_EDGE_PROBES` probes per round over the
         /// edges, which the L2 cache holds, `PARTITION_KEY_PROBES` over the keys): a warp's
         /// 33-ary search reads ≈ 3 KB of scattered sectors per split, which at 2^28 keys made
-        /// the partition bound by device memory (docs/perf.md, session 6).
+        /// the partition bound by device memory (docs/decisions.md, "Merge partition").
         ///
         /// Launch: a thread per split, `ceil(n / tile)` threads (extra threads return) in
         /// blocks of `PARTITION_THREADS`.

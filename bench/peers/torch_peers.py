@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""PyTorch's GPU sorts, timed the way `gpusort bench --gpu-timing like-peers` times gpusort's.
+
+    python3 bench/peers/torch_peers.py sort LO HI    torch.sort (values and indices), stable and
+                                                     not, i32 f32 i64 keys, n = 2^LO .. 2^HI
+    python3 bench/peers/torch_peers.py topk LO HI    torch.topk of f32 keys, k = 1, 8, 64, 256, 1024
+
+CSV on stdout: peer,dtype,n,ms_median,mkeys_per_ms,correct (what `gpusort bench --peers`
+reads). PyTorch has no sort of unsigned 32- or 64-bit keys, so its rows are i32, f32 and i64:
+`gpusort bench` shows them beside its own sorts of the same key type.
+
+Timing: CUDA events around (a device copy that restores the input + the call), one warm-up then
+PEERS_REPS (default 10) timed runs, median, less the median of the copy timed alone: the same
+procedure as bench/peers/peers.cu. The outputs come from PyTorch's caching allocator, warm after
+the first run.
+
+correct = 1 when the values are non-decreasing, the indices are a permutation, the values are
+the input at the indices and, for the stable sort, equal values keep their input order: together
+exactly a (stable) sort. For top-k: the values equal the first k of a descending sort and the
+indices point at them.
+"""
+
+import os
+import sys
+
+import torch
+
+REPS = max(1, int(os.environ.get("PEERS_REPS", "10")))
+DTYPES = {"i32": torch.int32, "f32": torch.float32, "i64": torch.int64}
+TOPK = (1, 8, 64, 256, 1024)
+
+
+def median_ms(work):
+    """One untimed run, then REPS runs between two events; the median in ms."""
+    start = torch.cuda.Event(enable_timing=True)
+    stop = torch.cuda.Event(enable_timing=True)
+    times = []
+    for rep in range(REPS + 1):
+        start.record()
+        work()
+        stop.record()
+        stop.synchronize()
+        if rep > 0:
+            times.append(start.elapsed_time(stop))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def make_keys(name, n, generator):
+    """Uniform keys from a fixed seed: integers over a wide range, floats in [-1, 1)."""
+    if name == "f32":
+        return torch.rand(n, device="cuda", generator=generator) * 2 - 1
+    if name == "i32":
+        return torch.randint(-(2**31), 2**31 - 1, (n,), dtype=torch.int32, device="cuda", generator=generator)
+    return torch.randint(-(2**62), 2**62, (n,), dtype=torch.int64, device="cuda", generator=generator)
+
+
+def is_sort(x, values, indices, stable):
+    ok = bool((values[1:] >= values[:-1]).all())
+    ok = ok and bool((torch.bincount(indices, minlength=x.numel()) == 1).all())
+    ok = ok and torch.equal(x[indices], values)
+    if stable:
+        ties = values[1:] == values[:-1]
+        ok = ok and bool((indices[1:][ties] > indices[:-1][ties]).all())
+    return ok
+
+
+def row(peer, dtype, n, ms, correct):
+    per_ms = n / ms / 1e6 if ms > 0 else 0.0
+    print(f"{peer},{dtype},{n},{ms:.4f},{per_ms:.3f},{int(correct)}", flush=True)
+
+
+def sorts(lo, hi):
+    generator = torch.Generator(device="cuda")
+    for name in DTYPES:
+        for log2 in range(lo, hi + 1):
+            n = 1 << log2
+            generator.manual_seed(42)
+            x = make_keys(name, n, generator)
+            work = torch.empty_like(x)
+            copy = median_ms(lambda: work.copy_(x))
+            for stable, peer in ((False, "torch_sort"), (True, "torch_sort_stable")):
+                result = []
+
+                def run():
+                    work.copy_(x)
+                    result[:] = torch.sort(work, stable=stable)
+
+                ms = median_ms(run) - copy
+                values, indices = result
+                row(peer, name, n, ms, is_sort(x, values, indices, stable))
+                del result, values, indices
+
+
+def topk(lo, hi):
+    generator = torch.Generator(device="cuda")
+    for log2 in range(lo, hi + 1):
+        n = 1 << log2
+        generator.manual_seed(42)
+        x = make_keys("f32", n, generator)
+        work = torch.empty_like(x)
+        copy = median_ms(lambda: work.copy_(x))
+        descending = torch.sort(x, descending=True).values
+        for k in (k for k in TOPK if k <= n):
+            result = []
+
+            def run():
+                work.copy_(x)
+                result[:] = torch.topk(work, k)
+
+            ms = median_ms(run) - copy
+            values, indices = result
+            correct = torch.equal(values, descending[:k]) and torch.equal(x[indices], values)
+            row(f"torch_topk_k{k}", "f32", n, ms, correct)
+        del descending
+
+
+def main(argv):
+    if len(argv) != 4 or argv[1] not in ("sort", "topk"):
+        sys.exit(__doc__)
+    lo, hi = int(argv[2]), int(argv[3])
+    if not 1 <= lo <= hi <= 30:
+        sys.exit("sizes 2^LO .. 2^HI need 1 <= LO <= HI <= 30")
+    if not torch.cuda.is_available():
+        sys.exit("torch_peers: PyTorch sees no CUDA device")
+    print(f"torch_peers: {torch.cuda.get_device_name(0)}, torch {torch.__version__}", file=sys.stderr)
+    print("peer,dtype,n,ms_median,mkeys_per_ms,correct", flush=True)
+    (sorts if argv[1] == "sort" else topk)(lo, hi)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
