@@ -32,9 +32,7 @@ gpusort=${GPUSORT:-}
 if [ -z "$gpusort" ]; then
   bash scripts/setup.sh
   export PATH="$HOME/.cargo/bin:$PATH"
-  pkg=gpusort-cli
-  cargo pkgid "$pkg" >/dev/null 2>&1 || pkg=host # the CLI's package before the library/CLI split
-  cargo build --release --locked -p "$pkg"
+  cargo build --release --locked -p gpusort-cli
   gpusort=target/release/gpusort
 fi
 
@@ -49,7 +47,7 @@ if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1
 else
   echo "bench-peers: no PyTorch with CUDA here; the torch rows are left out" >&2
 fi
-"$gpusort" bench --min-log2 "$lo" --max-log2 "$hi" --algos bitonic,merge --dtypes "$dtypes" \
+"$gpusort" bench --min-log2 "$lo" --max-log2 "$hi" --algos bitonic,merge,radix --dtypes "$dtypes" \
   --reps "${REPS:-10}" --gpu-timing like-peers --peers "$peers" --compare --out "$out" | tee "$out/compare.txt"
 
 # Sorts gpusort bench has no row for, for the record of the same run.
