@@ -138,8 +138,9 @@ impl Plan {
     ///     dtypes: vec![DType::U32, DType::F32],
     ///     orders: vec![Order::Ascending],
     /// };
-    /// // Per key type: bitonic and merge at 7 sizes, std, rayon and bitonicN at 5, bitonic1 at 3.
-    /// assert_eq!(plan.measurements(), (2 * 7 + 3 * 5 + 3) * 2);
+    /// // Per key type: bitonic, merge and radix at 7 sizes, std, rayon and bitonicN at 5,
+    /// // bitonic1 at 3.
+    /// assert_eq!(plan.measurements(), (3 * 7 + 3 * 5 + 3) * 2);
     /// ```
     pub fn measurements(&self) -> usize {
         let per_key_and_order: usize = self.log2_sizes().map(|l| self.algos_at(l).len()).sum();

@@ -69,7 +69,8 @@ pub struct MainJob {
     /// Where to sort.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
-    /// GPU sort: bitonic (unstable), merge (stable), or auto (bitonic, for now).
+    /// GPU sort: bitonic (unstable, in place), merge (stable), radix (stable), or auto (the
+    /// faster of bitonic and merge for the size and key width).
     #[arg(long, value_enum, default_value_t = SortAlgo::Auto)]
     pub algo: SortAlgo,
     /// Timed GPU repetitions after one warm-up (the median is reported).

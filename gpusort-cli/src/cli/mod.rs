@@ -40,7 +40,20 @@ pub use main_job::{Backend, MainJob};
 /// assert!(Cli::try_parse_from(["gpusort", "--n", "-1"]).is_err());
 /// ```
 #[derive(Debug, Parser)]
-#[command(name = "gpusort", version, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "gpusort",
+    version,
+    args_conflicts_with_subcommands = true,
+    about = "Sort arrays on NVIDIA GPUs with kernels written in Rust, and compare with the CPU.",
+    long_about = "Sort arrays on NVIDIA GPUs with kernels written in Rust, and compare with the \
+                  CPU.\n\nWithout a subcommand: generate keys, sort them on the GPU, verify \
+                  against std's sort and print a table beside the CPU baselines. Exit codes: 0 \
+                  sorted and verified, 1 a verification failed, 2 an error.",
+    after_help = "Examples:\n  \
+                  gpusort --n 33554432 --dtype f32           sort 2^25 random floats on the GPU, verify, compare with the CPU\n  \
+                  gpusort sort keys.npy sorted.npy           sort a .npy file (see gpusort sort --help)\n  \
+                  gpusort bench --max-log2 26 --out results  sweep sizes and sorts; CSV, markdown and a plot"
+)]
 pub struct Cli {
     /// A subcommand; none runs the main job.
     #[command(subcommand)]
@@ -54,8 +67,16 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Sweep sizes × algorithms × key types × orders; write CSV, markdown and an SVG plot.
+    #[command(after_help = "Examples:\n  \
+        gpusort bench                                     every sort, 2^10..2^28, u32 and f32\n  \
+        gpusort bench --algos merge,radix --dtypes u64    two GPU sorts of u64 keys\n  \
+        gpusort bench --gpu-timing like-peers --peers peers.csv --compare   beside CUB's sorts (bench/peers, scripts/bench-peers.sh)")]
     Bench(bench::BenchArgs),
     /// Sort a .npy or raw file into another file.
+    #[command(after_help = "Examples:\n  \
+        gpusort sort keys.npy sorted.npy --order desc       a 1-D .npy of u32, i32, f32, u64, i64 or f64\n  \
+        gpusort sort keys.bin sorted.bin --dtype f32        raw little-endian keys\n  \
+        cat keys.npy | gpusort sort - sorted.npy --argsort idx.npy   from standard input, with the stable permutation")]
     Sort(sort_file::SortArgs),
 }
 

@@ -28,7 +28,7 @@ use std::time::Instant;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SortAlgo {
-    /// The faster one for the size ([`GpuAlgo::fastest_for`]); an argsort always uses the
+    /// The faster of bitonic and merge for the size and key width; an argsort always uses the
     /// merge sort.
     Auto,
     /// The bitonic network (unstable; on the GPU).
