@@ -123,3 +123,47 @@ fn n_too_large_for_memory_is_refused_before_allocating() {
     assert!(stderr.contains("24000000000000 bytes needed"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// A full or closed standard output is an error with exit code 2 and a message, never a panic:
+/// for the main job and the benchmark sweep as for `gpusort sort`.
+#[test]
+fn a_full_standard_output_is_an_error_not_a_panic() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("skipped: no /dev/full here");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let out_dir = dir.path().to_str().expect("UTF-8");
+    let runs: [&[&str]; 2] = [
+        &["--n", "1000", "--backend", "cpu"],
+        &[
+            "bench",
+            "--algos",
+            "cpu_std",
+            "--min-log2",
+            "10",
+            "--max-log2",
+            "10",
+            "--dtypes",
+            "u32",
+            "--out",
+            out_dir,
+        ],
+    ];
+    for args in runs {
+        let bin =
+            std::env::var("GPUSORT_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpusort").into());
+        let out = Command::new(bin)
+            .args(args)
+            .stdout(full.try_clone().expect("a second handle"))
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("writing to standard output"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}

@@ -218,13 +218,13 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         &about,
         &plot::title(&device, &plan.dtypes, &plan.orders),
     )?;
-    println!(
+    sayln!(
         "gpusort bench: {} measurements on {device}; wrote bench.csv, bench.md and bench.svg in {}",
         outcome.measurements.len(),
         args.out.display()
     );
     if args.compare {
-        print!(
+        say!(
             "{}",
             peers::comparison_table(&peers::compare(&outcome.measurements, &peer_rows))
         );
@@ -438,7 +438,7 @@ fn multi_sweep(args: &BenchArgs) -> Result<()> {
     )?;
     let md = multi::markdown(&device, &now_utc(), &measurements);
     write_replacing(&args.out.join("bench-multi.md"), &md)?;
-    print!("{md}");
+    say!("{md}");
     let failed = measurements.iter().filter(|m| !m.verified).count();
     if failed > 0 {
         bail!("{failed} multi-GPU result(s) failed verification (bench-multi.csv: verified=false)");

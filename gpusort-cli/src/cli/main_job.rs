@@ -177,7 +177,7 @@ fn multi_job(job: &MainJob, devices: &[u32]) -> Result<ExitCode> {
         match measure(&single, job.dtype, job.order, n, job.reps, job.seed) {
             Ok(m) => rows.push(m),
             Err(e @ Error::OutOfDeviceMemory { .. }) => {
-                println!("1 GPU: not run, the keys do not fit on one GPU ({e})");
+                sayln!("1 GPU: not run, the keys do not fit on one GPU ({e})");
             }
             Err(e) => return Err(e).context("the one-GPU sort"),
         }
@@ -185,20 +185,29 @@ fn multi_job(job: &MainJob, devices: &[u32]) -> Result<ExitCode> {
     let m = measure(&multi, job.dtype, job.order, n, job.reps, job.seed)
         .with_context(|| format!("sorting {n} keys on {gpus} GPU(s)"))?;
     rows.push(m);
-    println!(
+    sayln!(
         "gpusort: {n} {} keys (uniform random, made on the GPUs), seed {}, {:?}, on {gpus} x {device} (devices {devices:?})",
-        job.dtype, job.seed, job.order
+        job.dtype,
+        job.seed,
+        job.order
     );
-    println!(
+    sayln!(
         "| {:>4} | {:>10} | {:>10} | {:>10} | {:>12} | {:>8} | {:<14} | {:>8} |",
-        "GPUs", "median ms", "min ms", "max ms", "Mkeys/s", "speed-up", "exchange", "verified"
+        "GPUs",
+        "median ms",
+        "min ms",
+        "max ms",
+        "Mkeys/s",
+        "speed-up",
+        "exchange",
+        "verified"
     );
-    println!(
+    sayln!(
         "|-----:|-----------:|-----------:|-----------:|-------------:|---------:|:---------------|---------:|"
     );
     let one = rows.iter().find(|r| r.gpus == 1).map(|r| r.ms.median);
     for r in &rows {
-        println!(
+        sayln!(
             "| {:>4} | {:>10.3} | {:>10.3} | {:>10.3} | {:>12.1} | {:>8} | {:<14} | {:>8} |",
             r.gpus,
             r.ms.median,
@@ -211,13 +220,13 @@ fn multi_job(job: &MainJob, devices: &[u32]) -> Result<ExitCode> {
         );
     }
     for r in &rows {
-        println!("phases, {} GPU(s): {}", r.gpus, r.median_stats);
+        sayln!("phases, {} GPU(s): {}", r.gpus, r.median_stats);
     }
     if rows.iter().any(|r| !r.verified) {
         eprintln!("gpusort: VERIFICATION FAILED on the GPUs");
         return Ok(ExitCode::from(1));
     }
-    println!(
+    sayln!(
         "verified on the GPUs: every repetition sorted within and across GPUs, multiset checksum unchanged"
     );
     Ok(ExitCode::SUCCESS)
@@ -379,16 +388,16 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
         record(algo.describe(), ms, verdict(&sorted));
     }
 
-    println!(
+    sayln!(
         "gpusort: {n} {} keys, {:?} distribution, seed {}, {:?}, on {device}",
         K::DTYPE,
         job.dist,
         job.seed,
         order
     );
-    print_table(&rows, n);
+    print_table(&rows, n)?;
     if let Some((copies, host_to_host, pinned)) = floor {
-        println!(
+        sayln!(
             "pinned copies alone (up and down, {:.1} MiB each way, CUDA events): {:.3} ms median \
              (min {:.3}); host to host / copies: {:.2} from pageable memory, {:.2} from a pinned \
              buffer",
@@ -406,23 +415,35 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     if oracle.is_some() {
-        println!("verified: every output is sorted and holds the same keys as std's sort");
+        sayln!("verified: every output is sorted and holds the same keys as std's sort");
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_table(rows: &[Row], n: usize) {
+fn print_table(rows: &[Row], n: usize) -> Result<()> {
     let std_ms = rows
         .iter()
         .find(|r| r.what == CpuAlgo::Std.describe())
         .map(|r| r.ms.median);
-    println!(
+    sayln!(
         "| {:<42} | {:>10} | {:>10} | {:>10} | {:>12} | {:>8} | {:>8} |",
-        "sort", "median ms", "min ms", "max ms", "Mkeys/s", "vs std", "verified"
+        "sort",
+        "median ms",
+        "min ms",
+        "max ms",
+        "Mkeys/s",
+        "vs std",
+        "verified"
     );
-    println!(
+    sayln!(
         "|{:-<44}|{:->12}|{:->12}|{:->12}|{:->14}|{:->10}|{:->10}|",
-        "", "", "", "", "", "", ""
+        "",
+        "",
+        "",
+        "",
+        "",
+        "",
+        ""
     );
     for r in rows {
         let speedup = std_ms.map_or("-".into(), |s| format!("{:.1}x", s / r.ms.median));
@@ -431,7 +452,7 @@ fn print_table(rows: &[Row], n: usize) {
             Some(false) => "FAILED",
             None => "skipped",
         };
-        println!(
+        sayln!(
             "| {:<42} | {:>10.3} | {:>10.3} | {:>10.3} | {:>12.1} | {:>8} | {:>8} |",
             r.what,
             r.ms.median,
@@ -442,4 +463,5 @@ fn print_table(rows: &[Row], n: usize) {
             verified
         );
     }
+    Ok(())
 }

@@ -13,6 +13,25 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+/// Writes to standard output; a closed or full standard output is an error like any other (exit
+/// code 2, reported after the work and its files are settled), never a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        anyhow::Context::context(
+            std::io::Write::write_fmt(&mut std::io::stdout(), format_args!($($arg)*)),
+            "writing to standard output",
+        )?
+    };
+}
+
+/// [`say!`] with a line break at the end, as `println!`.
+macro_rules! sayln {
+    ($($arg:tt)*) => {{
+        say!($($arg)*);
+        say!("\n");
+    }};
+}
+
 pub mod bench;
 pub mod main_job;
 mod progress;
