@@ -20,21 +20,7 @@ pub(crate) use gpusort::{Error, Order};
 pub(crate) use gpusort::{GpuSorter, PinnedBuffer};
 pub(crate) use gpusort::{argsort, cpu, files, gpu, keys, memory, multi, with_key_type};
 
-/// The library's error types, and how the tool adds what was being done to a CUDA error.
+/// The library's error types, and how a CUDA error says what was being done.
 pub(crate) mod error {
-    pub(crate) use gpusort::error::{Error, Result};
-
-    /// Adds what was being done to a CUDA error.
-    pub(crate) trait CudaContext<T> {
-        fn context(self, what: &str) -> Result<T>;
-    }
-
-    impl<T> CudaContext<T> for cust::error::CudaResult<T> {
-        fn context(self, what: &str) -> Result<T> {
-            self.map_err(|source| Error::Cuda {
-                context: what.to_owned(),
-                source,
-            })
-        }
-    }
+    pub(crate) use gpusort::error::{CudaContext, Error, Result};
 }

@@ -119,10 +119,8 @@ pub fn gpu_kernel<K: SortKey>(
 ) -> Result<(Timing, Vec<K>)> {
     let pristine = gpu.upload(input)?;
     let mut work = gpu.alloc::<K>(input.len(), "the working copy")?;
-    let mut scratch = match algo {
-        GpuAlgo::Bitonic => None,
-        algo => Some(gpu.scratch_for::<K>(algo, input.len(), 0)?),
-    };
+    // None for the bitonic sort; allocated outside the timing for the others.
+    let mut scratch = gpu.scratch_for::<K>(algo, input.len(), 0)?;
     let stream = gpu.stream();
     // What the peers subtract: the restoring copy alone, median of one warm-up and `reps` runs.
     let copy_ms = match timing {
@@ -144,10 +142,7 @@ pub fn gpu_kernel<K: SortKey>(
         if timing == GpuTiming::LikePeers {
             restore(&mut work, &pristine, stream)?;
         }
-        match &mut scratch {
-            None => gpu.enqueue_sort_unstable(&mut work, order),
-            Some(scratch) => gpu.enqueue_sort_with(algo, &mut work, order, scratch),
-        }
+        gpu.enqueue_sort_with(algo, &mut work, order, &mut scratch)
     })?;
     let samples = samples.into_iter().map(|ms| ms - copy_ms).collect();
     let mut out = input.to_vec();

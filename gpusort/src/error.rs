@@ -170,8 +170,19 @@ pub(crate) fn driver(
     }
 }
 
-/// Adds what was being done to a CUDA error.
-pub(crate) trait CudaContext<T> {
+/// Adds what was being done to a `cust` error, making it an [`Error::Cuda`]: for code that
+/// makes `cust` calls of its own beside a sorter's.
+///
+/// ```
+/// use gpusort::error::{CudaContext, Error};
+///
+/// let failed: cust::error::CudaResult<()> = Err(cust::error::CudaError::InvalidValue);
+/// let err = failed.context("copying my keys").unwrap_err();
+/// assert!(matches!(err, Error::Cuda { .. }));
+/// assert!(err.to_string().starts_with("CUDA error while copying my keys"));
+/// ```
+pub trait CudaContext<T> {
+    /// `self`, its error an [`Error::Cuda`] saying it happened while `what`.
     fn context(self, what: &str) -> Result<T>;
 }
 

@@ -26,10 +26,9 @@ macro_rules! say {
 
 /// [`say!`] with a line break at the end, as `println!`.
 macro_rules! sayln {
-    ($($arg:tt)*) => {{
-        say!($($arg)*);
-        say!("\n");
-    }};
+    ($($arg:tt)*) => {
+        say!("{}\n", format_args!($($arg)*))
+    };
 }
 
 pub mod bench;

@@ -717,10 +717,7 @@ impl GpuSorter {
             }
             GpuAlgo::Radix => {
                 let scratch = self.scratch_for::<K>(GpuAlgo::Radix, keys.len(), slot)?;
-                let scratch_ptr = scratch
-                    .buffer
-                    .as_ref()
-                    .map_or(0, |b| b.as_device_ptr().as_raw());
+                let scratch_ptr = scratch.device_ptr();
                 // `scratch` lives until the round trip has waited for the sort.
                 self.round_trip(keys, values, |keys, values| {
                     Ok(radix::Chunked {
@@ -739,10 +736,7 @@ impl GpuSorter {
             }
             GpuAlgo::Merge => {
                 let scratch = self.sort_scratch::<K>(keys.len(), slot)?;
-                let scratch_ptr = scratch
-                    .buffer
-                    .as_ref()
-                    .map_or(0, |b| b.as_device_ptr().as_raw());
+                let scratch_ptr = scratch.device_ptr();
                 // `scratch` lives until the round trip has waited for the sort.
                 self.round_trip(keys, values, |keys, values| {
                     Ok(merge::Chunked {
@@ -975,10 +969,7 @@ impl GpuSorter {
                 let launch = radix::Launch {
                     keys: keys.as_device_ptr().as_raw(),
                     values: 0,
-                    scratch: scratch
-                        .buffer
-                        .as_ref()
-                        .map_or(0, |b| b.as_device_ptr().as_raw()),
+                    scratch: scratch.device_ptr(),
                     n: keys.len() as u64,
                     key_bytes: size_of::<K>(),
                     value_bytes: 0,
@@ -1223,10 +1214,7 @@ impl GpuSorter {
         let launch = merge::Launch {
             keys,
             values,
-            scratch: scratch
-                .buffer
-                .as_ref()
-                .map_or(0, |b| b.as_device_ptr().as_raw()),
+            scratch: scratch.device_ptr(),
             n: len as u64,
             key_bytes: size_of::<K>(),
             value_bytes,
@@ -1332,6 +1320,13 @@ impl Scratch {
     /// Its size in bytes.
     pub fn bytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// Its device address, 0 where the sort needs none.
+    fn device_ptr(&self) -> u64 {
+        self.buffer
+            .as_ref()
+            .map_or(0, |b| b.as_device_ptr().as_raw())
     }
 }
 
