@@ -44,14 +44,15 @@ case "$mode" in
   bench) shift; exec bin/bench-sort --bench "$@" ;;
   sanitize)
     # memcheck over the GPU test suite (the 2^25 cases skipped: too slow under the tool), then
-    # every tool over the main job at sizes that take each bitonic path: the small sort (5000 keys),
+    # every tool over the main job with each sort (bitonic, merge, radix) at sizes that take each
+    # bitonic path: the small sort (5000 keys),
     # and the window passes' tile sort and passes (300001); 32- and 64-bit keys, both orders.
     fail=0 runs=0
     check() { runs=$((runs + 1)); echo "=== compute-sanitizer $*"; compute-sanitizer --error-exitcode 99 --print-limit 20 "$@" || fail=$((fail + 1)); }
     check --tool memcheck tests/test-gpu_sorts --skip large_arrays --test-threads 1
     for tool in memcheck racecheck synccheck initcheck; do
       for args in "--n 5000 --dtype f32" "--n 300001 --dtype u32" "--n 300001 --dtype i64 --order desc"; do
-        for algo in bitonic merge; do
+        for algo in bitonic merge radix; do
           check --tool "$tool" bin/gpusort $args --algo "$algo" --reps 1 --no-baselines
         done
       done
@@ -72,7 +73,7 @@ case "$mode" in
       echo "=== $t"
       if "$t"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $t"; fi
     done
-    for algo in bitonic merge; do
+    for algo in bitonic merge radix; do
       echo "=== main job: gpusort --n 33554432 --algo $algo"
       if bin/gpusort --n 33554432 --algo "$algo"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     done

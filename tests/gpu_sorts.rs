@@ -3,8 +3,9 @@
 //! the tiny sort and every length class of the one-launch small sort (1 to 16 blocks, both key
 //! widths), random lengths, all key
 //! types and both orders, std's named patterns, NaN/±0/±∞, 2^25 + 12345 keys, writes past the end
-//! (poisoned tails), and for the merge sort stability (keys tagged with their input index), pairs
-//! with `u32`/`u64`/`u128` values, payloads of 1 to 16 bytes (`sort_by_key`) and argsort, also
+//! (poisoned tails), and for the stable sorts (merge and radix) stability (keys tagged with their
+//! input index), pairs with `u32`/`u64`/`u128` values, payloads of 1 to 16 bytes
+//! (`sort_by_key_with`) and argsort, also
 //! through the chunked path of host slices larger than a memory budget, and host slices of
 //! several overlap chunks (the copies overlapping the sort), ragged last chunks included. Runs when a CUDA device
 //! is present; skipped (said on stderr) when not; fails without one under `REQUIRE_GPU=1`.
@@ -23,6 +24,8 @@ use std::sync::{Arc, Mutex};
 
 const ORDERS: [Order; 2] = [Order::Ascending, Order::Descending];
 const ALGOS: [GpuAlgo; 3] = [GpuAlgo::Bitonic, GpuAlgo::Merge, GpuAlgo::Radix];
+/// The sorts that carry values (pairs, payloads, argsort).
+const STABLE: [GpuAlgo; 2] = [GpuAlgo::Merge, GpuAlgo::Radix];
 
 /// Keys (and values) written past the end of the slices under sort; must be untouched.
 const GUARD: usize = 4096;
@@ -56,8 +59,8 @@ fn first_difference<T: PartialEq + std::fmt::Debug>(got: &[T], want: &[T]) -> Op
         .map(|i| format!("at {i}: got {:?}, expected {:?}", got[i], want[i]))
 }
 
-/// Sorts (key, value) pairs on the device inside buffers whose tails are poisoned and checks
-/// them against std's stable sort and the tails against the poison.
+/// Sorts (key, value) pairs on the device with every stable sort, inside buffers whose tails
+/// are poisoned, and checks them against std's stable sort and the tails against the poison.
 fn assert_pairs_sort<K: SortKey, V: SortValue>(
     gpu: &GpuSorter,
     keys_in: &[K],
@@ -68,33 +71,35 @@ fn assert_pairs_sort<K: SortKey, V: SortValue>(
 ) {
     let n = keys_in.len();
     let (want_keys, want_values) = stable_reference(keys_in, values_in, order);
-    let mut keys = vec![poison.0; n + GUARD];
-    keys[..n].copy_from_slice(keys_in);
-    let mut values = vec![poison.1; n + GUARD];
-    values[..n].copy_from_slice(values_in);
-    let device_keys = gpu.upload(&keys).expect("upload keys");
-    let device_values = gpu.upload(&values).expect("upload values");
-    let mut k: DeviceSlice<K> = device_keys.index(..n);
-    let mut v: DeviceSlice<V> = device_values.index(..n);
-    gpu.sort_pairs_device(&mut k, &mut v, order)
-        .unwrap_or_else(|e| panic!("{what}: {e}"));
-    device_keys.copy_to(&mut keys[..]).expect("download");
-    device_values.copy_to(&mut values[..]).expect("download");
-    let context = format!("{what}: n = {n}, {} {order:?}", K::DTYPE);
-    if let Some(d) = first_difference(&bits(&keys[..n]), &want_keys) {
-        panic!("{context}: keys {d}");
+    for algo in STABLE {
+        let mut keys = vec![poison.0; n + GUARD];
+        keys[..n].copy_from_slice(keys_in);
+        let mut values = vec![poison.1; n + GUARD];
+        values[..n].copy_from_slice(values_in);
+        let device_keys = gpu.upload(&keys).expect("upload keys");
+        let device_values = gpu.upload(&values).expect("upload values");
+        let mut k: DeviceSlice<K> = device_keys.index(..n);
+        let mut v: DeviceSlice<V> = device_values.index(..n);
+        let context = format!("{what} ({}): n = {n}, {} {order:?}", algo.name(), K::DTYPE);
+        gpu.sort_pairs_device_with(algo, &mut k, &mut v, order)
+            .unwrap_or_else(|e| panic!("{context}: {e}"));
+        device_keys.copy_to(&mut keys[..]).expect("download");
+        device_values.copy_to(&mut values[..]).expect("download");
+        if let Some(d) = first_difference(&bits(&keys[..n]), &want_keys) {
+            panic!("{context}: keys {d}");
+        }
+        if let Some(d) = first_difference(&values[..n], &want_values) {
+            panic!("{context}: values (stability) {d}");
+        }
+        assert!(
+            keys[n..].iter().all(|k| k.to_bits() == poison.0.to_bits()),
+            "{context}: a key past the end was overwritten"
+        );
+        assert!(
+            values[n..].iter().all(|&x| x == poison.1),
+            "{context}: a value past the end was overwritten"
+        );
     }
-    if let Some(d) = first_difference(&values[..n], &want_values) {
-        panic!("{context}: values (stability) {d}");
-    }
-    assert!(
-        keys[n..].iter().all(|k| k.to_bits() == poison.0.to_bits()),
-        "{context}: a key past the end was overwritten"
-    );
-    assert!(
-        values[n..].iter().all(|&x| x == poison.1),
-        "{context}: a value past the end was overwritten"
-    );
 }
 
 /// Sorts `input` with every GPU sort: on the device inside a buffer whose tail is poisoned, and
@@ -502,7 +507,13 @@ fn pairs_with_u32_u64_and_u128_values() {
         return;
     };
     let seed = test_seed(13);
-    for n in [1, 2, 3000, MERGE_SORT_TILE as usize * 9 + 5, 200_001] {
+    // Around the merge sort's tiles and the radix sort's (4096, 2048 and 1536 keys as values
+    // widen).
+    let radix_tiles = [1535, 1537, 2047, 2049, 4095, 4097, 3 * 4096 + 1];
+    for n in [1, 2, 3000, MERGE_SORT_TILE as usize * 9 + 5, 200_001]
+        .into_iter()
+        .chain(radix_tiles)
+    {
         let values64: Vec<u64> = (0..n as u64).map(|i| i << 33 | 0x1_0000_0000 | i).collect();
         let values32: Vec<u32> = (0..n as u32)
             .map(|i| i.wrapping_mul(2_654_435_761))
@@ -536,6 +547,27 @@ fn pairs_with_u32_u64_and_u128_values() {
 }
 
 #[test]
+fn the_bitonic_sort_refuses_values_with_a_typed_error() {
+    let Some(gpu) = gpu_or_skip("the_bitonic_sort_refuses_values_with_a_typed_error") else {
+        return;
+    };
+    let (mut keys, mut values) = (vec![2u32, 1], vec![0u64, 1]);
+    let err = gpu
+        .sort_by_key_with(GpuAlgo::Bitonic, &mut keys, &mut values, Order::Ascending)
+        .expect_err("the bitonic sort carries no values");
+    assert!(matches!(err, Error::NotStable { algo: "bitonic" }), "{err}");
+    assert!(matches!(
+        gpu.argsort_with(GpuAlgo::Bitonic, &keys, Order::Ascending),
+        Err(Error::NotStable { .. })
+    ));
+    assert_eq!(
+        (keys, values),
+        (vec![2, 1], vec![0, 1]),
+        "left as they were"
+    );
+}
+
+#[test]
 fn argsort_matches_the_stable_sort_of_indices() {
     let Some(gpu) = gpu_or_skip("argsort_matches_the_stable_sort_of_indices") else {
         return;
@@ -550,8 +582,18 @@ fn argsort_matches_the_stable_sort_of_indices() {
         let got32 = gpu.argsort_u32(keys, order).expect("argsort_u32");
         let got32: Vec<u64> = got32.into_iter().map(u64::from).collect();
         assert_eq!(got32, want, "argsort_u32 n = {}", keys.len());
+        let radix = gpu
+            .argsort_with(GpuAlgo::Radix, keys, order)
+            .expect("argsort_with radix");
+        if let Some(d) = first_difference(&radix, &want) {
+            panic!(
+                "radix argsort n = {}, {} {order:?}: {d}",
+                keys.len(),
+                K::DTYPE
+            );
+        }
     }
-    for n in [0, 1, 2, 100, MERGE_TILE as usize + 1, 123_457] {
+    for n in [0, 1, 2, 100, 2047, 2049, MERGE_TILE as usize + 1, 123_457] {
         for order in ORDERS {
             check::<u32>(&gpu, &generate(n, Dist::Few, 1), order);
             check::<i32>(&gpu, &generate(n, Dist::Blog, 2), order);
@@ -762,8 +804,8 @@ mod payloads {
     const _: () = assert!(size_of::<P12>() == 12 && size_of::<P16>() == 16);
 }
 
-/// Sorts `keys_in` with payloads `make(i)` through `sort_by_key` and checks both against std's
-/// stable `sort_by_key` of the (key, payload) pairs.
+/// Sorts `keys_in` with payloads `make(i)` through `sort_by_key_with` and every stable sort and
+/// checks both against std's stable `sort_by_key` of the (key, payload) pairs.
 fn assert_sort_by_key<K: SortKey, P: Copy + Send + Sync + PartialEq + std::fmt::Debug>(
     gpu: &GpuSorter,
     keys_in: &[K],
@@ -774,23 +816,26 @@ fn assert_sort_by_key<K: SortKey, P: Copy + Send + Sync + PartialEq + std::fmt::
     let payload_in: Vec<P> = (0..keys_in.len()).map(make).collect();
     let mut want: Vec<(K, P)> = keys_in.iter().copied().zip(payload_in.clone()).collect();
     want.sort_by_key(|p| p.0.ordered_bits(order));
-    let (mut keys, mut payload) = (keys_in.to_vec(), payload_in);
-    let context = format!(
-        "{what}: n = {}, {}/{} ({} bytes) {order:?}",
-        keys.len(),
-        K::DTYPE,
-        std::any::type_name::<P>(),
-        size_of::<P>()
-    );
-    gpu.sort_by_key(&mut keys, &mut payload, order)
-        .unwrap_or_else(|e| panic!("{context}: {e}"));
     let want_keys: Vec<K::Bits> = want.iter().map(|p| p.0.to_bits()).collect();
     let want_payload: Vec<P> = want.iter().map(|p| p.1).collect();
-    if let Some(d) = first_difference(&bits(&keys), &want_keys) {
-        panic!("{context}: keys {d}");
-    }
-    if let Some(d) = first_difference(&payload, &want_payload) {
-        panic!("{context}: payload {d}");
+    for algo in STABLE {
+        let (mut keys, mut payload) = (keys_in.to_vec(), payload_in.clone());
+        let context = format!(
+            "{what} ({}): n = {}, {}/{} ({} bytes) {order:?}",
+            algo.name(),
+            keys.len(),
+            K::DTYPE,
+            std::any::type_name::<P>(),
+            size_of::<P>()
+        );
+        gpu.sort_by_key_with(algo, &mut keys, &mut payload, order)
+            .unwrap_or_else(|e| panic!("{context}: {e}"));
+        if let Some(d) = first_difference(&bits(&keys), &want_keys) {
+            panic!("{context}: keys {d}");
+        }
+        if let Some(d) = first_difference(&payload, &want_payload) {
+            panic!("{context}: payload {d}");
+        }
     }
 }
 

@@ -204,14 +204,19 @@ fn npy_bytes(descr: &str, fortran: bool, shape: &str) -> Vec<u8> {
 // ---------------------------------------------------------------------------------------------
 // Success
 
-/// Every order × format (npy, raw) × backend (cpu, auto) × GPU sort (auto, merge) for one key
-/// type.
+/// Every order × format (npy, raw) × backend (cpu, auto) × GPU sort (auto, merge, radix) for one
+/// key type.
 fn sorts_like_std<K: Key>() {
     let dir = tempfile::tempdir().unwrap();
     let input = keys::<K>(1000, 7);
     for order in ["asc", "desc"] {
         let expected = bits(&std_sorted(&input, order));
-        for (backend, algo) in [("cpu", "auto"), ("auto", "auto"), ("auto", "merge")] {
+        for (backend, algo) in [
+            ("cpu", "auto"),
+            ("auto", "auto"),
+            ("auto", "merge"),
+            ("auto", "radix"),
+        ] {
             let (npy_in, npy_out) = (dir.path().join("in.npy"), dir.path().join("out.npy"));
             write_npy(&npy_in, &input);
             sort_ok(&[
@@ -425,17 +430,21 @@ fn argsort_is_stable_and_gathers_to_the_output() {
     let input = dir.path().join("f.npy");
     write_npy(&input, &floats);
     for order in ["asc", "desc"] {
-        sort_ok(&[
-            s(&input),
-            s(&output),
-            "--argsort",
-            s(&index),
-            "--order",
-            order,
-        ]);
-        let (perm, shape) = read_npy::<i64>(&index);
-        assert_eq!(shape, [2000]);
-        check_argsort(&floats, &read_npy::<f32>(&output).0, &perm, order);
+        for algo in ["auto", "radix"] {
+            sort_ok(&[
+                s(&input),
+                s(&output),
+                "--argsort",
+                s(&index),
+                "--order",
+                order,
+                "--algo",
+                algo,
+            ]);
+            let (perm, shape) = read_npy::<i64>(&index);
+            assert_eq!(shape, [2000]);
+            check_argsort(&floats, &read_npy::<f32>(&output).0, &perm, order);
+        }
     }
 
     let ints: Vec<u64> = keys::<u64>(1500, 12).iter().map(|k| k % 10).collect();

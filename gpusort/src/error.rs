@@ -114,6 +114,16 @@ pub enum Error {
         /// The largest payload the sorts carry.
         max: usize,
     },
+    /// An unstable sort asked to carry values or to argsort, which need a stable one. From
+    /// the `*_with` calls of [`GpuSorter`](crate::GpuSorter) given
+    /// [`GpuAlgo::Bitonic`](crate::gpu::GpuAlgo::Bitonic).
+    #[error(
+        "the {algo} sort is not stable: pairs, payloads and argsort need a stable sort (merge or radix)"
+    )]
+    NotStable {
+        /// The algorithm asked for.
+        algo: &'static str,
+    },
     /// A raw driver call, made without a `cust` wrapper, failed (e.g. setting a kernel's
     /// shared-memory size while creating a sorter).
     #[error("CUDA error while {context}: {call} returned {status}")]

@@ -392,12 +392,25 @@ pub fn shfl_up(value: u64, delta: u32) -> u64 {
     (u64::from(up((value >> 32) as u32)) << 32) | u64::from(up(value as u32))
 }
 
-/// `__syncwarp()`: the lanes of the warp meet, and their shared-memory writes before it are
-/// visible to each other after it.
+/// `atomicAdd(at, value)` on a 32-bit word of the block's shared memory, as `atom.shared`: the
+/// multiprocessor adds it in its shared memory, without the generic address's detour. Returns
+/// the old value.
+///
+/// # Safety
+/// `at` is a valid, aligned word of the block's shared memory (generic address).
 #[inline(always)]
-pub fn sync_warp() {
-    // SAFETY: every lane of the warp calls it.
-    unsafe { core::arch::asm!("bar.warp.sync 0xffffffff;") };
+pub unsafe fn shared_atomic_add(at: *mut u32, value: u32) -> u32 {
+    let old: u32;
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .u64 %sh; cvta.to.shared.u64 %sh, {at}; atom.shared.add.u32 {old}, [%sh], {value}; }}",
+            old = out(reg32) old,
+            at = in(reg64) at as u64,
+            value = in(reg32) value,
+        )
+    };
+    old
 }
 
 /// `atomicAdd(at, value)` on a 32-bit word of shared or device memory; returns the old value.

@@ -257,7 +257,21 @@ pub const MAX_REGISTERS: &[(&str, u32)] = &[
     ("bitonic_window_tiles_compact_u64", WINDOW_MAX_REGISTERS_64),
     ("bitonic_window_compact_u64", WINDOW_MAX_REGISTERS_64),
     ("bitonic_window_wide_compact_u64", WINDOW_MAX_REGISTERS_64),
+    ("radix_pass_u32", RADIX_PASS_MAX_REGISTERS),
+    ("radix_pass_u32_u32", RADIX_PASS_MAX_REGISTERS),
+    ("radix_pass_u32_u64", RADIX_PASS_MAX_REGISTERS),
+    ("radix_pass_u32_u128", RADIX_PASS_MAX_REGISTERS),
+    ("radix_pass_u64", RADIX_PASS_MAX_REGISTERS),
+    ("radix_pass_u64_u32", RADIX_PASS_MAX_REGISTERS),
+    ("radix_pass_u64_u64", RADIX_PASS_MAX_REGISTERS),
+    ("radix_pass_u64_u128", RADIX_PASS_MAX_REGISTERS),
 ];
+
+/// Registers a thread of the radix digit passes may use: four blocks of
+/// [`RADIX`](crate::radix::RADIX) threads per multiprocessor (65536 registers). Uncapped,
+/// ptxas keeps every item's match and count live at once to overlap their latencies, and two
+/// blocks fit; latency is better hidden by more blocks.
+pub const RADIX_PASS_MAX_REGISTERS: u32 = 80;
 
 /// Registers a thread of the compact tile sorts may use: one block of [`MERGE_THREADS`]
 /// threads fits a multiprocessor's 65536 (the architecture's 255).

@@ -28,8 +28,8 @@ use std::time::Instant;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SortAlgo {
-    /// The faster of bitonic and merge for the size and key width; an argsort always uses the
-    /// merge sort.
+    /// The faster of bitonic and merge for the size and key width; an argsort uses the merge
+    /// sort.
     Auto,
     /// The bitonic network (unstable; on the GPU).
     Bitonic,
@@ -141,7 +141,7 @@ pub fn run(args: &SortArgs) -> Result<ExitCode> {
     };
     check_paths(args)?;
     if args.argsort.is_some() && args.algo == SortAlgo::Bitonic {
-        bail!("--argsort needs a stable sort: use --algo merge or auto, not bitonic");
+        bail!("--argsort needs a stable sort: use --algo merge, radix or auto, not bitonic");
     }
     // Every output is checked (by creating the file its keys go to) before any keys are read,
     // so that a bad path fails at once, not after minutes of reading and sorting.
@@ -309,15 +309,20 @@ impl Job<'_> {
                 let narrow = keys.len() as u64 <= 1 << 32;
                 let (perm, sorted_on) = match self.gpu {
                     Some(gpu) => {
+                        let algo = match self.algo {
+                            SortAlgo::Radix => GpuAlgo::Radix,
+                            _ => GpuAlgo::Merge,
+                        };
                         let perm = if narrow {
-                            gpu.argsort_u32(&keys, self.order).map(Perm::U32)
+                            gpu.argsort_u32_with(algo, &keys, self.order).map(Perm::U32)
                         } else {
-                            gpu.argsort(&keys, self.order).map(Perm::U64)
+                            gpu.argsort_with(algo, &keys, self.order).map(Perm::U64)
                         }
                         .with_context(|| {
                             format!("argsorting {} on the GPU", input.path().display())
                         })?;
-                        (perm, format!("{} (merge sort, stable)", gpu.device_name()))
+                        let name = algo.name();
+                        (perm, format!("{} ({name} sort, stable)", gpu.device_name()))
                     }
                     None => (
                         if narrow {

@@ -957,26 +957,14 @@ impl GpuSorter {
         match algo {
             GpuAlgo::Bitonic => self.enqueue_sort_unstable(keys, order),
             GpuAlgo::Merge => self.enqueue_sort(keys, order, scratch),
-            GpuAlgo::Radix => {
-                check_len(keys.len())?;
-                let needed = radix::scratch_bytes(keys.len() as u64, size_of::<K>(), 0);
-                assert!(
-                    scratch.bytes >= needed,
-                    "scratch of {} bytes for a radix sort that needs {needed}",
-                    scratch.bytes
-                );
-                self.bind()?;
-                let launch = radix::Launch {
-                    keys: keys.as_device_ptr().as_raw(),
-                    values: 0,
-                    scratch: scratch.device_ptr(),
-                    n: keys.len() as u64,
-                    key_bytes: size_of::<K>(),
-                    value_bytes: 0,
-                    map: K::key_map(order),
-                };
-                radix::enqueue(self, &launch)
-            }
+            GpuAlgo::Radix => self.enqueue_radix::<K>(
+                keys.as_device_ptr().as_raw(),
+                0,
+                0,
+                keys.len(),
+                order,
+                scratch,
+            ),
         }
     }
 
@@ -1115,7 +1103,38 @@ impl GpuSorter {
         payload: &mut [P],
         order: Order,
     ) -> Result<()> {
-        self.sort_host(GpuAlgo::Merge, HostKeys::Sort(keys), payload, order)
+        self.sort_by_key_with(GpuAlgo::Merge, keys, payload, order)
+    }
+
+    /// [`GpuSorter::sort_by_key`] with a chosen stable sort: [`GpuAlgo::Merge`] or
+    /// [`GpuAlgo::Radix`] (device memory: keys and payload slots twice over, and
+    /// [`radix::scratch_bytes`]'s status words).
+    ///
+    /// # Errors
+    /// [`Error::NotStable`] for [`GpuAlgo::Bitonic`]; otherwise as [`GpuSorter::sort_by_key`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::gpu::GpuAlgo;
+    /// use gpusort::{GpuSorter, Order};
+    ///
+    /// let gpu = GpuSorter::new()?;
+    /// let mut keys = [3u64, 1, 3, 2];
+    /// let mut names = [*b"c0", *b"a0", *b"c1", *b"b0"];
+    /// gpu.sort_by_key_with(GpuAlgo::Radix, &mut keys, &mut names, Order::Ascending)?;
+    /// assert_eq!(names, [*b"a0", *b"b0", *b"c0", *b"c1"]);
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
+    pub fn sort_by_key_with<K: SortKey, P: Copy + Send + Sync>(
+        &self,
+        algo: GpuAlgo,
+        keys: &mut [K],
+        payload: &mut [P],
+        order: Order,
+    ) -> Result<()> {
+        stable(algo)?;
+        self.sort_host(algo, HostKeys::Sort(keys), payload, order)
     }
 
     /// [`GpuSorter::sort_pairs`] on device buffers, in place; waits. Values are `u32`, `u64` or
@@ -1129,17 +1148,37 @@ impl GpuSorter {
         values: &mut DeviceSlice<V>,
         order: Order,
     ) -> Result<()> {
+        self.sort_pairs_device_with(GpuAlgo::Merge, keys, values, order)
+    }
+
+    /// [`GpuSorter::sort_pairs_device`] with a chosen stable sort: [`GpuAlgo::Merge`] or
+    /// [`GpuAlgo::Radix`]. Allocates (and frees) its scratch ([`GpuSorter::scratch_for`]).
+    ///
+    /// # Errors
+    /// [`Error::NotStable`] for [`GpuAlgo::Bitonic`]; otherwise as [`GpuSorter::sort_pairs`].
+    pub fn sort_pairs_device_with<K: SortKey, V: SortValue>(
+        &self,
+        algo: GpuAlgo,
+        keys: &mut DeviceSlice<K>,
+        values: &mut DeviceSlice<V>,
+        order: Order,
+    ) -> Result<()> {
+        stable(algo)?;
         check_pairs(keys.len(), values.len())?;
-        let mut scratch = self.sort_scratch::<K>(keys.len(), size_of::<V>())?;
-        self.enqueue_merge::<K>(
+        let n = keys.len();
+        let mut scratch = self.scratch_for::<K>(algo, n, size_of::<V>())?;
+        let (keys, values) = (
             keys.as_device_ptr().as_raw(),
             values.as_device_ptr().as_raw(),
-            size_of::<V>(),
-            keys.len(),
-            order,
-            &mut scratch,
-        )?;
-        self.synchronize("running the merge sort of pairs")
+        );
+        let value_bytes = size_of::<V>();
+        if algo == GpuAlgo::Radix {
+            self.enqueue_radix::<K>(keys, values, value_bytes, n, order, &scratch)?;
+        } else {
+            self.enqueue_merge::<K>(keys, values, value_bytes, n, order, &mut scratch)?;
+        }
+        // `scratch` lives until the sort is done.
+        self.synchronize(&format!("running the {} sort of pairs", algo.name()))
     }
 
     /// The stable permutation that sorts `keys` in `order`, as `u64` indices (any length):
@@ -1163,7 +1202,22 @@ impl GpuSorter {
     /// # Ok::<(), gpusort::Error>(())
     /// ```
     pub fn argsort<K: SortKey>(&self, keys: &[K], order: Order) -> Result<Vec<u64>> {
-        self.argsort_as::<K, u64>(keys, order)
+        self.argsort_as::<K, u64>(GpuAlgo::Merge, keys, order)
+    }
+
+    /// [`GpuSorter::argsort`] with a chosen stable sort: [`GpuAlgo::Merge`] or
+    /// [`GpuAlgo::Radix`].
+    ///
+    /// # Errors
+    /// [`Error::NotStable`] for [`GpuAlgo::Bitonic`]; otherwise as [`GpuSorter::argsort`].
+    pub fn argsort_with<K: SortKey>(
+        &self,
+        algo: GpuAlgo,
+        keys: &[K],
+        order: Order,
+    ) -> Result<Vec<u64>> {
+        stable(algo)?;
+        self.argsort_as::<K, u64>(algo, keys, order)
     }
 
     /// [`GpuSorter::argsort`] with `u32` indices: less memory and traffic (2 × (keys + 4 bytes
@@ -1172,6 +1226,21 @@ impl GpuSorter {
     /// # Errors
     /// [`Error::TooLong`] past 2^32 keys; otherwise as [`GpuSorter::sort_pairs`].
     pub fn argsort_u32<K: SortKey>(&self, keys: &[K], order: Order) -> Result<Vec<u32>> {
+        self.argsort_u32_with(GpuAlgo::Merge, keys, order)
+    }
+
+    /// [`GpuSorter::argsort_u32`] with a chosen stable sort: [`GpuAlgo::Merge`] or
+    /// [`GpuAlgo::Radix`].
+    ///
+    /// # Errors
+    /// [`Error::NotStable`] for [`GpuAlgo::Bitonic`]; otherwise as [`GpuSorter::argsort_u32`].
+    pub fn argsort_u32_with<K: SortKey>(
+        &self,
+        algo: GpuAlgo,
+        keys: &[K],
+        order: Order,
+    ) -> Result<Vec<u32>> {
+        stable(algo)?;
         let max = u64::from(u32::MAX) + 1;
         if keys.len() as u64 > max {
             return Err(Error::TooLong {
@@ -1179,18 +1248,55 @@ impl GpuSorter {
                 max,
             });
         }
-        self.argsort_as::<K, u32>(keys, order)
+        self.argsort_as::<K, u32>(algo, keys, order)
     }
 
     /// The stable sort of the indices `0..n` by `keys`: the keys are only read (on the device
     /// they are sorted with the indices, and only the indices come back).
-    fn argsort_as<K: SortKey, V: SortValue>(&self, keys: &[K], order: Order) -> Result<Vec<V>> {
+    fn argsort_as<K: SortKey, V: SortValue>(
+        &self,
+        algo: GpuAlgo,
+        keys: &[K],
+        order: Order,
+    ) -> Result<Vec<V>> {
         let mut indices: Vec<V> = (0..keys.len() as u64)
             .into_par_iter()
             .map(V::from_index)
             .collect();
-        self.sort_host(GpuAlgo::Merge, HostKeys::Read(keys), &mut indices, order)?;
+        self.sort_host(algo, HostKeys::Read(keys), &mut indices, order)?;
         Ok(indices)
+    }
+
+    /// Queues the radix sort of `len` keys at device address `keys` and of their values at
+    /// `values` (`value_bytes` each; 0 for none) with `scratch` (at least
+    /// [`radix::scratch_bytes`]).
+    fn enqueue_radix<K: SortKey>(
+        &self,
+        keys: u64,
+        values: u64,
+        value_bytes: usize,
+        len: usize,
+        order: Order,
+        scratch: &Scratch,
+    ) -> Result<()> {
+        check_len(len)?;
+        let needed = radix::scratch_bytes(len as u64, size_of::<K>(), value_bytes);
+        assert!(
+            scratch.bytes >= needed,
+            "scratch of {} bytes for a radix sort that needs {needed}",
+            scratch.bytes
+        );
+        self.bind()?;
+        let launch = radix::Launch {
+            keys,
+            values,
+            scratch: scratch.device_ptr(),
+            n: len as u64,
+            key_bytes: size_of::<K>(),
+            value_bytes,
+            map: K::key_map(order),
+        };
+        radix::enqueue(self, &launch)
     }
 
     fn enqueue_merge<K: SortKey>(
@@ -1367,6 +1473,14 @@ fn value_slot<P>() -> Result<usize> {
             size,
             max: MAX_PAYLOAD_BYTES,
         })
+}
+
+/// The sorts that can carry values: all but the bitonic network, which is not stable.
+fn stable(algo: GpuAlgo) -> Result<()> {
+    match algo {
+        GpuAlgo::Bitonic => Err(Error::NotStable { algo: algo.name() }),
+        GpuAlgo::Merge | GpuAlgo::Radix => Ok(()),
+    }
 }
 
 fn check_pairs(keys: usize, values: usize) -> Result<()> {

@@ -10,7 +10,7 @@
 use crate::block::merge::unrolled;
 use crate::gpu::{
     atomic_add, block_idx_x, grid_dim_x, lanemask_lt, load_relaxed, match_any, reduce_add,
-    shfl_idx, shfl_up, store_relaxed, sync_threads, sync_warp, thread_idx_x,
+    shared_atomic_add, shfl_idx, shfl_up, store_relaxed, sync_threads, thread_idx_x,
 };
 use crate::radix::{Digits, HISTOGRAM_TILE, RADIX, RADIX_BITS, Status, WARPS, digit, passes};
 
@@ -49,7 +49,7 @@ pub unsafe fn histogram<K: Digits>(
                     let mut shift = 0;
                     while shift < size_of::<K>() as u32 * 8 {
                         let word = shift / RADIX_BITS * RADIX + digit(key, shift);
-                        atomic_add(shared.add(word as usize), 1);
+                        shared_atomic_add(shared.add(word as usize), 1);
                         shift += RADIX_BITS;
                     }
                 }
@@ -107,7 +107,7 @@ struct Shared<K, V> {
     tile_starts: *mut u32,
     /// Per digit: the global position of the tile's sorted slot 0 for keys of the digit.
     bases: *mut u64,
-    /// The block scan's warp sums.
+    /// The block scans' warp sums, two per warp.
     warp_sums: *mut u64,
 }
 
@@ -138,53 +138,44 @@ impl<K, V> Shared<K, V> {
     }
 }
 
-/// The exclusive prefix sum of `value` over the block's threads in order, and the total.
-/// Every thread of the block calls it.
+/// The exclusive prefix sums of `a` and of `b` over the block's threads in order. Every thread
+/// of the block calls it.
 ///
 /// # Safety
-/// `warp_sums` holds [`WARPS`] words of shared memory that nothing else uses meanwhile.
+/// `warp_sums` holds `2 ×` [`WARPS`] words of shared memory that nothing else uses meanwhile.
 #[inline(always)]
-unsafe fn block_exclusive_scan(value: u64, warp_sums: *mut u64) -> (u64, u64) {
+unsafe fn block_exclusive_scans(a: u64, b: u64, warp_sums: *mut u64) -> (u64, u64) {
     let (lane, warp) = (thread_idx_x() % 32, thread_idx_x() / 32);
-    let mut inclusive = value;
+    let (mut sum_a, mut sum_b) = (a, b);
     let mut delta = 1;
     while delta < 32 {
-        let below = shfl_up(inclusive, delta);
+        let (below_a, below_b) = (shfl_up(sum_a, delta), shfl_up(sum_b, delta));
         if lane >= delta {
-            inclusive += below;
+            sum_a += below_a;
+            sum_b += below_b;
         }
         delta *= 2;
     }
     // SAFETY: the caller's contract; the barriers order the writes and reads.
     unsafe {
         if lane == 31 {
-            *warp_sums.add(warp as usize) = inclusive;
+            *warp_sums.add(warp as usize) = sum_a;
+            *warp_sums.add((WARPS + warp) as usize) = sum_b;
         }
         sync_threads();
-        let (mut before, mut total) = (0, 0);
-        for w in 0..WARPS {
-            let sum = *warp_sums.add(w as usize);
-            if w < warp {
-                before += sum;
-            }
-            total += sum;
+        for w in 0..warp {
+            sum_a += *warp_sums.add(w as usize);
+            sum_b += *warp_sums.add((WARPS + w) as usize);
         }
         sync_threads();
-        (before + inclusive - value, total)
     }
+    (sum_a - a, sum_b - b)
 }
 
 /// One tile of a digit pass: the next tile in launch order (from the pass's counter, so that
 /// every earlier tile is being or has been worked on by a running block, and the look-back
 /// only ever waits on blocks that run), its `ITEMS × RADIX` keys ranked by digit, stably, and
 /// stored at their places for this digit.
-///
-/// Keys are loaded warp-striped: warp `w` holds the tile's keys `w·32·ITEMS ..`, item `k` of
-/// lane `l` being key `w·32·ITEMS + 32k + l`, so that ranking item by item, lanes in order,
-/// ranks in input order. Each warp ranks with one match per item (the lanes holding the same
-/// digit) into its own counter per digit; per digit the warps' counts add up to the tile's,
-/// whose exclusive scan over the digits orders the tile by digit. The tile's count of each
-/// digit is published before the look-back, so that later tiles can go on.
 ///
 /// # Safety
 /// The buffers of `pass` are as its fields say, the destination buffers other than the
@@ -196,11 +187,8 @@ pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize>(
     shared: *mut u8,
 ) {
     let t = thread_idx_x();
-    let (lane, warp) = (t % 32, t / 32);
     let tile_len = RADIX * ITEMS as u32;
-    let has_values = size_of::<V>() > 0;
-    // SAFETY: the layout is the caller's; every index below stays inside its part, and the
-    // device ranges are the pass's.
+    // SAFETY: the layout is the caller's; the counters are the layout's warp counters.
     unsafe {
         let sh = Shared::<K, V>::new(shared, tile_len);
         if t == 0 {
@@ -214,19 +202,55 @@ pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize>(
         sync_threads();
         let tile = u64::from(*sh.tile_starts);
         sync_threads();
-        let base = tile * u64::from(tile_len);
-        let len = (pass.n - base).min(u64::from(tile_len)) as u32;
+        let len = (pass.n - tile * u64::from(tile_len)).min(u64::from(tile_len)) as u32;
+        // Every tile but the last is full: it goes without a bound check per key.
+        if len == tile_len {
+            place_tile::<K, V, ITEMS, true>(pass, &sh, tile, len);
+        } else {
+            place_tile::<K, V, ITEMS, false>(pass, &sh, tile, len);
+        }
+    }
+}
 
+/// The body of [`digit_pass`] for tile `tile` of `len` keys (`FULL`: all `ITEMS × RADIX`).
+///
+/// Keys are loaded warp-striped: warp `w` holds the tile's keys `w·32·ITEMS ..`, item `k` of
+/// lane `l` being key `w·32·ITEMS + 32k + l`, so that ranking item by item, lanes in order,
+/// ranks in input order. Each warp ranks with one match per item (the lanes holding the same
+/// digit): the lowest of them adds their number to the warp's counter of the digit, in shared
+/// memory, by an atomic add whose old value is their first rank, so that the items' ranks do
+/// not wait on one another's loads and stores. Per digit the warps' counts add up to the
+/// tile's, whose exclusive scan over the digits orders the tile by digit. The tile's count of
+/// each digit is published before the look-back, so that later tiles can go on.
+///
+/// # Safety
+/// As [`digit_pass`]'s, the warp counters zeroed; `len` is the tile's length.
+#[inline(always)]
+unsafe fn place_tile<K: Digits, V: Copy + Default, const ITEMS: usize, const FULL: bool>(
+    pass: Pass<K, V>,
+    sh: &Shared<K, V>,
+    tile: u64,
+    len: u32,
+) {
+    let t = thread_idx_x();
+    let (lane, warp) = (t % 32, t / 32);
+    let has_values = size_of::<V>() > 0;
+    let base = tile * u64::from(RADIX * ITEMS as u32);
+    let present = |i: u32| FULL || i < len;
+    // SAFETY: every index below stays inside its part of the caller's layout, and the device
+    // ranges are the pass's.
+    unsafe {
+        let src_keys = pass.src_keys.add(base as usize);
+        let src_values = pass.src_values.add(base as usize);
         let first = warp * 32 * ITEMS as u32 + lane;
         let mut keys = [K::INFINITY; ITEMS];
         let mut values = [V::default(); ITEMS];
         unrolled::<ITEMS>(|k| {
             let i = first + 32 * (k as u32);
-            if i < len {
-                let at = (base + u64::from(i)) as usize;
-                keys[k] = (*pass.src_keys.add(at)).encode(pass.encode);
+            if present(i) {
+                keys[k] = (*src_keys.add(i as usize)).encode(pass.encode);
                 if has_values {
-                    values[k] = *pass.src_values.add(at);
+                    values[k] = *src_values.add(i as usize);
                 }
             }
         });
@@ -236,7 +260,7 @@ pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize>(
         let below = lanemask_lt();
         let mut ranks = [0u32; ITEMS];
         unrolled::<ITEMS>(|k| {
-            let valid = first + 32 * (k as u32) < len;
+            let valid = present(first + 32 * (k as u32));
             // RADIX matches no digit: the lanes past the end rank among themselves, unused.
             let d = if valid {
                 digit(keys[k], pass.shift)
@@ -247,11 +271,9 @@ pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize>(
             let leader = peers.trailing_zeros();
             let mut seen = 0;
             if lane == leader && valid {
-                seen = *counts.add(d as usize);
-                *counts.add(d as usize) = seen + peers.count_ones();
+                seen = shared_atomic_add(counts.add(d as usize), peers.count_ones());
             }
             ranks[k] = shfl_idx(seen, leader) + (peers & below).count_ones();
-            sync_warp();
         });
         sync_threads();
 
@@ -273,9 +295,9 @@ pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize>(
         } else {
             store_relaxed(word, Status::Aggregate(mine).encode(pass.epoch));
         }
-        let (tile_start, _) = block_exclusive_scan(mine, sh.warp_sums);
+        let (tile_start, digit_start) =
+            block_exclusive_scans(mine, *pass.histogram.add(d as usize), sh.warp_sums);
         *sh.tile_starts.add(d as usize) = tile_start as u32;
-        let (digit_start, _) = block_exclusive_scan(*pass.histogram.add(d as usize), sh.warp_sums);
 
         // Look back: the digit's keys in the tiles before this one.
         let mut before = 0u64;
@@ -309,7 +331,7 @@ pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize>(
 
         // The tile in sorted order in shared memory, then out, digit run by digit run.
         unrolled::<ITEMS>(|k| {
-            if first + 32 * (k as u32) < len {
+            if present(first + 32 * (k as u32)) {
                 let d = digit(keys[k], pass.shift) as usize;
                 let slot = *sh.tile_starts.add(d) + *counts.add(d) + ranks[k];
                 *sh.keys.add(slot as usize) = keys[k];
@@ -319,15 +341,17 @@ pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize>(
             }
         });
         sync_threads();
-        let mut s = t;
-        while s < len {
-            let key = *sh.keys.add(s as usize);
-            let at = (*sh.bases.add(digit(key, pass.shift) as usize)).wrapping_add(u64::from(s));
-            *pass.dst_keys.add(at as usize) = key.decode(pass.decode);
-            if has_values {
-                *pass.dst_values.add(at as usize) = *sh.values.add(s as usize);
+        unrolled::<ITEMS>(|k| {
+            let s = t + RADIX * k as u32;
+            if present(s) {
+                let key = *sh.keys.add(s as usize);
+                let at =
+                    (*sh.bases.add(digit(key, pass.shift) as usize)).wrapping_add(u64::from(s));
+                *pass.dst_keys.add(at as usize) = key.decode(pass.decode);
+                if has_values {
+                    *pass.dst_values.add(at as usize) = *sh.values.add(s as usize);
+                }
             }
-            s += RADIX;
-        }
+        });
     }
 }
