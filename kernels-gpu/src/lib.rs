@@ -20,7 +20,8 @@
 //! - [`block`]: what one block does. The merge sort's, the tiny and small sorts' and the window
 //!   passes' block code is generic over the block ([`block::Block`], [`block::small::Team`],
 //!   [`block::tiny::TinyTeam`]) and also builds for the host, where tests run it on the CPU.
-//! - `kernels` (nvptx only): thin `extern "gpu-kernel"` entry points.
+//! - [`kernels`]: every kernel, declared once (name, family, register cap, window program);
+//!   built for nvptx64, also their thin `extern "gpu-kernel"` entry points.
 //!
 //! On the host this crate is an `rlib` of pure functions and constants ([`tuning`], [`keys`],
 //! [`bitonic`]), used by the `gpusort` host for its grid math and by the tests, which run the
@@ -67,7 +68,6 @@ pub mod window;
 
 #[cfg(target_arch = "nvptx64")]
 mod gpu;
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels;
 
 #[cfg(target_arch = "nvptx64")]

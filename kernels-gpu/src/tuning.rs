@@ -189,93 +189,16 @@ pub const fn compact_merge_sort_shared_bytes(key_bytes: u32, value_bytes: u32) -
     merge_shared_bytes(MERGE_TILE, key_bytes, value_bytes)
 }
 
-/// The compact tile sorts (`merge_sort_tiles_compact_*`, [`merge_sort_compact`]) by
-/// (key bytes, value bytes). 4-byte keys alone need none: their tile sort (35,072 bytes) fits
-/// every device.
-pub const COMPACT_MERGE_SORT_KERNELS: [((u32, u32), &str); 7] = [
-    ((4, 4), "merge_sort_tiles_compact_u32_u32"),
-    ((4, 8), "merge_sort_tiles_compact_u32_u64"),
-    ((4, 16), "merge_sort_tiles_compact_u32_u128"),
-    ((8, 0), "merge_sort_tiles_compact_u64"),
-    ((8, 4), "merge_sort_tiles_compact_u64_u32"),
-    ((8, 8), "merge_sort_tiles_compact_u64_u64"),
-    ((8, 16), "merge_sort_tiles_compact_u64_u128"),
-];
-
-/// Register limit of each kernel (`.maxnreg`, written into the PTX by `cargo xtask ptx`, as
-/// `__launch_bounds__` would in CUDA C++).
-///
-/// The tile-sort kernels get the most registers that still let one of their blocks
-/// ([`merge_sort_threads`] threads) launch (`__launch_bounds__`): with more, the launch would
-/// fail rather than spill.
-pub const MAX_REGISTERS: &[(&str, u32)] = &[
-    ("merge_sort_tiles_u32", merge_sort_registers(4, 0)),
-    ("merge_sort_tiles_u32_u32", merge_sort_registers(4, 4)),
-    ("merge_sort_tiles_u32_u64", merge_sort_registers(4, 8)),
-    ("merge_sort_tiles_u64", merge_sort_registers(8, 0)),
-    ("merge_sort_tiles_u64_u32", merge_sort_registers(8, 4)),
-    ("merge_sort_tiles_u64_u64", merge_sort_registers(8, 8)),
-    ("merge_sort_tiles_u32_u128", merge_sort_registers(4, 16)),
-    (
-        "merge_sort_tiles_compact_u32_u32",
-        COMPACT_MERGE_SORT_MAX_REGISTERS,
-    ),
-    (
-        "merge_sort_tiles_compact_u32_u64",
-        COMPACT_MERGE_SORT_MAX_REGISTERS,
-    ),
-    (
-        "merge_sort_tiles_compact_u32_u128",
-        COMPACT_MERGE_SORT_MAX_REGISTERS,
-    ),
-    (
-        "merge_sort_tiles_compact_u64",
-        COMPACT_MERGE_SORT_MAX_REGISTERS,
-    ),
-    (
-        "merge_sort_tiles_compact_u64_u32",
-        COMPACT_MERGE_SORT_MAX_REGISTERS,
-    ),
-    (
-        "merge_sort_tiles_compact_u64_u64",
-        COMPACT_MERGE_SORT_MAX_REGISTERS,
-    ),
-    (
-        "merge_sort_tiles_compact_u64_u128",
-        COMPACT_MERGE_SORT_MAX_REGISTERS,
-    ),
-    ("bitonic_tiny_u32", TINY_MAX_REGISTERS),
-    ("bitonic_tiny_u64", TINY_MAX_REGISTERS),
-    ("bitonic_small_u32", SMALL_MAX_REGISTERS),
-    ("bitonic_small_u64", SMALL_MAX_REGISTERS),
-    ("bitonic_window_tiles_u32", WINDOW_TILES_MAX_REGISTERS_32),
-    ("bitonic_window_tiles_u64", WINDOW_MAX_REGISTERS_64),
-    ("bitonic_window_u32", WINDOW_MAX_REGISTERS_32),
-    ("bitonic_window_u64", WINDOW_MAX_REGISTERS_64),
-    ("bitonic_window_wide_u32", WINDOW_MAX_REGISTERS_32),
-    ("bitonic_window_wide_u64", WINDOW_MAX_REGISTERS_64),
-    ("bitonic_window_tiles_compact_u64", WINDOW_MAX_REGISTERS_64),
-    ("bitonic_window_compact_u64", WINDOW_MAX_REGISTERS_64),
-    ("bitonic_window_wide_compact_u64", WINDOW_MAX_REGISTERS_64),
-    ("radix_pass_u32", RADIX_PASS_MAX_REGISTERS),
-    ("radix_pass_u32_u32", RADIX_PASS_MAX_REGISTERS),
-    ("radix_pass_u32_u64", RADIX_PASS_MAX_REGISTERS),
-    ("radix_pass_u32_u128", RADIX_PASS_MAX_REGISTERS),
-    ("radix_pass_u64", RADIX_PASS_MAX_REGISTERS),
-    ("radix_pass_u64_u32", RADIX_PASS_MAX_REGISTERS),
-    ("radix_pass_u64_u64", RADIX_PASS_MAX_REGISTERS),
-    ("radix_pass_u64_u128", RADIX_PASS_MAX_REGISTERS),
-];
-
-/// Registers a thread of the radix digit passes may use: four blocks of
+/// Registers a thread of the radix digit passes may use: three blocks of
 /// [`RADIX`](crate::radix::RADIX) threads per multiprocessor (65536 registers). Uncapped,
 /// ptxas keeps every item's match and count live at once to overlap their latencies, and two
-/// blocks fit; latency is better hidden by more blocks.
+/// blocks fit; latency is better hidden by more blocks (docs/decisions.md, "Register cap of
+/// the digit passes").
 pub const RADIX_PASS_MAX_REGISTERS: u32 = 80;
 
 /// Registers a thread of the compact tile sorts may use: one block of [`MERGE_THREADS`]
 /// threads fits a multiprocessor's 65536 (the architecture's 255).
-const COMPACT_MERGE_SORT_MAX_REGISTERS: u32 = registers_to_fit(MERGE_THREADS.ilog2());
+pub const COMPACT_MERGE_SORT_MAX_REGISTERS: u32 = registers_to_fit(MERGE_THREADS.ilog2());
 
 /// Registers a thread of the window passes may use with 4-byte keys: three blocks of
 /// [`WINDOW_THREADS`] threads per multiprocessor (65536 registers; shared memory 3 × 33 KiB).
@@ -284,47 +207,6 @@ const COMPACT_MERGE_SORT_MAX_REGISTERS: u32 = registers_to_fit(MERGE_THREADS.ilo
 /// spills nothing), and three blocks per multiprocessor are worth more than the spill
 /// (docs/decisions.md, "Register caps").
 pub const WINDOW_MAX_REGISTERS_32: u32 = 40;
-/// The window kernels with a constant program, by index into
-/// [`PROGRAMS`](crate::window::PROGRAMS) (4-byte keys, narrow windows).
-pub const WINDOW_PROGRAM_KERNELS_32: [&str; crate::window::PROGRAMS.len()] = [
-    "bitonic_window_u32_p0",
-    "bitonic_window_u32_p1",
-    "bitonic_window_u32_p2",
-    "bitonic_window_u32_p3",
-    "bitonic_window_u32_p4",
-    "bitonic_window_u32_p5",
-    "bitonic_window_u32_p6",
-    "bitonic_window_u32_p7",
-    "bitonic_window_u32_p8",
-    "bitonic_window_u32_p9",
-    "bitonic_window_u32_p10",
-    "bitonic_window_u32_p11",
-    "bitonic_window_u32_p12",
-    "bitonic_window_u32_p13",
-    "bitonic_window_u32_p14",
-    "bitonic_window_u32_p15",
-    "bitonic_window_u32_p16",
-];
-/// The same for 8-byte keys (registers capped at [`WINDOW_MAX_REGISTERS_64`]).
-pub const WINDOW_PROGRAM_KERNELS_64: [&str; crate::window::PROGRAMS.len()] = [
-    "bitonic_window_u64_p0",
-    "bitonic_window_u64_p1",
-    "bitonic_window_u64_p2",
-    "bitonic_window_u64_p3",
-    "bitonic_window_u64_p4",
-    "bitonic_window_u64_p5",
-    "bitonic_window_u64_p6",
-    "bitonic_window_u64_p7",
-    "bitonic_window_u64_p8",
-    "bitonic_window_u64_p9",
-    "bitonic_window_u64_p10",
-    "bitonic_window_u64_p11",
-    "bitonic_window_u64_p12",
-    "bitonic_window_u64_p13",
-    "bitonic_window_u64_p14",
-    "bitonic_window_u64_p15",
-    "bitonic_window_u64_p16",
-];
 /// Registers of the window kernels with a constant program: four blocks per multiprocessor,
 /// the most threads it holds (shared memory 4 × 33 KiB). ptxas 12.9 (sm_90) fits 14 of the 17
 /// in 32 registers; the other three spill one or two words.
@@ -341,11 +223,11 @@ pub const WINDOW_MAX_REGISTERS_64: u32 = 65536 / (2 * WINDOW_THREADS);
 /// Registers a thread of the small sort may use: a block of 2^SMALL_TILE_LOG2 / SMALL_RUN
 /// threads must fit (ptxas used 126 for `u32` keys and 160 for `u64` keys with no limit,
 /// ptxas 12.9, sm_90).
-const SMALL_MAX_REGISTERS: u32 = registers_to_fit(SMALL_TILE_LOG2 - SMALL_RUN_LOG2);
+pub const SMALL_MAX_REGISTERS: u32 = registers_to_fit(SMALL_TILE_LOG2 - SMALL_RUN_LOG2);
 
 /// Registers a thread of the tiny sort may use: its largest block (2^TINY_MAX_LOG2 / TINY_RUN
 /// threads) must fit.
-const TINY_MAX_REGISTERS: u32 = registers_to_fit(TINY_MAX_LOG2 - TINY_RUN_LOG2);
+pub const TINY_MAX_REGISTERS: u32 = registers_to_fit(TINY_MAX_LOG2 - TINY_RUN_LOG2);
 
 /// The most registers per thread (at most 255, the architecture's) with which a block of
 /// 2^`threads_log2` threads fits a multiprocessor's 65536 registers.
@@ -392,7 +274,7 @@ pub const MERGE_TILE: u32 = MERGE_THREADS * MERGE_VT;
 /// shape: 13 passes at 2^25, 16 at 2^28). 1024 (one pass fewer again) was slower: its tenth round,
 /// one block per multiprocessor, costs more than the pass it saves (u32 1.533 vs 1.520 ms at 2^25;
 /// docs/decisions.md, "Tile sort of 1024 threads"). At most 128 registers per thread at 512
-/// threads: [`MAX_REGISTERS`] caps them.
+/// threads: their caps in the kernel list ([`crate::kernels`]) keep them there.
 pub const MERGE_SORT_THREADS: u32 = 512;
 /// Keys per tile-sort tile: the sorted runs the merge passes start from.
 pub const MERGE_SORT_TILE: u32 = MERGE_SORT_THREADS * MERGE_VT;
@@ -451,8 +333,10 @@ pub const fn merge_sort_threads(key_bytes: u32, value_bytes: u32) -> u32 {
 
 /// Registers per thread that let one tile-sort block of keys of `key_bytes` with values of
 /// `value_bytes` fit in a multiprocessor's 65536 (255 at most, the architecture's limit):
-/// `__launch_bounds__(merge_sort_threads(..))`.
-const fn merge_sort_registers(key_bytes: u32, value_bytes: u32) -> u32 {
+/// `__launch_bounds__(merge_sort_threads(..))`. Crate-private: only the host's kernel list reads
+/// it, and the nvptx64 build then compiles no code for it.
+#[cfg_attr(target_arch = "nvptx64", allow(dead_code))]
+pub(crate) const fn merge_sort_registers(key_bytes: u32, value_bytes: u32) -> u32 {
     let fit = 65536 / merge_sort_threads(key_bytes, value_bytes);
     if fit > 255 { 255 } else { fit }
 }

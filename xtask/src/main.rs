@@ -2,7 +2,7 @@
 //! `.cargo/config.toml`):
 //!
 //! - `ptx`: compiles `kernels-gpu` to PTX with rustc's nvptx64 backend, adds the register caps of
-//!   `kernels_gpu::tuning`, and writes the result to `gpusort/kernels.ptx`, which the library
+//!   the kernel list (`kernels_gpu::kernels`), and writes the result to `gpusort/kernels.ptx`, which the library
 //!   embeds with `include_str!`.
 //! - `ptx --check`: the same build, compared with the committed `gpusort/kernels.ptx`; fails if
 //!   they differ, so that the embedded kernels never drift from their Rust source (the test
@@ -91,17 +91,8 @@ fn build_ptx(root: &Path) -> String {
     let ptx_path = target_dir.join("nvptx64-nvidia-cuda/ptx/kernels_gpu.ptx");
     let ptx = std::fs::read_to_string(&ptx_path)
         .unwrap_or_else(|e| panic!("no PTX at {}: {e}", ptx_path.display()));
-    use kernels_gpu::tuning::{
-        MAX_REGISTERS, WINDOW_MAX_REGISTERS_64, WINDOW_PROGRAM_KERNELS_32,
-        WINDOW_PROGRAM_KERNELS_64, WINDOW_PROGRAM_MAX_REGISTERS_32,
-    };
-    let programs_32 = WINDOW_PROGRAM_KERNELS_32.map(|k| (k, WINDOW_PROGRAM_MAX_REGISTERS_32));
-    let programs_64 = WINDOW_PROGRAM_KERNELS_64.map(|k| (k, WINDOW_MAX_REGISTERS_64));
-    let limits: Vec<(&str, u32)> = MAX_REGISTERS
-        .iter()
-        .chain(&programs_32)
-        .chain(&programs_64)
-        .copied()
+    let limits: Vec<(&str, u32)> = kernels_gpu::kernels::all()
+        .filter_map(|k| Some((k.name, k.max_registers?)))
         .collect();
     normalise_crate_hashes(&limit_registers(&ptx, &limits))
 }

@@ -14,15 +14,15 @@ use cust::memory::DeviceBuffer;
 use cust::module::Module;
 use cust::sys as cuda;
 use kernels_gpu::block::tiny::tiny_threads;
+use kernels_gpu::kernels::window_programs;
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::overlap::chunk_ranges;
 use kernels_gpu::small::SmallPlan;
 use kernels_gpu::tuning::{
     OVERLAP_CHUNK, OVERLAP_CHUNK_LOG2, SMALL_MAX_LOG2, SMALL_SORT_MAX_KEYS, SMALL_TILE_LOG2,
     TINY_SORT_MAX_KEYS, WINDOW_LOG2, WINDOW_PASSENGERS,
-    WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR, WINDOW_PROGRAM_KERNELS_32,
-    WINDOW_PROGRAM_KERNELS_64, small_shared_bytes, tiny_shared_bytes, tiny_sort_max_keys,
-    window_threads,
+    WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR, small_shared_bytes, tiny_shared_bytes,
+    tiny_sort_max_keys, window_threads,
 };
 use kernels_gpu::window::{WindowPass, windows, windows_from};
 use std::ffi::c_void;
@@ -73,7 +73,7 @@ const KERNELS_32: Kernels = Kernels {
     window_tiles: "bitonic_window_tiles_u32",
     window: "bitonic_window_u32",
     window_wide: "bitonic_window_wide_u32",
-    window_programs: &WINDOW_PROGRAM_KERNELS_32,
+    window_programs: window_programs(4),
 };
 
 const KERNELS_64: Kernels = Kernels {
@@ -82,7 +82,7 @@ const KERNELS_64: Kernels = Kernels {
     window_tiles: "bitonic_window_tiles_u64",
     window: "bitonic_window_u64",
     window_wide: "bitonic_window_wide_u64",
-    window_programs: &WINDOW_PROGRAM_KERNELS_64,
+    window_programs: window_programs(8),
 };
 
 /// The compact window kernels of 8-byte keys, with blocks of 2^`COMPACT_WINDOW_LOG2` keys
@@ -497,9 +497,9 @@ mod tests {
 
     #[test]
     fn window_kernels_have_their_register_caps() {
-        // `.maxnreg` from tuning::MAX_REGISTERS; the caps let several 512-thread blocks share a
+        // `.maxnreg` from the kernel list; the caps let several 512-thread blocks share a
         // multiprocessor: 4 (4-byte tile sort), 3 (4-byte passes), 2 (8-byte keys).
-        use kernels_gpu::tuning::{MAX_REGISTERS, WINDOW_THREADS};
+        use kernels_gpu::tuning::WINDOW_THREADS;
         for (k, blocks) in [
             (&KERNELS_32, [4, 3, 3]),
             (&KERNELS_64, [2, 2, 2]),
@@ -509,10 +509,7 @@ mod tests {
                 .into_iter()
                 .zip(blocks)
             {
-                let cap = MAX_REGISTERS
-                    .iter()
-                    .find(|(n, _)| *n == name)
-                    .map(|&(_, c)| c);
+                let cap = kernels_gpu::kernels::kernel(name).and_then(|k| k.max_registers);
                 let cap = cap.unwrap_or_else(|| panic!("no register cap for {name}"));
                 let threads = if std::ptr::eq(k, &KERNELS_64_COMPACT) {
                     32

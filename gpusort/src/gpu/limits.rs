@@ -209,10 +209,8 @@ impl DeviceProfile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kernels_gpu::tuning::{
-        MAX_REGISTERS, MIN_SHARED_BYTES, MULTI_THREADS, WINDOW_MAX_REGISTERS_64,
-        WINDOW_PROGRAM_KERNELS_32, WINDOW_PROGRAM_KERNELS_64, WINDOW_PROGRAM_MAX_REGISTERS_32,
-    };
+    use kernels_gpu::kernels::{kernel, window_programs};
+    use kernels_gpu::tuning::{MIN_SHARED_BYTES, MULTI_THREADS};
 
     /// The H100 and the four presets on it.
     fn devices() -> Vec<(&'static str, DeviceLimits)> {
@@ -235,22 +233,11 @@ mod tests {
         all
     }
 
-    /// The register cap `host/build.rs` writes into kernel `name`'s PTX (255, the
-    /// architecture's limit, for a kernel with none).
+    /// The register cap of kernel `name` in the kernel list, which `cargo xtask ptx` writes into
+    /// its PTX (255, the architecture's limit, for a kernel with none).
     fn register_cap(name: &str) -> u32 {
-        let programs_32 = WINDOW_PROGRAM_KERNELS_32.map(|k| (k, WINDOW_PROGRAM_MAX_REGISTERS_32));
-        let programs_64 = WINDOW_PROGRAM_KERNELS_64.map(|k| (k, WINDOW_MAX_REGISTERS_64));
-        let cap = MAX_REGISTERS
-            .iter()
-            .chain(&programs_32)
-            .chain(&programs_64)
-            .find(|(k, _)| *k == name)
-            .map_or(255, |&(_, cap)| cap);
-        if cap < 255 {
-            let body = super::super::kernel_ptx(name);
-            assert!(body.contains(&format!(".maxnreg {cap}\n")), "{name}");
-        }
-        cap
+        let k = kernel(name).unwrap_or_else(|| panic!("{name} is not in the kernel list"));
+        k.max_registers.unwrap_or(255)
     }
 
     #[test]
@@ -260,10 +247,6 @@ mod tests {
             assert!(all.len() > 40, "{device}");
             for (name, threads, shared) in all {
                 let what = format!("{name} on {device}: {threads} threads, {shared} bytes");
-                assert!(
-                    super::super::KERNELS_PTX.contains(&format!(".entry {name}(")),
-                    "{what}: not in the PTX"
-                );
                 assert!(shared <= limits.max_shared_per_block, "{what}");
                 assert!(threads <= 1024 && threads % 32 == 0, "{what}");
                 let cap = register_cap(name);
@@ -293,7 +276,7 @@ mod tests {
         let h100 = launches(&DeviceLimits::H100);
         assert!(h100.iter().all(|(name, ..)| !name.contains("compact")));
         // Every program kernel of 8-byte keys, and the 8-byte tile sort of 2^13 keys.
-        for name in WINDOW_PROGRAM_KERNELS_64 {
+        for &name in window_programs(8) {
             assert!(h100.iter().any(|&(n, ..)| n == name), "{name}");
         }
         // The devices of 96 KiB and more run the 2^13-key windows of 8-byte keys too; the T4

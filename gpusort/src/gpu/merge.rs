@@ -12,8 +12,8 @@ use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::merge::{Pass, SEARCH_LANES, Step, chunk_schedule, merge_passes, schedule};
 use kernels_gpu::overlap::tile_parts;
 use kernels_gpu::tuning::{
-    COMPACT_MERGE_SORT_KERNELS, LAST_PASS_PARTS, MERGE_THREADS, MERGE_TILE, MIN_SHARED_BYTES,
-    NETWORK_MERGE_THREADS, NETWORK_MERGE_TILE, PARTITION_THREADS, TILE_KEYS, WINDOW_THREADS,
+    LAST_PASS_PARTS, MERGE_THREADS, MERGE_TILE, MIN_SHARED_BYTES, NETWORK_MERGE_THREADS,
+    NETWORK_MERGE_TILE, PARTITION_THREADS, TILE_KEYS, WINDOW_THREADS,
     compact_merge_sort_shared_bytes, merge_overlap_chunk, merge_shared_bytes, merge_sort_compact,
     merge_sort_shared_bytes, merge_sort_threads, merge_sort_tile, network_merge,
     network_merge_shared_bytes, window_shared_bytes,
@@ -34,6 +34,18 @@ const KERNELS: [((usize, usize), &str, &str); 8] = [
     ((8, 4), "merge_sort_tiles_u64_u32", "merge_pass_u64_u32"),
     ((8, 8), "merge_sort_tiles_u64_u64", "merge_pass_u64_u64"),
     ((8, 16), "merge_sort_tiles_u64_u128", "merge_pass_u64_u128"),
+];
+
+/// The compact tile sorts ([`merge_sort_compact`]) per (key bytes, value bytes): every pair but
+/// 4-byte keys alone, whose tile sort fits every device.
+const COMPACT_KERNELS: [((usize, usize), &str); 7] = [
+    ((4, 4), "merge_sort_tiles_compact_u32_u32"),
+    ((4, 8), "merge_sort_tiles_compact_u32_u64"),
+    ((4, 16), "merge_sort_tiles_compact_u32_u128"),
+    ((8, 0), "merge_sort_tiles_compact_u64"),
+    ((8, 4), "merge_sort_tiles_compact_u64_u32"),
+    ((8, 8), "merge_sort_tiles_compact_u64_u64"),
+    ((8, 16), "merge_sort_tiles_compact_u64_u128"),
 ];
 
 /// The keys-only path's kernels per key width ([`network_merge`]): the bitonic tile sort and
@@ -92,9 +104,9 @@ impl Shape {
             .find(|(widths, ..)| *widths == (key_bytes, value_bytes))
             .expect("keys of 4 or 8 bytes, values of 0, 4, 8 or 16 bytes");
         if merge_sort_compact(kb, vb, max_shared) {
-            let (_, sort) = *COMPACT_MERGE_SORT_KERNELS
+            let (_, sort) = *COMPACT_KERNELS
                 .iter()
-                .find(|(widths, _)| *widths == (kb, vb))
+                .find(|(widths, _)| *widths == (key_bytes, value_bytes))
                 .expect("a compact tile sort for every pair that needs one");
             return Shape {
                 sort,

@@ -1,4 +1,5 @@
-//! The kernels' PTX ([`KERNELS_PTX`]) as CUDA modules, one per family of kernels, each loaded
+//! The kernels' PTX ([`KERNELS_PTX`]) as CUDA modules, one per [`Family`] of kernels (as the
+//! kernel list, `kernels_gpu::kernels`, declares each kernel's), each loaded
 //! (JIT-compiled for the device by the driver) the first time a sort needs one of its kernels.
 //! The driver compiles a module whole, and the window kernels alone are most of the PTX: a
 //! sorter's first sort of a few thousand keys, or its first merge sort, waits only for the
@@ -12,69 +13,7 @@ use cust::module::Module;
 use cust::sys as cuda;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-/// A family of kernels that share a module.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Family {
-    /// The bitonic sort's one-launch sorts of short inputs (`bitonic_tiny_*`, `bitonic_small_*`).
-    Small,
-    /// The tile sorts of the bitonic windows and of the keys-only merge sort
-    /// (`bitonic_window_tiles_*`).
-    Tiles,
-    /// The bitonic window passes with a constant program (`bitonic_window_u32_p*`, `_u64_p*`).
-    Windows,
-    /// The bitonic window passes that read their program from their arguments
-    /// (`bitonic_window_u32`, `_u64`, `bitonic_window_wide_*`, and the compact windows of
-    /// 8-byte keys, `bitonic_window_compact_u64`, `bitonic_window_wide_compact_u64`): windows
-    /// wider than 2^32 positions, devices whose blocks cannot hold 2^13 8-byte keys, and A/B
-    /// runs.
-    GenericWindows,
-    /// The merge sort's tile sorts, partitions and merges (`merge_*`).
-    Merge,
-    /// The multi-GPU sort's sampling, ranking, filling and checking (`multi_*`).
-    Multi,
-    /// The radix sort's histogram and digit passes (`radix_*`).
-    Radix,
-}
-
-impl Family {
-    /// Every family, in the order of [`Modules`]' slots.
-    pub(crate) const ALL: [Family; 7] = [
-        Family::Small,
-        Family::Tiles,
-        Family::Windows,
-        Family::GenericWindows,
-        Family::Merge,
-        Family::Multi,
-        Family::Radix,
-    ];
-
-    /// The family of kernel `name`, by its name.
-    pub(crate) fn of(name: &str) -> Option<Family> {
-        let generic = [
-            "bitonic_window_u32",
-            "bitonic_window_u64",
-            "bitonic_window_compact_u64",
-        ];
-        if generic.contains(&name) {
-            return Some(Family::GenericWindows);
-        }
-        let prefixes = [
-            ("bitonic_tiny_", Family::Small),
-            ("bitonic_small_", Family::Small),
-            ("bitonic_window_tiles_", Family::Tiles),
-            ("bitonic_window_wide_", Family::GenericWindows),
-            ("bitonic_window_compact_", Family::GenericWindows),
-            ("bitonic_window_", Family::Windows),
-            ("merge_", Family::Merge),
-            ("multi_", Family::Multi),
-            ("radix_", Family::Radix),
-        ];
-        prefixes
-            .into_iter()
-            .find(|(prefix, _)| name.starts_with(prefix))
-            .map(|(_, family)| family)
-    }
-}
+pub(crate) use kernels_gpu::kernels::Family;
 
 /// The PTX of `family`'s module, cut from `ptx` (rustc's output: a preamble with the version,
 /// the target and the declarations of functions and dynamic shared memory, then each kernel's
@@ -219,6 +158,7 @@ pub(crate) fn function<'m>(module: &'m Module, name: &str) -> Result<Function<'m
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kernels_gpu::kernels;
 
     fn entries(ptx: &str) -> Vec<String> {
         ptx.lines()
@@ -228,16 +168,35 @@ mod tests {
     }
 
     #[test]
-    fn every_kernel_is_in_exactly_one_family_module() {
-        let all = entries(KERNELS_PTX);
-        assert!(all.len() > 50);
-        let mut seen = Vec::new();
+    fn every_kernel_is_declared_and_in_exactly_one_family_module() {
+        // The PTX's entries are the declared kernels, each once, with their register caps.
+        let mut all = entries(KERNELS_PTX);
+        all.sort_unstable();
+        let mut declared: Vec<String> = kernels::all().map(|k| k.name.to_string()).collect();
+        declared.sort_unstable();
+        assert_eq!(all, declared);
+        for k in kernels::all() {
+            let caps: Vec<&str> = super::super::kernel_ptx(k.name)
+                .lines()
+                .filter(|l| l.starts_with(".maxnreg"))
+                .collect();
+            let expected = k.max_registers.map(|cap| format!(".maxnreg {cap}"));
+            assert_eq!(caps, Vec::from_iter(expected.as_deref()), "{}", k.name);
+        }
+        // Each family's module holds the entries of its declared kernels and no other; a
+        // kernel has one family, so it is in exactly one module.
         for family in Family::ALL {
             let ptx = family_ptx(KERNELS_PTX, family);
-            let mine = entries(&ptx);
+            let mut mine = entries(&ptx);
+            let mut expected: Vec<String> = kernels::all()
+                .filter(|k| k.family == family)
+                .map(|k| k.name.to_string())
+                .collect();
+            mine.sort_unstable();
+            expected.sort_unstable();
             assert!(!mine.is_empty(), "{family:?}");
+            assert_eq!(mine, expected, "{family:?}");
             for name in &mine {
-                assert_eq!(Family::of(name), Some(family));
                 // Each entry whole: its body's braces balance.
                 let body = super::super::kernel_ptx(name);
                 assert!(ptx.contains(body), "{name}");
@@ -245,12 +204,7 @@ mod tests {
             // The preamble and the called functions come along.
             assert!(ptx.starts_with(&KERNELS_PTX[..KERNELS_PTX.find(".visible").unwrap()]));
             assert!(ptx.contains(".target sm_"));
-            seen.extend(mine);
         }
-        seen.sort_unstable();
-        let mut all = all;
-        all.sort_unstable();
-        assert_eq!(seen, all);
     }
 
     #[test]
@@ -262,38 +216,5 @@ mod tests {
             assert!(size(family) * 5 < KERNELS_PTX.len() * 3, "{family:?}");
         }
         assert!(size(Family::Small) * 4 < KERNELS_PTX.len());
-    }
-
-    #[test]
-    fn families_go_by_prefix() {
-        assert_eq!(Family::of("bitonic_window_tiles_u32"), Some(Family::Tiles));
-        assert_eq!(Family::of("bitonic_window_u32_p3"), Some(Family::Windows));
-        assert_eq!(
-            Family::of("bitonic_window_u64"),
-            Some(Family::GenericWindows)
-        );
-        assert_eq!(
-            Family::of("bitonic_window_wide_u32"),
-            Some(Family::GenericWindows)
-        );
-        assert_eq!(Family::of("bitonic_tiny_u64"), Some(Family::Small));
-        assert_eq!(Family::of("merge_pass_network_u32"), Some(Family::Merge));
-        assert_eq!(
-            Family::of("bitonic_window_compact_u64"),
-            Some(Family::GenericWindows)
-        );
-        assert_eq!(
-            Family::of("bitonic_window_wide_compact_u64"),
-            Some(Family::GenericWindows)
-        );
-        assert_eq!(
-            Family::of("bitonic_window_tiles_compact_u64"),
-            Some(Family::Tiles)
-        );
-        assert_eq!(
-            Family::of("merge_sort_tiles_compact_u64_u128"),
-            Some(Family::Merge)
-        );
-        assert_eq!(Family::of("nothing"), None);
     }
 }

@@ -13,8 +13,8 @@ use crate::small::SmallPlan;
 use crate::tuning::{COMPACT_WINDOW_LOG2, NETWORK_MERGE_TILE, WINDOW_LOG2};
 use crate::window::{BlockWindow, PROGRAMS};
 
-macro_rules! bitonic_kernels {
-    ($key:ty, $small:ident) => {
+macro_rules! bitonic_small {
+    ($small:ident, $key:ty) => {
         /// Sorts `keys[..n]` ascending in one launch (`2 ≤ n ≤ 2^SMALL_MAX_LOG2`): the windows
         /// of `SmallPlan::for_len(n)` with a grid barrier between each two
         /// (`crate::small`, `crate::block::small`). Keys go through the key map `encode` when
@@ -63,8 +63,8 @@ macro_rules! bitonic_kernels {
     };
 }
 
-macro_rules! tiny_kernel {
-    ($key:ty, $tiny:ident) => {
+macro_rules! bitonic_tiny {
+    ($tiny:ident, $key:ty) => {
         /// Sorts `keys[..n]` ascending in place (`2 ≤ n ≤ TINY_SORT_MAX_KEYS`) in one block,
         /// each thread holding `TINY_RUN` keys (`crate::block::tiny`). Keys go through the key
         /// map `encode` as they are loaded and through the inverse of `decode` as they are
@@ -85,11 +85,6 @@ macro_rules! tiny_kernel {
         }
     };
 }
-
-tiny_kernel!(u32, bitonic_tiny_u32);
-tiny_kernel!(u64, bitonic_tiny_u64);
-bitonic_kernels!(u32, bitonic_small_u32);
-bitonic_kernels!(u64, bitonic_small_u64);
 
 /// The body of the window kernels: the window from its fields, then this block's part of it
 /// with `$key` keys and `$offset` positions, its team over the block's dynamic shared memory,
@@ -114,8 +109,8 @@ macro_rules! window_block {
     }};
 }
 
-macro_rules! window_kernels {
-    ($key:ty, $log2:expr, $tiles:ident, [$($window:ident: $offset:ty),*]) => {
+macro_rules! bitonic_window_tiles {
+    ($tiles:ident, $key:ty, $log2:expr) => {
         /// The tile sort of the window passes: block b sorts keys `b·2^L ..` of `src`
         /// (the last tile may be short) ascending into the same positions of `dst` (which may
         /// be `src`), through the key map `encode` as they are loaded and the inverse of
@@ -160,140 +155,83 @@ macro_rules! window_kernels {
                 }
             }
         }
-
-        $(
-            /// One window pass over `keys[..n]` (`crate::window`): each block loads its
-            /// 2^L keys (as the tile sort), runs the window's steps in registers, shuffles and shared
-            /// memory, and stores them back in place, the last window through the inverse of
-            /// `decode` (`IDENTITY` before). First, unless `ahead` is 0, each block asks the L2
-            /// cache for the keys of block `blockIdx.x + ahead`, which a later block sorts
-            /// (`tuning::prefetch_ahead_tiles`). The other arguments are the fields of
-            /// `WindowPass::block_window`. Positions are `$offset` offsets from each block's
-            /// high bits: the `u32` kernel takes only windows that are `BlockWindow::narrow`.
-            ///
-            /// Launch: `WindowPass::blocks(n)` blocks of `window_threads(L)` threads,
-            /// `small_shared_bytes(L, size_of::<key>())` bytes of dynamic shared memory.
-            ///
-            /// # Safety
-            /// `keys` holds `n` device keys; the arguments come from a window of
-            /// `windows(n, L, WINDOW_PASSENGERS)` (or its restriction to a chunk,
-            /// launched on the chunk), run in order; the launch is as above.
-            #[unsafe(no_mangle)]
-            #[allow(clippy::too_many_arguments)]
-            pub unsafe extern "gpu-kernel" fn $window(
-                keys: *mut $key,
-                n: u64,
-                fixed: u32,
-                mirror: u64,
-                span: u64,
-                load_map: u64,
-                store_map: u64,
-                plan: u32,
-                phases: u32,
-                steps: u64,
-                decode: u32,
-                ahead: u64,
-            ) {
-                window_block!(
-                    $key, $log2, $offset, run,
-                    (keys, n, decode, ahead),
-                    (fixed, mirror, span, load_map, store_map, plan, phases, steps)
-                );
-            }
-        )*
     };
 }
 
-window_kernels!(u32, WINDOW_LOG2, bitonic_window_tiles_u32, [bitonic_window_u32: u32, bitonic_window_wide_u32: u64]);
-window_kernels!(u64, WINDOW_LOG2, bitonic_window_tiles_u64, [bitonic_window_u64: u32, bitonic_window_wide_u64: u64]);
-// 8-byte keys on devices whose blocks cannot hold a 2^WINDOW_LOG2-key tile of them
-// (`tuning::window_log2`); their windows run on the kernels that read their program.
-window_kernels!(
-    u64,
-    COMPACT_WINDOW_LOG2,
-    bitonic_window_tiles_compact_u64,
-    [bitonic_window_compact_u64: u32, bitonic_window_wide_compact_u64: u64]
-);
-
-macro_rules! program_kernels {
-    ($key:ty, [$($name:ident = $i:literal),*]) => {
-        $(
-            /// The window pass of `bitonic_window_u32` (`_u64`) for windows whose program (`plan`,
-            /// `phases`, `steps`) is `PROGRAMS[i]`, with that program a constant: its phases
-            /// written out, every layout, step and switch straight-line code. The arguments
-            /// are the window's, less the program.
-            ///
-            /// # Safety
-            /// As `bitonic_window_u32` (`_u64`), for a window whose `BlockWindow::program` is
-            /// `Some(i)`.
-            #[unsafe(no_mangle)]
-            #[allow(clippy::too_many_arguments)]
-            pub unsafe extern "gpu-kernel" fn $name(
-                keys: *mut $key,
-                n: u64,
-                fixed: u32,
-                mirror: u64,
-                span: u64,
-                load_map: u64,
-                store_map: u64,
-                decode: u32,
-                ahead: u64,
-            ) {
-                let (plan, phases, steps) = PROGRAMS[$i];
-                window_block!(
-                    $key, WINDOW_LOG2, u32, run_unrolled,
-                    (keys, n, decode, ahead),
-                    (fixed, mirror, span, load_map, store_map, plan, phases, steps)
-                );
+macro_rules! bitonic_window {
+    ($window:ident, $key:ty, $log2:expr, $offset:ty) => {
+        /// One window pass over `keys[..n]` (`crate::window`): each block loads its
+        /// 2^L keys (as the tile sort), runs the window's steps in registers, shuffles and shared
+        /// memory, and stores them back in place, the last window through the inverse of
+        /// `decode` (`IDENTITY` before). First, unless `ahead` is 0, each block asks the L2
+        /// cache for the keys of block `blockIdx.x + ahead`, which a later block sorts
+        /// (`tuning::prefetch_ahead_tiles`). The other arguments are the fields of
+        /// `WindowPass::block_window`. Positions are `$offset` offsets from each block's
+        /// high bits: the `u32` kernel takes only windows that are `BlockWindow::narrow`.
+        ///
+        /// Launch: `WindowPass::blocks(n)` blocks of `window_threads(L)` threads,
+        /// `small_shared_bytes(L, size_of::<key>())` bytes of dynamic shared memory.
+        ///
+        /// # Safety
+        /// `keys` holds `n` device keys; the arguments come from a window of
+        /// `windows(n, L, WINDOW_PASSENGERS)` (or its restriction to a chunk,
+        /// launched on the chunk), run in order; the launch is as above.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn $window(
+            keys: *mut $key,
+            n: u64,
+            fixed: u32,
+            mirror: u64,
+            span: u64,
+            load_map: u64,
+            store_map: u64,
+            plan: u32,
+            phases: u32,
+            steps: u64,
+            decode: u32,
+            ahead: u64,
+        ) {
+            window_block! {
+                $key, $log2, $offset, run,
+                (keys, n, decode, ahead),
+                (fixed, mirror, span, load_map, store_map, plan, phases, steps)
             }
-        )*
+        }
     };
 }
 
-program_kernels!(
-    u32,
-    [
-        bitonic_window_u32_p0 = 0,
-        bitonic_window_u32_p1 = 1,
-        bitonic_window_u32_p2 = 2,
-        bitonic_window_u32_p3 = 3,
-        bitonic_window_u32_p4 = 4,
-        bitonic_window_u32_p5 = 5,
-        bitonic_window_u32_p6 = 6,
-        bitonic_window_u32_p7 = 7,
-        bitonic_window_u32_p8 = 8,
-        bitonic_window_u32_p9 = 9,
-        bitonic_window_u32_p10 = 10,
-        bitonic_window_u32_p11 = 11,
-        bitonic_window_u32_p12 = 12,
-        bitonic_window_u32_p13 = 13,
-        bitonic_window_u32_p14 = 14,
-        bitonic_window_u32_p15 = 15,
-        bitonic_window_u32_p16 = 16
-    ]
-);
+macro_rules! bitonic_window_program {
+    ($name:ident, $key:ty, $i:literal) => {
+        /// The window pass of `bitonic_window_u32` (`_u64`) for windows whose program (`plan`,
+        /// `phases`, `steps`) is `PROGRAMS[i]`, with that program a constant: its phases
+        /// written out, every layout, step and switch straight-line code. The arguments
+        /// are the window's, less the program.
+        ///
+        /// # Safety
+        /// As `bitonic_window_u32` (`_u64`), for a window whose `BlockWindow::program` is
+        /// `Some(i)`.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            keys: *mut $key,
+            n: u64,
+            fixed: u32,
+            mirror: u64,
+            span: u64,
+            load_map: u64,
+            store_map: u64,
+            decode: u32,
+            ahead: u64,
+        ) {
+            let (plan, phases, steps) = PROGRAMS[$i];
+            window_block! {
+                $key, WINDOW_LOG2, u32, run_unrolled,
+                (keys, n, decode, ahead),
+                (fixed, mirror, span, load_map, store_map, plan, phases, steps)
+            }
+        }
+    };
+}
 
-program_kernels!(
-    u64,
-    [
-        bitonic_window_u64_p0 = 0,
-        bitonic_window_u64_p1 = 1,
-        bitonic_window_u64_p2 = 2,
-        bitonic_window_u64_p3 = 3,
-        bitonic_window_u64_p4 = 4,
-        bitonic_window_u64_p5 = 5,
-        bitonic_window_u64_p6 = 6,
-        bitonic_window_u64_p7 = 7,
-        bitonic_window_u64_p8 = 8,
-        bitonic_window_u64_p9 = 9,
-        bitonic_window_u64_p10 = 10,
-        bitonic_window_u64_p11 = 11,
-        bitonic_window_u64_p12 = 12,
-        bitonic_window_u64_p13 = 13,
-        bitonic_window_u64_p14 = 14,
-        bitonic_window_u64_p15 = 15,
-        bitonic_window_u64_p16 = 16
-    ]
-);
-
-const _: () = assert!(PROGRAMS.len() == 17, "a kernel for every program");
+kernel_list!(bitonic, define);

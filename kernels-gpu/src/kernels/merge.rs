@@ -76,8 +76,8 @@ unsafe fn merge_block<K: KeyBits, V: Payload>(
     }
 }
 
-macro_rules! merge_sort_kernels {
-    ($key:ty, $value:ty, $sort_tiles:ident, $merge:ident) => {
+macro_rules! merge_sort_tiles {
+    ($sort_tiles:ident, $key:ty, $value:ty) => {
         /// Sorts each tile of `MERGE_SORT_TILE` keys (and their values) stably in shared
         /// memory, from `src_*` into the same positions of `dst_*` (which may be `src_*`), keys
         /// through the key map `encode` on load and the inverse of `decode` on store, and
@@ -121,7 +121,11 @@ macro_rules! merge_sort_kernels {
                 )
             }
         }
+    };
+}
 
+macro_rules! merge_pass {
+    ($merge:ident, $key:ty, $value:ty) => {
         /// One merge pass over runs of `width` keys: output tile `first_tile + blockIdx.x`
         /// merges its slices of two runs (from `splits`, written by the partition kernel of the
         /// same pass) from `src_*` into `dst_*`, keys through the inverse of `decode`, and
@@ -159,8 +163,8 @@ macro_rules! merge_sort_kernels {
     };
 }
 
-macro_rules! compact_sort_kernel {
-    ($key:ty, $value:ty, $name:ident) => {
+macro_rules! merge_sort_tiles_compact {
+    ($name:ident, $key:ty, $value:ty) => {
         /// The compact tile sort (`tuning::merge_sort_compact`): as the tile sort, in tiles of
         /// `MERGE_TILE` keys, whose values stay in device memory: each output's value is read
         /// from `src_values` by its slot (`sort_tile` without `STAGED`).
@@ -202,17 +206,8 @@ macro_rules! compact_sort_kernel {
     };
 }
 
-// Devices whose blocks cannot hold the tile sort's tiles (`tuning::COMPACT_MERGE_SORT_KERNELS`).
-compact_sort_kernel!(u32, u32, merge_sort_tiles_compact_u32_u32);
-compact_sort_kernel!(u32, u64, merge_sort_tiles_compact_u32_u64);
-compact_sort_kernel!(u32, u128, merge_sort_tiles_compact_u32_u128);
-compact_sort_kernel!(u64, (), merge_sort_tiles_compact_u64);
-compact_sort_kernel!(u64, u32, merge_sort_tiles_compact_u64_u32);
-compact_sort_kernel!(u64, u64, merge_sort_tiles_compact_u64_u64);
-compact_sort_kernel!(u64, u128, merge_sort_tiles_compact_u64_u128);
-
-macro_rules! partition_kernel {
-    ($key:ty, $name:ident) => {
+macro_rules! merge_partition {
+    ($name:ident, $key:ty) => {
         /// The merge-path splits of a merge pass over runs of `width` keys: `splits[k]` = the
         /// first key of the first run that output tile `k` (of `tile` keys: `MERGE_TILE` for
         /// the stable passes, `NETWORK_MERGE_TILE` for the keys-only ones) takes, found with
@@ -258,8 +253,8 @@ macro_rules! partition_kernel {
     };
 }
 
-macro_rules! network_merge_kernel {
-    ($key:ty, $name:ident) => {
+macro_rules! merge_pass_network {
+    ($name:ident, $key:ty) => {
         /// One keys-only merge pass over runs of `width` keys: output tile `first_tile +
         /// blockIdx.x` (of `NETWORK_MERGE_TILE` keys) merges its slices of two runs (from
         /// `splits`, written by the partition kernel of the same pass) with a bitonic network
@@ -310,21 +305,8 @@ macro_rules! network_merge_kernel {
     };
 }
 
-network_merge_kernel!(u32, merge_pass_network_u32);
-network_merge_kernel!(u64, merge_pass_network_u64);
-partition_kernel!(u32, merge_partition_u32);
-partition_kernel!(u64, merge_partition_u64);
-merge_sort_kernels!(u32, (), merge_sort_tiles_u32, merge_pass_u32);
-merge_sort_kernels!(u32, u32, merge_sort_tiles_u32_u32, merge_pass_u32_u32);
-merge_sort_kernels!(u32, u64, merge_sort_tiles_u32_u64, merge_pass_u32_u64);
-merge_sort_kernels!(u64, (), merge_sort_tiles_u64, merge_pass_u64);
-merge_sort_kernels!(u64, u32, merge_sort_tiles_u64_u32, merge_pass_u64_u32);
-merge_sort_kernels!(u64, u64, merge_sort_tiles_u64_u64, merge_pass_u64_u64);
-merge_sort_kernels!(u32, u128, merge_sort_tiles_u32_u128, merge_pass_u32_u128);
-merge_sort_kernels!(u64, u128, merge_sort_tiles_u64_u128, merge_pass_u64_u128);
-
-macro_rules! merge_two_kernels {
-    ($key:ty, $partition:ident, $merge:ident) => {
+macro_rules! merge_two_partition {
+    ($partition:ident, $key:ty) => {
         /// The merge-path splits of the stable merge of two sorted runs, A = `keys[..a_len]`
         /// and B = `keys[a_len..n]`: `splits[k]` = the first key of A that output tile `k`
         /// (of `MERGE_TILE` keys) takes.
@@ -355,7 +337,11 @@ macro_rules! merge_two_kernels {
                 )
             }
         }
+    };
+}
 
+macro_rules! merge_two {
+    ($merge:ident, $key:ty) => {
         /// The stable merge of two sorted runs of keys, A = `src[..a_len]` and
         /// B = `src[a_len..n]`, into `dst[..n]`, keys through the inverse of `decode`.
         ///
@@ -383,5 +369,4 @@ macro_rules! merge_two_kernels {
     };
 }
 
-merge_two_kernels!(u32, merge_two_partition_u32, merge_two_u32);
-merge_two_kernels!(u64, merge_two_partition_u64, merge_two_u64);
+kernel_list!(merge, define);

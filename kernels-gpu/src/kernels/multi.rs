@@ -15,8 +15,8 @@ fn grid_threads() -> u64 {
     u64::from(block_dim_x()) * u64::from(grid_dim_x())
 }
 
-macro_rules! multi_kernels {
-    ($key:ty, $sample:ident, $ranks:ident, $fill:ident, $check:ident) => {
+macro_rules! multi_sample {
+    ($sample:ident, $key:ty) => {
         /// Copies the regular sample of the sorted `keys` (every `stride`-th key and the last,
         /// [`crate::multi::sample_position`]) to `out`.
         ///
@@ -37,7 +37,11 @@ macro_rules! multi_kernels {
                 unsafe { *out.add(m as usize) = *keys.add(sample_position(m, n, stride) as usize) };
             }
         }
+    };
+}
 
+macro_rules! multi_ranks {
+    ($ranks:ident, $key:ty) => {
         /// For each of `count` probes, the keys of the sorted `keys` below it (`below`) and not
         /// above it (`not_above`).
         ///
@@ -65,7 +69,11 @@ macro_rules! multi_kernels {
                 }
             }
         }
+    };
+}
 
+macro_rules! multi_fill {
+    ($fill:ident, $key:ty) => {
         /// Fills `keys[i]` with random key `first + i` of the stream `seed`
         /// ([`crate::multi::random_key`], truncated to the key's width).
         ///
@@ -82,7 +90,11 @@ macro_rules! multi_kernels {
                 i += grid_threads();
             }
         }
+    };
+}
 
+macro_rules! multi_check {
+    ($check:ident, $key:ty) => {
         /// Per block: how many neighbours `keys[i] > keys[i + 1]` are out of the order of `map`,
         /// and the multiset checksum of the block's keys
         /// ([`crate::multi::checksum_term`] of the raw bits), written to
@@ -147,17 +159,4 @@ macro_rules! multi_kernels {
     };
 }
 
-multi_kernels!(
-    u32,
-    multi_sample_u32,
-    multi_ranks_u32,
-    multi_fill_u32,
-    multi_check_u32
-);
-multi_kernels!(
-    u64,
-    multi_sample_u64,
-    multi_ranks_u64,
-    multi_fill_u64,
-    multi_check_u64
-);
+kernel_list!(multi, define);

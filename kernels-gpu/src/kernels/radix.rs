@@ -8,8 +8,8 @@ use crate::block::radix::{Pass, digit_pass, histogram};
 use crate::gpu::dynamic_shared;
 use crate::radix::items_per_thread;
 
-macro_rules! radix_kernels {
-    ($key:ty, $histogram:ident, $(($value:ty, $pass:ident)),*) => {
+macro_rules! radix_histogram {
+    ($histogram:ident, $key:ty) => {
         /// Counts every digit of every pass of `n` keys, encoded with the key map `encode`,
         /// into `histograms` (`passes × RADIX` words, zero at the launch).
         ///
@@ -28,73 +28,60 @@ macro_rules! radix_kernels {
             // SAFETY: the launch contract.
             unsafe { histogram(keys, n, encode, histograms, dynamic_shared::<u32>()) }
         }
-
-        $(
-            /// One digit pass: the `RADIX_BITS` bits at `shift` of each key (encoded with
-            /// `encode` as it is loaded) place it, stably, from `src_*` into `dst_*` (keys
-            /// decoded with `decode` as they are stored). `histogram` holds this pass's digit
-            /// counts; `status` the status words (`RADIX` per tile, zeroed once per sort);
-            /// `counter` this pass's tile counter (zero at the launch); `epoch` the pass's.
-            ///
-            /// Launch: `tiles(n, tile_keys(key, value))` blocks of `RADIX` threads,
-            /// `pass_shared_bytes(key, value)` bytes of dynamic shared memory.
-            ///
-            /// # Safety
-            /// The buffers hold `n` keys (and values; value pointers unused for `()`),
-            /// sources and destinations apart; the other pointers as above.
-            #[unsafe(no_mangle)]
-            pub unsafe extern "gpu-kernel" fn $pass(
-                src_keys: *const $key,
-                dst_keys: *mut $key,
-                src_values: *const $value,
-                dst_values: *mut $value,
-                n: u64,
-                histogram: *const u64,
-                status: *mut u64,
-                counter: *mut u32,
-                shift: u32,
-                encode: u32,
-                decode: u32,
-                epoch: u32,
-            ) {
-                const ITEMS: usize =
-                    items_per_thread(size_of::<$key>() as u32, size_of::<$value>() as u32) as usize;
-                let pass = Pass {
-                    src_keys,
-                    dst_keys,
-                    src_values,
-                    dst_values,
-                    n,
-                    histogram,
-                    status,
-                    counter,
-                    shift,
-                    encode,
-                    decode,
-                    epoch,
-                };
-                // SAFETY: the launch contract.
-                unsafe {
-                    digit_pass::<$key, $value, ITEMS>(pass, dynamic_shared::<Align16>() as *mut u8)
-                }
-            }
-        )*
     };
 }
 
-radix_kernels!(
-    u32,
-    radix_histogram_u32,
-    ((), radix_pass_u32),
-    (u32, radix_pass_u32_u32),
-    (u64, radix_pass_u32_u64),
-    (u128, radix_pass_u32_u128)
-);
-radix_kernels!(
-    u64,
-    radix_histogram_u64,
-    ((), radix_pass_u64),
-    (u32, radix_pass_u64_u32),
-    (u64, radix_pass_u64_u64),
-    (u128, radix_pass_u64_u128)
-);
+macro_rules! radix_pass {
+    ($pass:ident, $key:ty, $value:ty) => {
+        /// One digit pass: the `RADIX_BITS` bits at `shift` of each key (encoded with
+        /// `encode` as it is loaded) place it, stably, from `src_*` into `dst_*` (keys
+        /// decoded with `decode` as they are stored). `histogram` holds this pass's digit
+        /// counts; `status` the status words (`RADIX` per tile, zeroed once per sort);
+        /// `counter` this pass's tile counter (zero at the launch); `epoch` the pass's.
+        ///
+        /// Launch: `tiles(n, tile_keys(key, value))` blocks of `RADIX` threads,
+        /// `pass_shared_bytes(key, value)` bytes of dynamic shared memory.
+        ///
+        /// # Safety
+        /// The buffers hold `n` keys (and values; value pointers unused for `()`),
+        /// sources and destinations apart; the other pointers as above.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $pass(
+            src_keys: *const $key,
+            dst_keys: *mut $key,
+            src_values: *const $value,
+            dst_values: *mut $value,
+            n: u64,
+            histogram: *const u64,
+            status: *mut u64,
+            counter: *mut u32,
+            shift: u32,
+            encode: u32,
+            decode: u32,
+            epoch: u32,
+        ) {
+            const ITEMS: usize =
+                items_per_thread(size_of::<$key>() as u32, size_of::<$value>() as u32) as usize;
+            let pass = Pass {
+                src_keys,
+                dst_keys,
+                src_values,
+                dst_values,
+                n,
+                histogram,
+                status,
+                counter,
+                shift,
+                encode,
+                decode,
+                epoch,
+            };
+            // SAFETY: the launch contract.
+            unsafe {
+                digit_pass::<$key, $value, ITEMS>(pass, dynamic_shared::<Align16>() as *mut u8)
+            }
+        }
+    };
+}
+
+kernel_list!(radix, define);

@@ -1,0 +1,210 @@
+//! The kernel list as data, for the host: the nvptx64 build has the entry points instead.
+
+use crate::tuning::{
+    COMPACT_MERGE_SORT_MAX_REGISTERS, RADIX_PASS_MAX_REGISTERS, SMALL_MAX_REGISTERS,
+    TINY_MAX_REGISTERS, WINDOW_MAX_REGISTERS_32, WINDOW_MAX_REGISTERS_64,
+    WINDOW_PROGRAM_MAX_REGISTERS_32, WINDOW_TILES_MAX_REGISTERS_32, merge_sort_registers,
+};
+use crate::window::PROGRAMS;
+
+/// A module's part of `kernel_list!` as [`Kernel`]s.
+macro_rules! table {
+    ($(
+        $name:ident: $family:ident $(, registers $registers:expr)? $(, program $program:literal)?
+            => $maker:ident!($key:ty $(, $arg:tt)*);
+    )*) => {
+        &[$(Kernel {
+            name: stringify!($name),
+            family: Family::$family,
+            key_bytes: size_of::<$key>() as u32,
+            max_registers: optional!($($registers)?),
+            program: optional!($($program)?),
+        }),*]
+    };
+}
+
+/// `Some(x)` for `x`, `None` for nothing.
+macro_rules! optional {
+    () => {
+        None
+    };
+    ($x:expr) => {
+        Some($x)
+    };
+}
+
+/// A family of kernels, which the host loads as one CUDA module the first time a sort needs
+/// one of them: the driver compiles a module whole, so a sort waits only for the kernels of the
+/// families it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// The bitonic sort's one-launch sorts of short inputs (`bitonic_tiny_*`, `bitonic_small_*`).
+    Small,
+    /// The tile sorts of the bitonic windows and of the keys-only merge sort
+    /// (`bitonic_window_tiles_*`).
+    Tiles,
+    /// The bitonic window passes with a constant program (`bitonic_window_u32_p*`, `_u64_p*`).
+    Windows,
+    /// The bitonic window passes that read their program from their arguments: windows wider
+    /// than 2^32 positions, devices whose blocks cannot hold 2^13 8-byte keys, and A/B runs.
+    GenericWindows,
+    /// The merge sort's tile sorts, partitions and merges (`merge_*`).
+    Merge,
+    /// The multi-GPU sort's sampling, ranking, filling and checking (`multi_*`).
+    Multi,
+    /// The radix sort's histogram and digit passes (`radix_*`).
+    Radix,
+}
+
+impl Family {
+    /// Every family, in the order of their discriminants.
+    pub const ALL: [Family; 7] = [
+        Family::Small,
+        Family::Tiles,
+        Family::Windows,
+        Family::GenericWindows,
+        Family::Merge,
+        Family::Multi,
+        Family::Radix,
+    ];
+
+    /// The family of kernel `name`; `None` for a name that is no kernel.
+    pub fn of(name: &str) -> Option<Family> {
+        kernel(name).map(|k| k.family)
+    }
+}
+
+/// A kernel of the PTX, as `kernel_list!` declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kernel {
+    /// Its entry point's name.
+    pub name: &'static str,
+    /// The module the host loads it in.
+    pub family: Family,
+    /// Bytes per key.
+    pub key_bytes: u32,
+    /// The most registers a thread may use (`.maxnreg`, which `cargo xtask ptx` writes into the
+    /// PTX as `__launch_bounds__` would in CUDA C++), where capped.
+    pub max_registers: Option<u32>,
+    /// For a window pass with a constant program, its index into [`PROGRAMS`].
+    pub program: Option<usize>,
+}
+
+/// Every kernel, by the module that defines it.
+const MODULES: [&[Kernel]; 4] = [
+    kernel_list!(bitonic, table),
+    kernel_list!(merge, table),
+    kernel_list!(multi, table),
+    kernel_list!(radix, table),
+];
+
+/// Every kernel of the PTX.
+///
+/// ```
+/// use kernels_gpu::kernels::{Family, all};
+/// let small = all().filter(|k| k.family == Family::Small);
+/// assert_eq!(small.count(), 4);
+/// ```
+pub fn all() -> impl Iterator<Item = &'static Kernel> {
+    MODULES.into_iter().flatten()
+}
+
+/// Kernel `name`, if there is one.
+pub fn kernel(name: &str) -> Option<&'static Kernel> {
+    all().find(|k| k.name == name)
+}
+
+/// The window passes with a constant program for keys of `key_bytes`, by index into
+/// [`PROGRAMS`] (none for other widths).
+///
+/// ```
+/// use kernels_gpu::kernels::window_programs;
+/// assert_eq!(window_programs(4)[3], "bitonic_window_u32_p3");
+/// assert_eq!(window_programs(8).len(), 17);
+/// assert!(window_programs(2).is_empty());
+/// ```
+pub const fn window_programs(key_bytes: u32) -> &'static [&'static str] {
+    match key_bytes {
+        4 => &WINDOW_PROGRAMS_32,
+        8 => &WINDOW_PROGRAMS_64,
+        _ => &[],
+    }
+}
+
+const WINDOW_PROGRAMS_32: [&str; PROGRAMS.len()] = programs(4);
+const WINDOW_PROGRAMS_64: [&str; PROGRAMS.len()] = programs(8);
+
+/// The names of the kernels of [`window_programs`], found in the list; every program must have
+/// one.
+const fn programs(key_bytes: u32) -> [&'static str; PROGRAMS.len()] {
+    let mut names = [""; PROGRAMS.len()];
+    let mut m = 0;
+    while m < MODULES.len() {
+        let mut k = 0;
+        while k < MODULES[m].len() {
+            let kernel = &MODULES[m][k];
+            if let Some(i) = kernel.program
+                && kernel.key_bytes == key_bytes
+            {
+                assert!(names[i].is_empty(), "two kernels for one program");
+                names[i] = kernel.name;
+            }
+            k += 1;
+        }
+        m += 1;
+    }
+    let mut i = 0;
+    while i < names.len() {
+        assert!(!names[i].is_empty(), "a kernel for every program");
+        i += 1;
+    }
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique() {
+        let mut names: Vec<_> = all().map(|k| k.name).collect();
+        let count = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), count);
+    }
+
+    #[test]
+    fn window_programs_are_the_windows_family() {
+        for k in all() {
+            assert_eq!(
+                k.program.is_some(),
+                k.family == Family::Windows,
+                "{}",
+                k.name
+            );
+        }
+        for (bytes, bits) in [(4, 32), (8, 64)] {
+            for (i, name) in window_programs(bytes).iter().enumerate() {
+                assert_eq!(*name, format!("bitonic_window_u{bits}_p{i}"));
+                assert_eq!(kernel(name).map(|k| k.key_bytes), Some(bytes));
+            }
+        }
+    }
+
+    #[test]
+    fn every_family_has_kernels() {
+        for family in Family::ALL {
+            assert!(all().any(|k| k.family == family), "{family:?}");
+        }
+        for (i, family) in Family::ALL.into_iter().enumerate() {
+            assert_eq!(family as usize, i);
+        }
+        assert_eq!(Family::of("merge_two_u64"), Some(Family::Merge));
+        assert_eq!(
+            Family::of("bitonic_window_u64"),
+            Some(Family::GenericWindows)
+        );
+        assert_eq!(Family::of("nothing"), None);
+    }
+}
