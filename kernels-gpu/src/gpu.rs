@@ -413,6 +413,23 @@ pub unsafe fn shared_atomic_add(at: *mut u32, value: u32) -> u32 {
     old
 }
 
+/// `atomicAdd(at, value)` on a 32-bit word of the block's shared memory, its old value not
+/// needed (`red.shared`).
+///
+/// # Safety
+/// As [`shared_atomic_add`].
+#[inline(always)]
+pub unsafe fn shared_reduce_add(at: *mut u32, value: u32) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .u64 %sh; cvta.to.shared.u64 %sh, {at}; red.shared.add.u32 [%sh], {value}; }}",
+            at = in(reg64) at as u64,
+            value = in(reg32) value,
+        )
+    };
+}
+
 /// `atomicAdd(at, value)` on a 32-bit word of shared or device memory; returns the old value.
 ///
 /// # Safety

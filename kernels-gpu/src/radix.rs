@@ -55,19 +55,20 @@ pub const fn tile_keys(key_bytes: u32, value_bytes: u32) -> u32 {
 pub const WARPS: u32 = RADIX / 32;
 
 /// Dynamic shared memory of a digit-pass block, in bytes: the tile's keys and values in
-/// their sorted order, each warp's per-digit counters, and per digit the tile's start and the
-/// global position of its first key (`u64`), and the block scans' two sums per warp.
+/// their sorted order, each warp's per-digit counters, the tile's number (in 16 bytes, which
+/// keep what follows aligned), per digit the global position of its first key (`u64`), and the
+/// block scans' two sums per warp.
 ///
 /// ```
 /// use kernels_gpu::radix::pass_shared_bytes;
-/// assert_eq!(pass_shared_bytes(4, 0), 4096 * 4 + 8 * 256 * 4 + 256 * 4 + 256 * 8 + 2 * 8 * 8);
+/// assert_eq!(pass_shared_bytes(4, 0), 4096 * 4 + 8 * 256 * 4 + 16 + 256 * 8 + 2 * 8 * 8);
 /// ```
 pub const fn pass_shared_bytes(key_bytes: u32, value_bytes: u32) -> u32 {
     let tile = tile_keys(key_bytes, value_bytes);
     (tile * key_bytes).next_multiple_of(16)
         + (tile * value_bytes).next_multiple_of(16)
         + WARPS * RADIX * 4
-        + RADIX * 4
+        + 16
         + RADIX * 8
         + 2 * WARPS * 8
 }

@@ -10,7 +10,8 @@
 use crate::block::merge::unrolled;
 use crate::gpu::{
     atomic_add, block_idx_x, grid_dim_x, lanemask_lt, load_relaxed, match_any, reduce_add,
-    shared_atomic_add, shfl_idx, shfl_up, store_relaxed, sync_threads, thread_idx_x,
+    shared_atomic_add, shared_reduce_add, shfl_idx, shfl_up, store_relaxed, sync_threads,
+    thread_idx_x,
 };
 use crate::radix::{Digits, HISTOGRAM_TILE, RADIX, RADIX_BITS, Status, WARPS, digit, passes};
 
@@ -101,10 +102,11 @@ pub struct Pass<K, V> {
 struct Shared<K, V> {
     keys: *mut K,
     values: *mut V,
-    /// Per warp and digit: the warp's count, then its start among the tile's keys of the digit.
+    /// Per warp and digit: the warp's count, then the slot of its next key of the digit in the
+    /// tile's sorted order.
     warp_counts: *mut u32,
-    /// Per digit: where the tile's keys of the digit start in the tile's sorted order.
-    tile_starts: *mut u32,
+    /// The tile's number, from the pass's counter.
+    tile_number: *mut u32,
     /// Per digit: the global position of the tile's sorted slot 0 for keys of the digit.
     bases: *mut u64,
     /// The block scans' warp sums, two per warp.
@@ -123,14 +125,14 @@ impl<K, V> Shared<K, V> {
         unsafe {
             let values = shared.add(key_bytes);
             let warp_counts = values.add(value_bytes) as *mut u32;
-            let tile_starts = warp_counts.add((WARPS * RADIX) as usize);
-            let bases = tile_starts.add(RADIX as usize) as *mut u64;
+            let tile_number = warp_counts.add((WARPS * RADIX) as usize);
+            let bases = tile_number.add(4) as *mut u64;
             let warp_sums = bases.add(RADIX as usize);
             Shared {
                 keys: shared as *mut K,
                 values: values as *mut V,
                 warp_counts,
-                tile_starts,
+                tile_number,
                 bases,
                 warp_sums,
             }
@@ -192,7 +194,7 @@ pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize>(
     unsafe {
         let sh = Shared::<K, V>::new(shared, tile_len);
         if t == 0 {
-            *sh.tile_starts = atomic_add(pass.counter, 1);
+            *sh.tile_number = atomic_add(pass.counter, 1);
         }
         let mut i = t;
         while i < WARPS * RADIX {
@@ -200,7 +202,7 @@ pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize>(
             i += RADIX;
         }
         sync_threads();
-        let tile = u64::from(*sh.tile_starts);
+        let tile = u64::from(*sh.tile_number);
         sync_threads();
         let len = (pass.n - tile * u64::from(tile_len)).min(u64::from(tile_len)) as u32;
         // Every tile but the last is full: it goes without a bound check per key.
@@ -215,13 +217,15 @@ pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize>(
 /// The body of [`digit_pass`] for tile `tile` of `len` keys (`FULL`: all `ITEMS × RADIX`).
 ///
 /// Keys are loaded warp-striped: warp `w` holds the tile's keys `w·32·ITEMS ..`, item `k` of
-/// lane `l` being key `w·32·ITEMS + 32k + l`, so that ranking item by item, lanes in order,
-/// ranks in input order. Each warp ranks with one match per item (the lanes holding the same
-/// digit): the lowest of them adds their number to the warp's counter of the digit, in shared
-/// memory, by an atomic add whose old value is their first rank, so that the items' ranks do
-/// not wait on one another's loads and stores. Per digit the warps' counts add up to the
-/// tile's, whose exclusive scan over the digits orders the tile by digit. The tile's count of
-/// each digit is published before the look-back, so that later tiles can go on.
+/// lane `l` being key `w·32·ITEMS + 32k + l`. First each warp counts its keys per digit (a
+/// shared-memory add per key), so that the tile's count of each digit is published before any
+/// key is ranked and later tiles' look-backs find it early; the counts' scans give each warp,
+/// per digit, the first slot of its keys in the tile's sorted order. Then each warp ranks item
+/// by item with one match per item (the lanes holding the same digit): the lowest of them adds
+/// their number to the warp's slot counter of the digit by an atomic add, whose old value is
+/// their first slot, and every key goes to its slot in shared memory at once. Ranking item by
+/// item, lanes in order, keeps the order stable. The look-back runs while the keys are in
+/// shared memory, then the tile goes out digit run by digit run.
 ///
 /// # Safety
 /// As [`digit_pass`]'s, the warp counters zeroed; `len` is the tile's length.
@@ -255,29 +259,16 @@ unsafe fn place_tile<K: Digits, V: Copy + Default, const ITEMS: usize, const FUL
             }
         });
 
-        // Rank within the warp, item by item.
+        // The warp's count of each digit.
         let counts = sh.warp_counts.add((warp * RADIX) as usize);
-        let below = lanemask_lt();
-        let mut ranks = [0u32; ITEMS];
         unrolled::<ITEMS>(|k| {
-            let valid = present(first + 32 * (k as u32));
-            // RADIX matches no digit: the lanes past the end rank among themselves, unused.
-            let d = if valid {
-                digit(keys[k], pass.shift)
-            } else {
-                RADIX
-            };
-            let peers = match_any(d);
-            let leader = peers.trailing_zeros();
-            let mut seen = 0;
-            if lane == leader && valid {
-                seen = shared_atomic_add(counts.add(d as usize), peers.count_ones());
+            if present(first + 32 * (k as u32)) {
+                shared_reduce_add(counts.add(digit(keys[k], pass.shift) as usize), 1);
             }
-            ranks[k] = shfl_idx(seen, leader) + (peers & below).count_ones();
         });
         sync_threads();
 
-        // Thread d: digit d's warp starts and the tile's count; publish it.
+        // Thread d: the tile's count of digit d, published; each warp's first slot for it.
         let d = t;
         let mut count = 0;
         for w in 0..WARPS {
@@ -297,7 +288,35 @@ unsafe fn place_tile<K: Digits, V: Copy + Default, const ITEMS: usize, const FUL
         }
         let (tile_start, digit_start) =
             block_exclusive_scans(mine, *pass.histogram.add(d as usize), sh.warp_sums);
-        *sh.tile_starts.add(d as usize) = tile_start as u32;
+        for w in 0..WARPS {
+            *sh.warp_counts.add((w * RADIX + d) as usize) += tile_start as u32;
+        }
+        sync_threads();
+
+        // Rank within the warp, item by item, each key straight to its slot.
+        let below = lanemask_lt();
+        unrolled::<ITEMS>(|k| {
+            let valid = present(first + 32 * (k as u32));
+            // RADIX matches no digit: the lanes past the end rank among themselves, unused.
+            let d = if valid {
+                digit(keys[k], pass.shift)
+            } else {
+                RADIX
+            };
+            let peers = match_any(d);
+            let leader = peers.trailing_zeros();
+            let mut first_slot = 0;
+            if lane == leader && valid {
+                first_slot = shared_atomic_add(counts.add(d as usize), peers.count_ones());
+            }
+            let slot = shfl_idx(first_slot, leader) + (peers & below).count_ones();
+            if valid {
+                *sh.keys.add(slot as usize) = keys[k];
+                if has_values {
+                    *sh.values.add(slot as usize) = values[k];
+                }
+            }
+        });
 
         // Look back: the digit's keys in the tiles before this one.
         let mut before = 0u64;
@@ -329,18 +348,7 @@ unsafe fn place_tile<K: Digits, V: Copy + Default, const ITEMS: usize, const FUL
         *sh.bases.add(d as usize) = (digit_start + before).wrapping_sub(tile_start);
         sync_threads();
 
-        // The tile in sorted order in shared memory, then out, digit run by digit run.
-        unrolled::<ITEMS>(|k| {
-            if present(first + 32 * (k as u32)) {
-                let d = digit(keys[k], pass.shift) as usize;
-                let slot = *sh.tile_starts.add(d) + *counts.add(d) + ranks[k];
-                *sh.keys.add(slot as usize) = keys[k];
-                if has_values {
-                    *sh.values.add(slot as usize) = values[k];
-                }
-            }
-        });
-        sync_threads();
+        // Out, digit run by digit run.
         unrolled::<ITEMS>(|k| {
             let s = t + RADIX * k as u32;
             if present(s) {
