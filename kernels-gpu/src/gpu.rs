@@ -2,8 +2,7 @@
 //! and dynamic shared memory, named as in CUDA so that kernels read like CUDA kernels; warp
 //! shuffles, warp votes and the grid barrier of cooperative launches as inline PTX.
 
-use crate::block::small::{Run, SharedMem, Team};
-use crate::block::tiny::{TinyRun, TinyTeam};
+use crate::block::{SharedMem, Team};
 use crate::keys::KeyBits;
 use crate::merge::Vote;
 use crate::small::{barrier_increment, barrier_passed, barrier_target};
@@ -193,7 +192,7 @@ pub unsafe fn grid_sync(counter: *mut u32, blocks: u32) {
     sync_threads();
 }
 
-/// A block's shared memory as the small sort addresses it.
+/// A block's shared memory as a [`Team`] addresses it.
 pub struct SharedTile<K>(*mut K);
 
 impl<K: Copy> SharedMem<K> for SharedTile<K> {
@@ -209,38 +208,38 @@ impl<K: Copy> SharedMem<K> for SharedTile<K> {
     }
 }
 
-/// The calling thread as a [`Team`] of the small sort: its run of keys in registers, warp
-/// shuffles, the block's shared memory and barrier.
-pub struct ThreadRun<K> {
-    run: Run<K>,
+/// The calling thread as a [`Team`]: its run of `RUN` keys in registers, warp shuffles, the
+/// block's shared memory and barrier.
+pub struct CudaTeam<K, const RUN: usize> {
+    run: [K; RUN],
     shared: SharedTile<K>,
 }
 
-impl<K: KeyBits> ThreadRun<K> {
+impl<K: KeyBits, const RUN: usize> CudaTeam<K, RUN> {
     /// The calling thread, with the block's shared memory at `shared`.
     ///
     /// # Safety
-    /// `shared` is this block's shared memory, as large as the small sort's plan needs.
+    /// `shared` is this block's shared memory, as large as the block code's contract asks.
     #[inline(always)]
     pub unsafe fn new(shared: *mut K) -> Self {
-        ThreadRun {
-            run: [K::INFINITY; crate::tuning::SMALL_RUN as usize],
+        CudaTeam {
+            run: [K::INFINITY; RUN],
             shared: SharedTile(shared),
         }
     }
 }
 
-impl<K: KeyBits + WarpShuffle> Team<K> for ThreadRun<K> {
+impl<K: KeyBits + WarpShuffle, const RUN: usize> Team<K, RUN> for CudaTeam<K, RUN> {
     type Shared = SharedTile<K>;
 
     #[inline(always)]
-    fn each(&mut self, mut f: impl FnMut(u32, &mut Run<K>, &mut SharedTile<K>)) {
+    fn each(&mut self, mut f: impl FnMut(u32, &mut [K; RUN], &mut SharedTile<K>)) {
         f(thread_idx_x(), &mut self.run, &mut self.shared)
     }
 
     #[inline(always)]
-    fn exchange(&mut self, lane_mask: u32, mut f: impl FnMut(u32, &mut Run<K>, &Run<K>)) {
-        let theirs: Run<K> = core::array::from_fn(|r| self.run[r].shfl_xor(lane_mask));
+    fn exchange(&mut self, lane_mask: u32, mut f: impl FnMut(u32, &mut [K; RUN], &[K; RUN])) {
+        let theirs: [K; RUN] = core::array::from_fn(|r| self.run[r].shfl_xor(lane_mask));
         f(thread_idx_x(), &mut self.run, &theirs)
     }
 
@@ -261,72 +260,6 @@ impl<K: KeyBits + WarpShuffle> Team<K> for ThreadRun<K> {
         // before it.
         unsafe { core::arch::asm!("mov.u32 {x}, {x};", x = inout(reg32) x) };
         x
-    }
-}
-
-/// The calling thread as a [`TinyTeam`] of the tiny sort: its keys in registers, warp
-/// shuffles, and two buffers of the block's shared memory for exchanges between warps.
-pub struct TinyThread<K> {
-    run: TinyRun<K>,
-    shared: *mut K,
-    /// The buffer the next exchange between warps writes (0 or 1).
-    buffer: u32,
-}
-
-impl<K: KeyBits> TinyThread<K> {
-    /// The calling thread, with the block's shared memory at `shared`: two buffers of the
-    /// block's keys (`threads · TINY_RUN`).
-    ///
-    /// # Safety
-    /// `shared` is this block's shared memory, `2 · threads · TINY_RUN` keys for the `threads`
-    /// that every exchange names.
-    #[inline(always)]
-    pub unsafe fn new(shared: *mut K) -> Self {
-        TinyThread {
-            run: [K::INFINITY; crate::tuning::TINY_RUN as usize],
-            shared,
-            buffer: 0,
-        }
-    }
-}
-
-impl<K: KeyBits + WarpShuffle> TinyTeam<K> for TinyThread<K> {
-    #[inline(always)]
-    fn each(&mut self, mut f: impl FnMut(u32, &mut TinyRun<K>)) {
-        f(thread_idx_x(), &mut self.run)
-    }
-
-    /// Through shared memory, register r of thread t sits at `r·threads + t` of the buffer (a
-    /// warp's accesses on consecutive banks). The two buffers take turns: a thread writes one
-    /// only after the barrier of the exchange that read the other, which every thread reached
-    /// after its reads of this one, so one barrier per exchange suffices.
-    #[inline(always)]
-    fn exchange(
-        &mut self,
-        mask: u32,
-        threads: u32,
-        mut f: impl FnMut(u32, &mut TinyRun<K>, &TinyRun<K>),
-    ) {
-        let t = thread_idx_x();
-        let theirs: TinyRun<K> = if mask < 32 {
-            core::array::from_fn(|r| self.run[r].shfl_xor(mask))
-        } else {
-            let threads = threads as usize;
-            let keys = threads * self.run.len();
-            let buffer = self.shared.wrapping_add(self.buffer as usize * keys);
-            self.buffer ^= 1;
-            let partner = (t ^ mask) as usize;
-            // SAFETY: slots below `keys` of one of the two buffers in the block's shared
-            // memory; each written by one thread, read after the barrier.
-            unsafe {
-                for (r, key) in self.run.iter().enumerate() {
-                    *buffer.add(r * threads + t as usize) = *key;
-                }
-                sync_threads();
-                core::array::from_fn(|r| *buffer.add(r * threads + partner))
-            }
-        };
-        f(t, &mut self.run, &theirs)
     }
 }
 

@@ -17,9 +17,10 @@
 //!   holds, the flip's mirror image, each step's register layout), 23 launches at 2^25 keys.
 //! - `gpu` (nvptx only): thread/block indices, barriers and shared memory, so kernels read
 //!   like CUDA kernels.
-//! - [`block`]: what one block does. The merge sort's, the tiny and small sorts' and the window
-//!   passes' block code is generic over the block ([`block::Block`], [`block::small::Team`],
-//!   [`block::tiny::TinyTeam`]) and also builds for the host, where tests run it on the CPU.
+//! - [`block`]: what one block does. The block code is generic over the block's threads (a
+//!   [`block::Team`] for the bitonic sorts, a [`block::Block`] of units for the merge sort) and
+//!   also builds for the host, where tests run it on the CPU ([`block::CpuTeam`],
+//!   [`block::CpuBlock`]).
 //! - [`kernels`]: every kernel, declared once (name, family, register cap, window program);
 //!   built for nvptx64, also their thin `extern "gpu-kernel"` entry points.
 //!

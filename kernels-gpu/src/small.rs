@@ -146,10 +146,11 @@ pub struct SmallPlan {
     pub tile_log2: u32,
 }
 
-/// What one block does in one window. Bit positions named `local` count the block's free bits
-/// only; steps are listed from the highest bit down.
+/// A window as a block sees it (the small sort's counterpart of
+/// [`crate::window::BlockWindow`]): which keys it holds and which steps it runs. Bit positions
+/// named `local` count the block's free bits only; steps are listed from the highest bit down.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Window {
+pub struct BlockWindow {
     /// log2 of the network's positions.
     pub log2: u32,
     /// The fixed bits are `lo_count` bits from `lo_at` up, and every bit from `hi_at` up to
@@ -275,10 +276,10 @@ impl SmallPlan {
     /// assert_eq!((w.head_stage, w.head_bottom, w.convert_head), (15, 5, true));
     /// assert_eq!(w.global(0b1000_0000_0001, 3), (1 << 14) | (3 << 5) | 1);
     /// ```
-    pub const fn window(&self, w: u32) -> Window {
+    pub const fn window(&self, w: u32) -> BlockWindow {
         let (log2, tile) = (self.log2, self.tile_log2);
         if w == 0 {
-            return Window {
+            return BlockWindow {
                 log2,
                 lo_at: 0,
                 lo_count: 0,
@@ -306,7 +307,7 @@ impl SmallPlan {
             (0, 0, tile, 0, 0)
         };
         let (load_from, load_to) = if w == 1 { (tile, tile + 1) } else { (0, 0) };
-        Window {
+        BlockWindow {
             log2,
             lo_at,
             lo_count,
@@ -323,7 +324,7 @@ impl SmallPlan {
     }
 }
 
-impl Window {
+impl BlockWindow {
     /// Global index of local index `local` in block `block`: the local bits spread over the
     /// free bits in order, the block's bits over the fixed ones.
     #[inline(always)]

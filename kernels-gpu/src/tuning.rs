@@ -422,7 +422,7 @@ pub const MULTI_CHECK_BLOCKS: u32 = 1024;
 
 /// Samples per part (at most, plus one) when the multi-GPU sort looks for its splitters: every
 /// GPU ranks all parts' samples (G · 2^14 binary searches, microseconds), and the host then
-/// reads a window of at most `n_i / 2^14` keys per part and splitter (64 KB for 2^28 u32).
+/// reads a span of at most `n_i / 2^14` keys per part and splitter (64 KB for 2^28 u32).
 pub const MULTI_SAMPLES: u64 = 1 << 14;
 
 /// Bytes of a merge-sort block's shared key buffer: `keys` keys of `key_bytes` and

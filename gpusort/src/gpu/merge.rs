@@ -277,7 +277,7 @@ pub(super) fn enqueue(sorter: &GpuSorter, l: &Launch) -> Result<()> {
     if l.n == 0 {
         return Ok(());
     }
-    let all = Window::new(l, 0..l.n);
+    let all = BufferRange::new(l, 0..l.n);
     for step in schedule(l.n, Shape::of(l).sort_tile, 1) {
         enqueue_step(sorter, l, &all, step, 1, &mut |_| Ok(()))?;
     }
@@ -286,7 +286,7 @@ pub(super) fn enqueue(sorter: &GpuSorter, l: &Launch) -> Result<()> {
 
 /// The part of every buffer of a sort that the launches for keys `range` see: for a chunk, its
 /// keys, values, scratch and splits, with the chunk's length as `n`.
-struct Window {
+struct BufferRange {
     keys: u64,
     values: u64,
     scratch_keys: u64,
@@ -296,16 +296,16 @@ struct Window {
     n: u64,
 }
 
-impl Window {
+impl BufferRange {
     /// `range` starts at a multiple of the merge tile (its splits start at its first tile's).
-    fn new(l: &Launch, range: Range<u64>) -> Window {
+    fn new(l: &Launch, range: Range<u64>) -> BufferRange {
         let layout = Layout::new(l.n, l.key_bytes, l.value_bytes, l.max_shared);
         let tile = Shape::of(l).merge_tile;
         let (kb, vb, at) = (l.key_bytes as u64, l.value_bytes as u64, range.start);
         debug_assert_eq!(at % tile, 0);
         // No values: null pointers, as the kernels expect.
         let values = |base: u64| if vb == 0 { 0 } else { base + at * vb };
-        Window {
+        BufferRange {
             keys: l.keys + at * kb,
             values: values(l.values),
             scratch_keys: l.scratch + at * kb,
@@ -319,11 +319,11 @@ impl Window {
 
 /// Queues one step of the sort on the keys `w` sees, the merge in `parts` launches over
 /// consecutive ranges of output tiles, calling `written(keys)` after each (with the keys it
-/// writes, relative to the window).
+/// writes, relative to the range).
 fn enqueue_step(
     sorter: &GpuSorter,
     l: &Launch,
-    w: &Window,
+    w: &BufferRange,
     step: Step,
     parts: u64,
     written: &mut dyn FnMut(Range<u64>) -> Result<()>,
@@ -346,7 +346,7 @@ fn enqueue_step(
     };
     let ((src_k, src_v), (dst_k, dst_v)) = (pick(step.from_scratch), pick(step.to_scratch));
     let decode = if step.last { l.decode } else { IDENTITY };
-    // SAFETY (all launches): the buffers hold the window's keys and values (and the scratch
+    // SAFETY (all launches): the buffers hold the range's keys and values (and the scratch
     // its layout) on this context's device; the launch shapes are those the kernels document.
     match step.pass {
         Pass::SortTiles => {
@@ -427,7 +427,7 @@ impl ChunkedSort for Chunked<'_> {
 
     fn sort_chunk(&mut self, range: Range<u64>) -> Result<()> {
         let (l, tile) = (&self.launch, Shape::of(&self.launch).sort_tile);
-        let w = Window::new(l, range);
+        let w = BufferRange::new(l, range);
         for step in chunk_schedule(l.n, tile, self.chunk()) {
             enqueue_step(self.sorter, l, &w, step, 1, &mut |_| Ok(()))?;
         }
@@ -436,7 +436,7 @@ impl ChunkedSort for Chunked<'_> {
 
     fn finish(&mut self, written: &mut dyn FnMut(Range<u64>) -> Result<()>) -> Result<()> {
         let (l, tile) = (&self.launch, Shape::of(&self.launch).sort_tile);
-        let all = Window::new(l, 0..l.n);
+        let all = BufferRange::new(l, 0..l.n);
         let mut steps = schedule(l.n, tile, self.chunk()).peekable();
         while let Some(step) = steps.next() {
             if steps.peek().is_some() {
@@ -574,7 +574,7 @@ mod tests {
     }
 
     #[test]
-    fn a_chunk_window_offsets_every_buffer_by_its_first_key() {
+    fn a_chunk_range_offsets_every_buffer_by_its_first_key() {
         for (kb, vb) in [(4, 0), (8, 0), (4, 16), (8, 4), (8, 8), (8, 16)] {
             let shape = Shape::new(kb, vb, MAX_SHARED_BYTES);
             let (c, t) = (merge_overlap_chunk(shape.sort_tile), shape.merge_tile);
@@ -593,11 +593,11 @@ mod tests {
             };
             let layout = Layout::new(n, kb, vb, MAX_SHARED_BYTES);
             let (kb, vb) = (kb as u64, vb as u64);
-            let whole = Window::new(&l, 0..n);
+            let whole = BufferRange::new(&l, 0..n);
             assert_eq!((whole.keys, whole.values, whole.n), (l.keys, l.values, n));
             assert_eq!(whole.splits, l.scratch + layout.splits);
             for (i, range) in kernels_gpu::overlap::chunk_ranges(n, c).enumerate() {
-                let w = Window::new(&l, range.clone());
+                let w = BufferRange::new(&l, range.clone());
                 let at = range.start;
                 assert_eq!(w.n, if i < 3 { c } else { 12345 });
                 assert_eq!(w.keys, l.keys + at * kb);

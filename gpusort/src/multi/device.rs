@@ -140,7 +140,7 @@ impl<B: DeviceCopy + Default + Ord + Copy> SortedParts for GpuParts<'_, B> {
         Ok(ranks)
     }
 
-    fn windows(&mut self, ranges: &[Vec<Range<u64>>]) -> Result<Vec<Vec<Vec<B>>>> {
+    fn spans(&mut self, ranges: &[Vec<Range<u64>>]) -> Result<Vec<Vec<Vec<B>>>> {
         let kb = size_of::<B>() as u64;
         let requests: Vec<Vec<(u64, u64)>> = ranges
             .iter()

@@ -3,7 +3,7 @@
 //! The keys are split into one part per GPU. Each GPU sorts its part with the stable merge
 //! sort (keys left in their order-preserving encoding); the host then finds the exact cuts of
 //! the sorted parts that give GPU `j` the keys of global ranks `[Σ_{i<j} n_i, Σ_{i≤j} n_i)`
-//! (a regular sample of each part, ranked on every GPU, then a window of at most one sample
+//! (a regular sample of each part, ranked on every GPU, then a span of at most one sample
 //! stride per part: [`select`]); every GPU pulls its ranges from all the others with
 //! peer-to-peer copies (or through pinned host memory where the driver allows no peer
 //! access), and merges the runs it received with merge-path merges of two runs ([`plan`]),
@@ -731,7 +731,7 @@ pub fn sort_parts_cpu<K: Ord + Copy>(parts: &mut [Vec<K>]) {
     parts.iter_mut().for_each(|p| p.sort());
     let mut sorted = select::HostParts {
         parts: parts.to_vec(),
-        window_keys: 0,
+        span_keys: 0,
         ranked: 0,
     };
     let longest = parts.iter().map(Vec::len).max().unwrap_or(0) as u64;

@@ -28,7 +28,7 @@ pub(crate) trait SortedParts {
     fn ranks(&mut self, probes: &[Self::Key]) -> Result<Vec<Ranks>>;
     /// Per part `i`, the keys of each range of `ranges[i]` (all parts at once, so the GPUs
     /// can read at the same time).
-    fn windows(&mut self, ranges: &[Vec<Range<u64>>]) -> Result<Vec<Vec<Vec<Self::Key>>>>;
+    fn spans(&mut self, ranges: &[Vec<Range<u64>>]) -> Result<Vec<Vec<Vec<Self::Key>>>>;
 }
 
 /// The ranks of a list of probes in one part.
@@ -97,7 +97,7 @@ pub(crate) fn cuts<P: SortedParts>(parts: &mut P, stride: u64) -> Result<Cuts> {
         (ranks[part].below[w], ranks[part].not_above[w])
     };
     let total_not_above = |p: usize| -> u64 { (0..g).map(|i| exact(p, i).1).sum() };
-    // Per inner target: its key's ranks per part if it is a probe, else the windows that
+    // Per inner target: its key's ranks per part if it is a probe, else the spans that
     // hold it (the keys strictly between probes a − 1 and a; a > first, since probe `first`
     // has fewer than r keys not above it or is the smallest key).
     enum Found {
@@ -134,8 +134,8 @@ pub(crate) fn cuts<P: SortedParts>(parts: &mut P, stride: u64) -> Result<Cuts> {
             between.collect()
         })
         .collect();
-    let mut windows = parts.windows(&requests)?;
-    let mut next_window = 0;
+    let mut spans = parts.spans(&requests)?;
+    let mut next_span = 0;
     for (j, &r) in targets.iter().enumerate() {
         cuts[j + 1] = if r == 0 { vec![0; g] } else { lens.clone() };
     }
@@ -143,16 +143,11 @@ pub(crate) fn cuts<P: SortedParts>(parts: &mut P, stride: u64) -> Result<Cuts> {
         let (below, not_above) = match f {
             Found::Probe(below, not_above) => (below, not_above),
             Found::Between(ranges) => {
-                let part_windows: Vec<(u64, Vec<P::Key>)> = (0..g)
-                    .map(|i| {
-                        (
-                            ranges[i].start,
-                            std::mem::take(&mut windows[i][next_window]),
-                        )
-                    })
+                let part_spans: Vec<(u64, Vec<P::Key>)> = (0..g)
+                    .map(|i| (ranges[i].start, std::mem::take(&mut spans[i][next_span])))
                     .collect();
-                next_window += 1;
-                key_ranks_in_windows(&part_windows, r)
+                next_span += 1;
+                key_ranks_in_spans(&part_spans, r)
             }
         };
         cuts[j + 1] = stable_cut(&below, &not_above, r);
@@ -179,24 +174,21 @@ fn not_above_bounds<K: Ord>(samples: &[K], n: u64, stride: u64, u: K) -> (u64, u
 }
 
 /// The per-part ranks (below, not above) of the r-th smallest key (1-based), found among the
-/// keys of `windows` (per part: its first position and its keys), which hold it; the keys
-/// before each window are all below it.
-fn key_ranks_in_windows<K: Ord + Copy>(windows: &[(u64, Vec<K>)], r: u64) -> (Vec<u64>, Vec<u64>) {
-    let mut candidates: Vec<K> = windows
-        .iter()
-        .flat_map(|(_, w)| w.iter().copied())
-        .collect();
-    candidates.sort(); // sorted windows laid end to end: merged, not sorted from scratch
+/// keys of `spans` (per part: its first position and its keys), which hold it; the keys
+/// before each span are all below it.
+fn key_ranks_in_spans<K: Ord + Copy>(spans: &[(u64, Vec<K>)], r: u64) -> (Vec<u64>, Vec<u64>) {
+    let mut candidates: Vec<K> = spans.iter().flat_map(|(_, w)| w.iter().copied()).collect();
+    candidates.sort(); // sorted spans laid end to end: merged, not sorted from scratch
     candidates.dedup();
     let not_above = |v: K| -> Vec<u64> {
         let count = |(start, w): &(u64, Vec<K>)| start + w.partition_point(|&k| k <= v) as u64;
-        windows.iter().map(count).collect()
+        spans.iter().map(count).collect()
     };
     let c = partition_point(candidates.len(), |c| {
         not_above(candidates[c]).iter().sum::<u64>() < r
     });
     let v = candidates[c];
-    let below = windows
+    let below = spans
         .iter()
         .map(|(start, w)| start + w.partition_point(|&k| k < v) as u64)
         .collect();
@@ -239,8 +231,8 @@ fn partition_point(len: usize, pred: impl Fn(usize) -> bool) -> usize {
 pub(crate) struct HostParts<K> {
     /// The sorted parts.
     pub parts: Vec<Vec<K>>,
-    /// Keys read by [`SortedParts::windows`] so far (the cost of round 2).
-    pub window_keys: u64,
+    /// Keys read by [`SortedParts::spans`] so far (the cost of round 2).
+    pub span_keys: u64,
     /// Probes ranked by [`SortedParts::ranks`] so far.
     pub ranked: u64,
 }
@@ -288,12 +280,12 @@ impl<K: Ord + Copy> SortedParts for HostParts<K> {
             .collect())
     }
 
-    fn windows(&mut self, ranges: &[Vec<Range<u64>>]) -> Result<Vec<Vec<Vec<K>>>> {
+    fn spans(&mut self, ranges: &[Vec<Range<u64>>]) -> Result<Vec<Vec<Vec<K>>>> {
         let read = |(part, ranges): (&Vec<K>, &Vec<Range<u64>>)| -> Vec<Vec<K>> {
             let slice = |r: &Range<u64>| part[r.start as usize..r.end as usize].to_vec();
             ranges.iter().map(slice).collect()
         };
-        self.window_keys += ranges
+        self.span_keys += ranges
             .iter()
             .flatten()
             .map(|r| r.end - r.start)
@@ -338,14 +330,14 @@ mod tests {
     proptest! {
         #[test]
         fn cuts_match_the_stable_sort_of_the_parts(parts in sorted_parts(), stride in 1u64..9) {
-            let mut host = HostParts { parts: parts.clone(), window_keys: 0, ranked: 0 };
+            let mut host = HostParts { parts: parts.clone(), span_keys: 0, ranked: 0 };
             let cuts = cuts(&mut host, stride).unwrap();
             prop_assert_eq!(cuts, brute_force(&parts));
         }
     }
 
     #[test]
-    fn windows_stay_within_a_stride_per_part_and_cut() {
+    fn spans_stay_within_a_stride_per_part_and_cut() {
         let stride = 64;
         let parts: Vec<Vec<u32>> = (0..4u32)
             .map(|i| {
@@ -358,15 +350,11 @@ mod tests {
             .collect();
         let mut host = HostParts {
             parts,
-            window_keys: 0,
+            span_keys: 0,
             ranked: 0,
         };
         cuts(&mut host, stride).unwrap();
-        assert!(
-            host.window_keys <= 3 * 4 * (stride - 1),
-            "{}",
-            host.window_keys
-        );
+        assert!(host.span_keys <= 3 * 4 * (stride - 1), "{}", host.span_keys);
         // A handful of probes per target, not every sample.
         assert!(host.ranked <= 3 * 30, "{} probes ranked", host.ranked);
     }
@@ -375,7 +363,7 @@ mod tests {
     fn all_equal_keys_are_cut_in_part_order() {
         let mut host = HostParts {
             parts: vec![vec![7u8; 5], vec![7; 3], vec![7; 4]],
-            window_keys: 0,
+            span_keys: 0,
             ranked: 0,
         };
         let cuts = cuts(&mut host, 2).unwrap();

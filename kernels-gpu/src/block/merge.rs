@@ -843,7 +843,7 @@ pub unsafe fn merge_tile<K: KeyBits, V: Payload, B: Block, const VT: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::block::OneThread;
+    use crate::block::CpuBlock;
     use crate::keys::{KIND_FLOAT, KIND_SIGNED, KIND_UNSIGNED, key_map};
     use crate::merge::{AllLanes, Pass, Probes, Step, chunk_schedule, schedule};
     use crate::overlap::{chunk_ranges, tile_parts};
@@ -987,7 +987,7 @@ mod tests {
                 match step.pass {
                     Pass::SortTiles => {
                         for tile in 0..len.div_ceil(sort_nv) {
-                            let block = &OneThread::default();
+                            let block = &CpuBlock::default();
                             let (edge_tile, t) = (nv as u32, (map, decode));
                             if staged {
                                 sort_tile::<K, V, _, VT, true>(
@@ -1010,7 +1010,7 @@ mod tests {
                             // The kernel's tile is its first tile plus its block index.
                             for tile in part {
                                 merge_tile::<K, V, _, VT>(
-                                    &OneThread::default(),
+                                    &CpuBlock::default(),
                                     nt,
                                     shared,
                                     buf,
@@ -1210,7 +1210,7 @@ mod tests {
             // SAFETY: buffers of n keys; the splits of this merge; shared memory of the size.
             unsafe {
                 merge_tile::<K, (), _, VT>(
-                    &OneThread::default(),
+                    &CpuBlock::default(),
                     nt,
                     shared.as_mut_ptr() as *mut u8,
                     buf,

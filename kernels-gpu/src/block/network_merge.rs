@@ -249,7 +249,7 @@ pub unsafe fn merge_tile<K: KeyBits, B: Block>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::block::{OneThread, xorshift};
+    use crate::block::{CpuBlock, xorshift};
     use crate::merge::{AllLanes, partition};
 
     #[test]
@@ -341,7 +341,7 @@ mod tests {
         };
         let mut prefetched = Vec::new();
         for tile in 0..tiles {
-            let block = OneThread::default();
+            let block = CpuBlock::default();
             // SAFETY: buffers of n keys, one split per tile, a tile of shared memory.
             unsafe {
                 let (shared, splits) = (shared.as_mut_ptr(), splits.as_ptr());

@@ -1,8 +1,7 @@
 //! What one block of the one-launch small sort does in a window ([`crate::small`]): load its
 //! 2^L keys into registers, run the window's steps, store them. Generic over the block's
-//! threads ([`Team`]): on the GPU a `Team` is one thread with its registers, warp shuffles and
-//! the block's shared memory; in the CPU tests ([`CpuTeam`]) it is every thread of the block in
-//! turn, with a check that no barrier is missing.
+//! threads ([`Team`] with runs of [`SMALL_RUN`] keys), so that the CPU tests run it through
+//! [`CpuTeam`](crate::block::CpuTeam), which checks that no barrier is missing.
 //!
 //! # Layouts
 //!
@@ -21,65 +20,22 @@
 //! are the ones it read in the transpose before, so no barrier is needed before the writes, and
 //! one tile of shared memory serves all transposes (the CPU tests' race check confirms it).
 //!
-//! The window passes ([`crate::block::window`]) reuse this engine (its [`Team`], steps and
-//! transposes) with a third layout, *middle* (local `(t / 32)·512 + r·32 + t % 32`: local bits
-//! 5..9 in registers), which this sort does not need.
+//! The window passes ([`crate::block::window`]) reuse this engine (its steps and transposes)
+//! with a third layout, *middle* (local `(t / 32)·512 + r·32 + t % 32`: local bits 5..9 in
+//! registers), which this sort does not need.
 
 use crate::bitonic::{compare_exchange, sort_network};
+#[cfg(not(target_arch = "nvptx64"))]
+use crate::block::CpuTeam;
+use crate::block::{SharedMem, Team};
 use crate::keys::{IDENTITY, KeyBits};
-use crate::small::{SmallPlan, Window, conversion_mask, flips};
+use crate::small::{BlockWindow, SmallPlan, conversion_mask, flips};
 use crate::tuning::{SMALL_RUN, SMALL_RUN_LOG2};
 
 const RUN: usize = SMALL_RUN as usize;
 
 /// One thread's keys.
 pub type Run<K> = [K; RUN];
-
-/// Shared memory of a block, addressed in keys.
-pub trait SharedMem<K> {
-    /// The key at `slot`, read by thread `thread`.
-    ///
-    /// # Safety
-    /// `slot` lies inside the block's shared memory.
-    unsafe fn read(&mut self, thread: u32, slot: u32) -> K;
-    /// Writes `key` at `slot` for thread `thread`.
-    ///
-    /// # Safety
-    /// As [`SharedMem::read`].
-    unsafe fn write(&mut self, thread: u32, slot: u32, key: K);
-}
-
-/// The threads of one block, each with a [`Run`] of keys in registers.
-///
-/// Code runs in phases separated by [`Team::sync`]; in a phase a thread may read a shared slot
-/// that another thread wrote only in an earlier phase. [`Team::exchange`] is a warp shuffle:
-/// every thread of the block must reach it (no divergence).
-pub trait Team<K> {
-    /// The block's shared memory.
-    type Shared: SharedMem<K>;
-    /// Runs `f(t, run, shared)` for every thread `t` this team runs (on the GPU: the calling
-    /// thread), with `t`'s registers.
-    fn each(&mut self, f: impl FnMut(u32, &mut Run<K>, &mut Self::Shared));
-    /// Runs `f(t, run, theirs)` for every thread `t`, where `theirs` holds the registers of
-    /// thread `t ^ lane_mask` (same warp: `lane_mask < 32`) as they were before this call.
-    fn exchange(&mut self, lane_mask: u32, f: impl FnMut(u32, &mut Run<K>, &Run<K>));
-    /// Block barrier: every thread's earlier shared-memory writes are visible to every thread
-    /// after it.
-    fn sync(&mut self);
-    /// Asks the L2 cache for the line of device memory holding `at`, without waiting (on the
-    /// GPU; nothing on the CPU). `at` need not be valid.
-    #[inline(always)]
-    fn prefetch(at: *const K) {
-        let _ = at;
-    }
-    /// `x`, hidden from the optimizer (on the GPU): what is computed from it is computed anew
-    /// rather than kept in registers since an earlier use (the window passes' store recomputes
-    /// the load's positions instead of holding them across all the steps).
-    #[inline(always)]
-    fn opaque(x: u32) -> u32 {
-        x
-    }
-}
 
 /// Where each of a block's keys sits: which thread, which register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,7 +136,7 @@ struct ColumnIndex {
 
 impl ColumnIndex {
     #[inline(always)]
-    fn new(win: &Window, t: u32, block: u32, shift: u32) -> Self {
+    fn new(win: &BlockWindow, t: u32, block: u32, shift: u32) -> Self {
         let spread = |b: u32| {
             if b < SMALL_RUN_LOG2 {
                 win.spread(1 << (shift + b))
@@ -217,7 +173,7 @@ pub struct SmallSort<K, T> {
     _keys: core::marker::PhantomData<K>,
 }
 
-impl<K: KeyBits, T: Team<K>> SmallSort<K, T> {
+impl<K: KeyBits, T: Team<K, RUN>> SmallSort<K, T> {
     /// Block `block` of `plan`.
     ///
     /// # Safety
@@ -342,7 +298,7 @@ impl<K: KeyBits, T: Team<K>> SmallSort<K, T> {
     /// # Safety
     /// `src` holds `n` keys if `first`, else 2^log2.
     #[inline(always)]
-    unsafe fn load(&mut self, win: &Window, src: *const K, first: bool, n: u32, encode: u32) {
+    unsafe fn load(&mut self, win: &BlockWindow, src: *const K, first: bool, n: u32, encode: u32) {
         let (win, block) = (*win, self.block);
         let shift = self.plan.tile_log2 - SMALL_RUN_LOG2;
         let flip_mask = conversion_mask(win.load_from, win.load_to, win.log2);
@@ -386,7 +342,7 @@ impl<K: KeyBits, T: Team<K>> SmallSort<K, T> {
     /// # Safety
     /// As [`SmallSort::load`] with `last` for `first`.
     #[inline(always)]
-    unsafe fn store(&mut self, win: &Window, dst: *mut K, last: bool, n: u32, decode: u32) {
+    unsafe fn store(&mut self, win: &BlockWindow, dst: *mut K, last: bool, n: u32, decode: u32) {
         self.to(Layout::Columns);
         let (win, block) = (*win, self.block);
         let shift = self.plan.tile_log2 - SMALL_RUN_LOG2;
@@ -408,7 +364,7 @@ impl<K: KeyBits, T: Team<K>> SmallSort<K, T> {
     /// Window 0: sorts the block's keys (stages 1 ..= L), each 2^k-key group ascending in
     /// stage k's storage.
     #[inline(always)]
-    fn sort_tile(&mut self, win: &Window) {
+    fn sort_tile(&mut self, win: &BlockWindow) {
         self.to(Layout::Runs);
         // Stages 1 ..= log2 RUN: the load stored keys as for stage log2 RUN, in which a run is
         // sorted ascending; any sort of the run does.
@@ -447,7 +403,7 @@ impl<K: KeyBits, T: Team<K>> SmallSort<K, T> {
     /// thread's keys share global bits `stage − 1` and `stage` (a tested property of the plans),
     /// so one mask serves the whole run.
     #[inline(always)]
-    fn convert(&mut self, win: &Window, stage: u32) {
+    fn convert(&mut self, win: &BlockWindow, stage: u32) {
         self.to(Layout::Runs);
         let (win, block) = (*win, self.block);
         self.team.each(|t, run, _| {
@@ -501,7 +457,7 @@ const MIDDLE_FROM_STAGE: u32 = 8;
 /// The step on lane bit `b`: register r of lane t meets register r of lane `t ^ 2^b`; the
 /// lower lane keeps the minimum.
 #[inline(always)]
-pub(crate) fn lane_step<K: KeyBits, T: Team<K>>(team: &mut T, b: u32) {
+pub(crate) fn lane_step<K: KeyBits, T: Team<K, RUN>>(team: &mut T, b: u32) {
     let mask = 1 << b;
     team.exchange(mask, |t, run, theirs| {
         let lower = t & mask == 0;
@@ -521,9 +477,9 @@ pub(crate) fn lane_step<K: KeyBits, T: Team<K>>(team: &mut T, b: u32) {
 /// out as straight-line code: in a loop, every lane step would move each key back to its
 /// loop-carried register.
 #[inline(always)]
-pub(crate) fn lane_steps_down<K: KeyBits, T: Team<K>>(team: &mut T, top: u32, count: u32) {
+pub(crate) fn lane_steps_down<K: KeyBits, T: Team<K, RUN>>(team: &mut T, top: u32, count: u32) {
     #[inline(always)]
-    fn run<K: KeyBits, T: Team<K>, const N: u32>(team: &mut T, top: u32) {
+    fn run<K: KeyBits, T: Team<K, RUN>, const N: u32>(team: &mut T, top: u32) {
         macro_rules! steps {
             ($($k:literal)*) => { $( if $k < N { lane_step(team, top - $k); } )* };
         }
@@ -567,7 +523,7 @@ pub(crate) fn register_range<K: KeyBits>(run: &mut Run<K>, top: u32, bottom: u32
 /// before the writes, and one tile of shared memory serves all transposes (the CPU tests' race
 /// check confirms it).
 #[inline(always)]
-pub(crate) fn transpose<K: KeyBits, T: Team<K>>(
+pub(crate) fn transpose<K: KeyBits, T: Team<K, RUN>>(
     team: &mut T,
     from: Layout,
     to: Layout,
@@ -585,7 +541,7 @@ pub(crate) fn transpose<K: KeyBits, T: Team<K>>(
 /// `layout`. Callers with a layout known only at run time dispatch to a constant one, so that
 /// the slots are constants per register.
 #[inline(always)]
-pub(crate) fn write_slots<K: KeyBits, T: Team<K>>(team: &mut T, layout: Layout, shift: u32) {
+pub(crate) fn write_slots<K: KeyBits, T: Team<K, RUN>>(team: &mut T, layout: Layout, shift: u32) {
     team.each(|t, run, shared| {
         each_register(|r| {
             let slot = slot(layout, t, r as u32, shift);
@@ -598,7 +554,7 @@ pub(crate) fn write_slots<K: KeyBits, T: Team<K>>(team: &mut T, layout: Layout, 
 /// The second half of a transpose (after a barrier): every thread reads its registers from
 /// their slots in `layout`.
 #[inline(always)]
-pub(crate) fn read_slots<K: KeyBits, T: Team<K>>(team: &mut T, layout: Layout, shift: u32) {
+pub(crate) fn read_slots<K: KeyBits, T: Team<K, RUN>>(team: &mut T, layout: Layout, shift: u32) {
     team.each(|t, run, shared| {
         each_register(|r| {
             let slot = slot(layout, t, r as u32, shift);
@@ -606,116 +562,6 @@ pub(crate) fn read_slots<K: KeyBits, T: Team<K>>(team: &mut T, layout: Layout, s
             run[r] = unsafe { shared.read(t, slot) };
         })
     });
-}
-
-/// Every thread of a block, run one after another on the CPU, with their registers and a
-/// shared memory that panics on a race: a slot written in a phase (between two barriers) by
-/// one thread and read or written in the same phase by another.
-#[cfg(not(target_arch = "nvptx64"))]
-pub struct CpuTeam<K> {
-    runs: Vec<Run<K>>,
-    shared: CpuShared<K>,
-}
-
-/// The shared memory of a [`CpuTeam`].
-#[cfg(not(target_arch = "nvptx64"))]
-pub struct CpuShared<K> {
-    slots: Vec<K>,
-    /// Phases start at 1; an access record of an earlier phase is stale.
-    phase: u64,
-    access: Vec<Access>,
-}
-
-/// Who touched a slot in the current phase.
-#[cfg(not(target_arch = "nvptx64"))]
-#[derive(Clone, Copy, Default)]
-struct Access {
-    phase: u64,
-    thread: u32,
-    written: bool,
-    by_several: bool,
-}
-
-#[cfg(not(target_arch = "nvptx64"))]
-impl<K: KeyBits> CpuTeam<K> {
-    /// `threads` threads and `slots` keys of shared memory.
-    pub fn new(threads: u32, slots: u32) -> Self {
-        CpuTeam {
-            runs: vec![[K::INFINITY; RUN]; threads as usize],
-            shared: CpuShared {
-                slots: vec![K::INFINITY; slots as usize],
-                phase: 1,
-                access: vec![Access::default(); slots as usize],
-            },
-        }
-    }
-}
-
-#[cfg(not(target_arch = "nvptx64"))]
-impl<K> CpuShared<K> {
-    fn touch(&mut self, thread: u32, slot: u32, write: bool) {
-        let phase = self.phase;
-        let a = &mut self.access[slot as usize];
-        if a.phase != phase {
-            *a = Access {
-                phase,
-                thread,
-                written: write,
-                by_several: false,
-            };
-            return;
-        }
-        let race = if a.thread == thread {
-            write && a.by_several
-        } else {
-            write || a.written
-        };
-        assert!(
-            !race,
-            "shared slot {slot}: thread {thread} and thread {} in one phase",
-            a.thread
-        );
-        a.written |= write;
-        a.by_several |= a.thread != thread;
-    }
-}
-
-#[cfg(not(target_arch = "nvptx64"))]
-impl<K: Copy> SharedMem<K> for CpuShared<K> {
-    unsafe fn read(&mut self, thread: u32, slot: u32) -> K {
-        self.touch(thread, slot, false);
-        self.slots[slot as usize]
-    }
-    unsafe fn write(&mut self, thread: u32, slot: u32, key: K) {
-        self.touch(thread, slot, true);
-        self.slots[slot as usize] = key;
-    }
-}
-
-#[cfg(not(target_arch = "nvptx64"))]
-impl<K: KeyBits> Team<K> for CpuTeam<K> {
-    type Shared = CpuShared<K>;
-
-    fn each(&mut self, mut f: impl FnMut(u32, &mut Run<K>, &mut CpuShared<K>)) {
-        for (t, run) in self.runs.iter_mut().enumerate() {
-            f(t as u32, run, &mut self.shared);
-        }
-    }
-
-    fn exchange(&mut self, lane_mask: u32, mut f: impl FnMut(u32, &mut Run<K>, &Run<K>)) {
-        assert!(
-            lane_mask < 32 && self.runs.len() % 32 == 0,
-            "shuffles stay in full warps"
-        );
-        let before = self.runs.clone();
-        for (t, run) in self.runs.iter_mut().enumerate() {
-            f(t as u32, run, &before[t ^ lane_mask as usize]);
-        }
-    }
-
-    fn sync(&mut self) {
-        self.shared.phase += 1;
-    }
 }
 
 /// Sorts `keys` as the `bitonic_small_*` kernel does, on the CPU: every block of the plan for
@@ -744,7 +590,7 @@ pub fn sort_like_the_gpu<K: KeyBits>(keys: &mut [K], plan: SmallPlan, encode: u3
     let n = keys.len() as u32;
     let mut scratch = vec![K::INFINITY; 1 << plan.log2];
     let slots = tile_shared_words(1 << plan.tile_log2);
-    let mut blocks: Vec<SmallSort<K, CpuTeam<K>>> = (0..plan.blocks())
+    let mut blocks: Vec<SmallSort<K, CpuTeam<K, RUN>>> = (0..plan.blocks())
         // SAFETY: the team has the plan's threads and a tile's shared memory.
         .map(|b| unsafe { SmallSort::new(CpuTeam::new(plan.threads(), slots), plan, b) })
         .collect();
@@ -867,15 +713,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    #[should_panic(expected = "in one phase")]
-    fn the_cpu_team_catches_a_missing_barrier() {
-        let mut team = CpuTeam::<u32>::new(32, 64);
-        team.each(|t, _, shared| unsafe { shared.write(t, t, t) });
-        // No team.sync() here: thread 1 reads what thread 0 wrote in the same phase.
-        team.each(|t, run, shared| run[0] = unsafe { shared.read(t, t ^ 1) });
     }
 
     proptest! {

@@ -15,9 +15,10 @@
 //! Thread t holds keys `RUN·t .. RUN·t + RUN`: the low [`TINY_RUN_LOG2`] bits of an index are
 //! registers, the next five lanes, the rest warps. A step on a register bit is a min and a max
 //! per pair, on a lane bit a warp shuffle, on a warp bit an exchange through shared memory
-//! with one barrier ([`TinyTeam::exchange`]).
+//! with one barrier (`exchange` below).
 
 use crate::bitonic::compare_exchange;
+use crate::block::{SharedMem, Team};
 use crate::keys::KeyBits;
 use crate::tuning::{TINY_MAX_LOG2, TINY_MIN_LOG2, TINY_RUN, TINY_RUN_LOG2};
 
@@ -26,20 +27,44 @@ const RUN: usize = TINY_RUN as usize;
 /// One thread's keys.
 pub type TinyRun<K> = [K; RUN];
 
-/// The threads of the tiny sort's block, each with a [`TinyRun`].
-pub trait TinyTeam<K> {
-    /// Runs `f(t, run)` for every thread `t` this team runs (on the GPU: the calling thread).
-    fn each(&mut self, f: impl FnMut(u32, &mut TinyRun<K>));
-    /// Runs `f(t, run, theirs)` for every thread `t` of the block's `threads`, where `theirs`
-    /// holds the keys of thread `t ^ mask` as they were before this call: a warp shuffle for
-    /// `mask < 32`, else a trip through shared memory with one barrier. Every thread of the
-    /// block must call it.
-    fn exchange(
-        &mut self,
-        mask: u32,
-        threads: u32,
-        f: impl FnMut(u32, &mut TinyRun<K>, &TinyRun<K>),
-    );
+/// Runs `f(t, run, theirs)` for every thread `t` of the block's `threads`, where `theirs` holds
+/// the keys of thread `t ^ mask` as they were before this call: a warp shuffle for `mask < 32`,
+/// else a trip through shared memory with one barrier. Every thread of the block calls it.
+///
+/// Shared memory holds two buffers of the block's keys (register r of thread t at
+/// `r·threads + t`: a warp's accesses on consecutive banks), which take turns (`buffer` says
+/// which one is next): a thread writes one only after the barrier of the exchange that read the
+/// other, which every thread reached after its reads of this one, so one barrier per exchange
+/// suffices (the CPU tests' race check confirms it).
+#[inline(always)]
+fn exchange<K: KeyBits, T: Team<K, RUN>>(
+    team: &mut T,
+    buffer: &mut u32,
+    mask: u32,
+    threads: u32,
+    mut f: impl FnMut(u32, &mut TinyRun<K>, &TinyRun<K>),
+) {
+    if mask < 32 {
+        team.exchange(mask, f);
+        return;
+    }
+    let base = *buffer * threads * TINY_RUN;
+    *buffer ^= 1;
+    team.each(|t, run, shared| {
+        for (r, key) in run.iter().enumerate() {
+            // SAFETY: below 2·threads·TINY_RUN, the shared memory of the sort's contract.
+            unsafe { shared.write(t, base + r as u32 * threads + t, *key) };
+        }
+    });
+    team.sync();
+    team.each(|t, run, shared| {
+        let partner = t ^ mask;
+        // SAFETY: as above; written by the partner before the barrier.
+        let theirs: TinyRun<K> = core::array::from_fn(|r| unsafe {
+            shared.read(t, base + r as u32 * threads + partner)
+        });
+        f(t, run, &theirs);
+    });
 }
 
 /// log2 of the network that sorts `n` keys: at least [`TINY_MIN_LOG2`] (a whole warp).
@@ -70,9 +95,10 @@ pub const fn tiny_threads(n: u32) -> u32 {
 /// has 2^`network_log2(n)` positions; those past `n` hold +∞ and are never stored.
 ///
 /// # Safety
-/// `keys` holds `n` keys; the team has `tiny_threads(n)` threads.
+/// `keys` holds `n` keys; the team has `tiny_threads(n)` threads and a shared memory of
+/// `2 · 2^network_log2(n)` keys ([`tiny_shared_bytes`](crate::tuning::tiny_shared_bytes)).
 #[inline(always)]
-pub unsafe fn sort<K: KeyBits, T: TinyTeam<K>>(
+pub unsafe fn sort<K: KeyBits, T: Team<K, RUN>>(
     team: &mut T,
     keys: *mut K,
     n: u32,
@@ -80,7 +106,7 @@ pub unsafe fn sort<K: KeyBits, T: TinyTeam<K>>(
 ) {
     debug_assert!(n <= 1 << TINY_MAX_LOG2);
     // Every load first, so that they are in flight together.
-    team.each(|t, run| {
+    team.each(|t, run, _| {
         for (r, key) in run.iter_mut().enumerate() {
             let i = TINY_RUN * t + r as u32;
             // SAFETY: i < n.
@@ -99,7 +125,7 @@ pub unsafe fn sort<K: KeyBits, T: TinyTeam<K>>(
         11 => network::<K, T, 11>(team),
         _ => network::<K, T, 12>(team),
     }
-    team.each(|t, run| {
+    team.each(|t, run, _| {
         for (r, key) in run.iter().enumerate() {
             let i = TINY_RUN * t + r as u32;
             if i < n {
@@ -115,11 +141,13 @@ const _: () = assert!(TINY_MIN_LOG2 >= 7 && TINY_MAX_LOG2 == 12, "network's size
 /// The network of 2^LOG2 positions, stage after stage, every step a call with constant
 /// arguments.
 #[inline(always)]
-fn network<K: KeyBits, T: TinyTeam<K>, const LOG2: u32>(team: &mut T) {
+fn network<K: KeyBits, T: Team<K, RUN>, const LOG2: u32>(team: &mut T) {
+    // The shared-memory buffer of the next exchange between warps.
+    let mut buffer = 0;
     macro_rules! stages {
         ($($stage:literal: [$($bit:literal)*])*) => {
             $(if $stage <= LOG2 {
-                $(step::<K, T, LOG2, $stage, $bit>(team);)*
+                $(step::<K, T, LOG2, $stage, $bit>(team, &mut buffer);)*
             })*
         };
     }
@@ -143,14 +171,15 @@ fn network<K: KeyBits, T: TinyTeam<K>, const LOG2: u32>(team: &mut T) {
 /// 2^STAGE from pairs of sorted halves): the flip when `BIT == STAGE − 1`, then half-cleaners;
 /// the lower index of each pair keeps the smaller key.
 #[inline(always)]
-fn step<K: KeyBits, T: TinyTeam<K>, const LOG2: u32, const STAGE: u32, const BIT: u32>(
+fn step<K: KeyBits, T: Team<K, RUN>, const LOG2: u32, const STAGE: u32, const BIT: u32>(
     team: &mut T,
+    buffer: &mut u32,
 ) {
     let flip = BIT + 1 == STAGE;
     // The partner's index differs in these bits.
     let partner: u32 = if flip { (1 << STAGE) - 1 } else { 1 << BIT };
     if BIT < TINY_RUN_LOG2 {
-        team.each(|_, run| {
+        team.each(|_, run, _| {
             for lower in 0..RUN {
                 if lower & 1 << BIT == 0 {
                     compare_exchange(run, lower, lower ^ partner as usize);
@@ -160,75 +189,41 @@ fn step<K: KeyBits, T: TinyTeam<K>, const LOG2: u32, const STAGE: u32, const BIT
     } else {
         let thread_bit = BIT - TINY_RUN_LOG2;
         let threads = 1 << (LOG2 - TINY_RUN_LOG2);
-        team.exchange(partner >> TINY_RUN_LOG2, threads, |t, run, theirs| {
-            let lower = t >> thread_bit & 1 == 0;
-            for (r, key) in run.iter_mut().enumerate() {
-                // A flip pairs register r with the partner's mirror register.
-                let other = theirs[if flip { RUN - 1 - r } else { r }];
-                let (small, large) = if other < *key {
-                    (other, *key)
-                } else {
-                    (*key, other)
-                };
-                *key = if lower { small } else { large };
-            }
-        });
-    }
-}
-
-/// The CPU's [`TinyTeam`]: every thread of the block in turn.
-#[cfg(not(target_arch = "nvptx64"))]
-pub struct CpuTiny<K> {
-    /// Each thread's keys.
-    pub runs: Vec<TinyRun<K>>,
-    /// The masks of the exchanges so far, in order.
-    pub exchanges: Vec<u32>,
-}
-
-#[cfg(not(target_arch = "nvptx64"))]
-impl<K: KeyBits> CpuTiny<K> {
-    /// A block of `threads` threads.
-    pub fn new(threads: u32) -> Self {
-        CpuTiny {
-            runs: vec![[K::INFINITY; RUN]; threads as usize],
-            exchanges: Vec::new(),
-        }
-    }
-}
-
-#[cfg(not(target_arch = "nvptx64"))]
-impl<K: KeyBits> TinyTeam<K> for CpuTiny<K> {
-    fn each(&mut self, mut f: impl FnMut(u32, &mut TinyRun<K>)) {
-        for (t, run) in self.runs.iter_mut().enumerate() {
-            f(t as u32, run);
-        }
-    }
-    fn exchange(
-        &mut self,
-        mask: u32,
-        threads: u32,
-        mut f: impl FnMut(u32, &mut TinyRun<K>, &TinyRun<K>),
-    ) {
-        assert_eq!(threads as usize, self.runs.len(), "the block's threads");
-        assert!(mask < threads, "partner outside the block");
-        self.exchanges.push(mask);
-        let before = self.runs.clone();
-        for (t, run) in self.runs.iter_mut().enumerate() {
-            f(t as u32, run, &before[t ^ mask as usize]);
-        }
+        exchange(
+            team,
+            buffer,
+            partner >> TINY_RUN_LOG2,
+            threads,
+            |t, run, theirs| {
+                let lower = t >> thread_bit & 1 == 0;
+                for (r, key) in run.iter_mut().enumerate() {
+                    // A flip pairs register r with the partner's mirror register.
+                    let other = theirs[if flip { RUN - 1 - r } else { r }];
+                    let (small, large) = if other < *key {
+                        (other, *key)
+                    } else {
+                        (*key, other)
+                    };
+                    *key = if lower { small } else { large };
+                }
+            },
+        );
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::block::{check_key_maps, xorshift};
+    use crate::block::{CpuTeam, check_key_maps, xorshift};
     use crate::keys::IDENTITY;
+    use crate::tuning::tiny_shared_bytes;
 
-    fn sort_on_cpu<K: KeyBits>(keys: &mut [K], map: u32) -> CpuTiny<K> {
+    fn sort_on_cpu<K: KeyBits>(keys: &mut [K], map: u32) -> CpuTeam<K, RUN> {
         let n = keys.len() as u32;
-        let mut team = CpuTiny::new(tiny_threads(n));
-        // SAFETY: `keys` holds n keys; the team has tiny_threads(n) threads.
+        let slots = tiny_shared_bytes(n, size_of::<K>() as u32) / size_of::<K>() as u32;
+        let mut team = CpuTeam::new(tiny_threads(n), slots);
+        // SAFETY: `keys` holds n keys; the team has tiny_threads(n) threads and the sort's
+        // shared memory.
         unsafe { sort(&mut team, keys.as_mut_ptr(), n, (map, map)) };
         team
     }
@@ -298,12 +293,12 @@ mod tests {
 
     /// Each stage's steps on thread bits are exchanges: the flip's partner mirrors every bit
     /// below the stage, a half-cleaner's differs in one; shuffles (masks below 32) for lane
-    /// bits, shared memory above.
+    /// bits, one barrier each through shared memory above.
     #[test]
     fn exchanges_are_the_network_thread_steps() {
         let mut keys = vec![0u32; 4096];
         let team = sort_on_cpu(&mut keys, IDENTITY);
-        let mut expected = Vec::new();
+        let mut expected: Vec<u32> = Vec::new();
         for stage in 1..=12u32 {
             for bit in (TINY_RUN_LOG2..stage).rev() {
                 let partner = if bit + 1 == stage {
@@ -314,7 +309,10 @@ mod tests {
                 expected.push(partner >> TINY_RUN_LOG2);
             }
         }
-        assert_eq!(team.exchanges, expected);
+        let (shuffles, through_shared): (Vec<u32>, Vec<u32>) =
+            expected.into_iter().partition(|&mask| mask < 32);
+        assert_eq!(team.shuffles, shuffles);
+        assert_eq!(team.barriers as usize, through_shared.len());
     }
 
     #[test]

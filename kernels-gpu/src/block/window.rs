@@ -31,20 +31,23 @@
 //! (every window of fewer than 2^32 keys), 64-bit positions otherwise.
 
 use crate::block::L2_LINE_BYTES;
+use crate::block::Team;
 use crate::block::small::{
-    Layout, Run, SmallSort, Team, each_register, lane_step, read_slots, register_range,
-    register_steps, write_slots,
+    Layout, Run, SmallSort, each_register, lane_step, read_slots, register_range, register_steps,
+    write_slots,
 };
 use crate::keys::{IDENTITY, KeyBits};
 use crate::small::SmallPlan;
-use crate::tuning::SMALL_RUN_LOG2;
+use crate::tuning::{SMALL_RUN, SMALL_RUN_LOG2};
 use crate::window::{BlockWindow, COLUMNS, FLIP_NONE, FLIP_REGISTERS, MAX_PHASES, MIDDLE, RUNS};
+
+const RUN: usize = SMALL_RUN as usize;
 
 /// The crossing step of a flip on lane bit `b` (runs): every key becomes `min(mine, !theirs)`.
 /// In the lower lane, `theirs` is a complemented upper key `!y`: `min(x, y)`; in the upper lane
 /// `mine` is `!y` and `theirs` is `x`: `min(!y, !x) = !max(x, y)`, stored complemented.
 #[inline(always)]
-fn crossing_lane_step<K: KeyBits, T: Team<K>>(team: &mut T, b: u32) {
+fn crossing_lane_step<K: KeyBits, T: Team<K, RUN>>(team: &mut T, b: u32) {
     team.exchange(1 << b, |_, run, theirs| {
         each_register(|r| {
             let other = theirs[r].complement(true);
@@ -282,7 +285,7 @@ pub struct WindowSort<K, T> {
     _keys: core::marker::PhantomData<K>,
 }
 
-impl<K: KeyBits, T: Team<K>> WindowSort<K, T> {
+impl<K: KeyBits, T: Team<K, RUN>> WindowSort<K, T> {
     /// Block `block` of the window `win`.
     ///
     /// # Safety
@@ -594,7 +597,7 @@ impl<K: KeyBits, T: Team<K>> WindowSort<K, T> {
 /// `src` and `dst` hold `n` keys; no other block touches this tile; the team as for
 /// [`SmallSort::new`] with the plan of one 2^`tile_log2`-key block.
 #[inline(always)]
-pub unsafe fn sort_tile<K: KeyBits, T: Team<K>>(
+pub unsafe fn sort_tile<K: KeyBits, T: Team<K, RUN>>(
     team: T,
     tile_log2: u32,
     (src, dst): (*const K, *mut K),
@@ -647,7 +650,7 @@ pub fn tile_edge(tile_log2: u32, piece: u64, n: u64, tile: u64, t: u32) -> Optio
 }
 
 /// Runs the windows `passes` over `keys` as the kernels would, on the CPU: every block of each
-/// window in turn through a [`CpuTeam`](crate::block::small::CpuTeam) (which panics on a
+/// window in turn through a [`CpuTeam`](crate::block::CpuTeam) (which panics on a
 /// missing barrier). The tile sort (if it comes first) encodes with `encode`, the last window
 /// decodes with `decode`.
 ///
@@ -670,7 +673,7 @@ fn run_on_the_cpu<K: KeyBits>(
     (encode, decode): (u32, u32),
     wide: bool,
 ) {
-    use crate::block::small::CpuTeam;
+    use crate::block::CpuTeam;
     use crate::tuning::tile_shared_words;
     let n = keys.len() as u64;
     let mut passes = passes.into_iter().peekable();

@@ -6,9 +6,7 @@
 
 use crate::block::small::SmallSort;
 use crate::block::window::{WindowSort, sort_tile, tile_edge};
-use crate::gpu::{
-    ThreadRun, TinyThread, block_idx_x, dynamic_shared, grid_sync, sync_threads, thread_idx_x,
-};
+use crate::gpu::{CudaTeam, block_idx_x, dynamic_shared, grid_sync, sync_threads, thread_idx_x};
 use crate::small::SmallPlan;
 use crate::tuning::{COMPACT_WINDOW_LOG2, NETWORK_MERGE_TILE, WINDOW_LOG2};
 use crate::window::{BlockWindow, PROGRAMS};
@@ -42,11 +40,7 @@ macro_rules! bitonic_small {
             // SAFETY: the launch gives each block a tile of shared memory and plan.threads()
             // threads.
             let mut sort = unsafe {
-                SmallSort::new(
-                    ThreadRun::new(dynamic_shared::<$key>()),
-                    plan,
-                    block_idx_x(),
-                )
+                SmallSort::new(CudaTeam::new(dynamic_shared::<$key>()), plan, block_idx_x())
             };
             let mut w = 0;
             while w < plan.windows() {
@@ -79,7 +73,7 @@ macro_rules! bitonic_tiny {
         pub unsafe extern "gpu-kernel" fn $tiny(keys: *mut $key, n: u32, encode: u32, decode: u32) {
             // SAFETY: the launch contract: the block's threads and shared memory fit `n`.
             unsafe {
-                let mut team = TinyThread::new(dynamic_shared::<$key>());
+                let mut team = CudaTeam::new(dynamic_shared::<$key>());
                 crate::block::tiny::sort(&mut team, keys, n, (encode, decode));
             }
         }
@@ -101,7 +95,7 @@ macro_rules! window_block {
         // SAFETY: the launch contract: the block's threads and shared memory, and keys no
         // other block touches.
         unsafe {
-            let team = ThreadRun::new(dynamic_shared::<$key>());
+            let team = CudaTeam::new(dynamic_shared::<$key>());
             let block = u64::from(block_idx_x());
             let mut sort = WindowSort::new(team, win, block).prefetching($ahead);
             sort.$run::<$offset>($keys, $n, $decode);
@@ -142,7 +136,7 @@ macro_rules! bitonic_window_tiles {
             // SAFETY: the launch gives each block its tile, window_threads(L) threads and a tile of
             // shared memory.
             unsafe {
-                let team = ThreadRun::new(dynamic_shared::<$key>());
+                let team = CudaTeam::new(dynamic_shared::<$key>());
                 sort_tile(team, $log2, (src, dst), n, tile, (encode, decode));
             }
             if !edges.is_null() {
