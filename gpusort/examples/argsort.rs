@@ -54,7 +54,7 @@ fn main() {
 
     // The key column, then its stable permutation: equal temperatures keep their input order.
     // On the GPU (the stable merge sort of (key, index) pairs) where there is one, else on the
-    // CPU (rayon); floats ordered like `total_cmp`.
+    // CPU (a radix sort); floats ordered like `total_cmp`.
     let celsius: Vec<f32> = readings.iter().map(|r| r.celsius).collect();
     let warmest_first: Vec<u64> = match GpuSorter::new() {
         Ok(gpu) => {
@@ -63,7 +63,7 @@ fn main() {
                 .expect("the GPU argsort")
         }
         Err(e) => {
-            println!("argsort on the CPU (rayon): {e}");
+            println!("argsort on the CPU: {e}");
             argsort_cpu(&celsius, Order::Descending)
         }
     };

@@ -69,8 +69,8 @@ fn sort_into<K: LeKey>(
             gpu.device_name().to_string()
         }
         None => {
-            CpuAlgo::Rayon.sort(&mut keys, Order::Ascending);
-            "the CPU (rayon)".to_string()
+            CpuAlgo::Radix.sort(&mut keys, Order::Ascending);
+            "the CPU (radix sort)".to_string()
         }
     };
     out.begin(FileFormat::Npy, K::DTYPE, keys.len() as u64)?;

@@ -26,8 +26,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Err(e @ (Error::NoDriver(_) | Error::NoDevice)) => {
             println!("no GPU ({e}): sorting on the CPU");
-            CpuAlgo::Rayon.sort(&mut keys, Order::Ascending);
-            "the CPU (rayon)".to_string()
+            CpuAlgo::Radix.sort(&mut keys, Order::Ascending);
+            "the CPU (radix sort)".to_string()
         }
         Err(e) => return Err(e.into()),
     };

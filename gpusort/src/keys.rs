@@ -185,7 +185,7 @@ pub trait SortKey:
     const DTYPE: DType;
     /// Raw bit pattern type, sorted by the kernels after an order-preserving map: `u32` for
     /// the 4-byte keys, `u64` for the 8-byte ones.
-    type Bits: KeyBits + DeviceCopy + Ord + Default + Send + Sync + fmt::Debug;
+    type Bits: KeyBits + DeviceCopy + Ord + Default + Send + Sync + fmt::Debug + Into<u64>;
     /// Key kind for [`kernels_gpu::keys::key_map`]: one of
     /// [`kernels_gpu::keys::KIND_UNSIGNED`], [`kernels_gpu::keys::KIND_SIGNED`] and
     /// [`kernels_gpu::keys::KIND_FLOAT`].

@@ -87,7 +87,10 @@
 //! - [`GpuSorter::sort_unstable`] allocates one device buffer of n keys (n ×
 //!   `size_of::<K>()` bytes), checked against free device memory first, and frees it before it
 //!   returns; no host memory beyond the slice.
-//! - [`argsort::argsort_cpu`] needs 16 bytes per key beside the keys.
+//! - [`argsort::argsort_cpu`] needs 16 bytes per key beside the keys (plus a per-thread
+//!   scratch of at most an eighth of that, or 4 MiB).
+//! - [`cpu::radix_sort`] (the CPU fallback) takes a scratch buffer as large as the keys where
+//!   [`memory::check`] allows it, and sorts in place otherwise.
 //!
 //! # Errors
 //!
@@ -117,8 +120,8 @@
 //! - [`gpu`]: [`GpuSorter`], [`PinnedBuffer`] and the embedded kernels.
 //! - [`multi`]: [`MultiGpuSorter`], one sort across several GPUs.
 //! - [`keys`]: [`SortKey`], [`SortValue`], [`Order`], [`DType`].
-//! - [`cpu`]: CPU sorts (std, rayon, the bitonic network on one and on all cores), as
-//!   baselines and fallback, and the stable merge of sorted runs.
+//! - [`cpu`]: CPU sorts (a radix sort, std, rayon, the bitonic network on one and on all
+//!   cores), as baselines and fallback, and the stable merge of sorted runs.
 //! - [`argsort`]: the stable sorting permutation and gathering through it (CPU).
 //! - [`files`]: `.npy` and raw key files, read in chunks, written atomically.
 //! - [`cleanup`]: removing a run's temporary files when a signal ends it (for programs that

@@ -30,7 +30,7 @@ fn main() -> Result<(), Error> {
         }
         Err(e @ (Error::NoDriver(_) | Error::NoDevice)) => {
             println!("no CUDA GPU ({e}): sorting on the CPU");
-            CpuAlgo::Rayon.sort(&mut floats, Order::Ascending);
+            CpuAlgo::Radix.sort(&mut floats, Order::Ascending);
             let mut pairs: Vec<(u64, u32)> = keys.iter().copied().zip(values).collect();
             pairs.sort_by_key(|&(k, _)| k);
             (keys, values) = pairs.into_iter().unzip();

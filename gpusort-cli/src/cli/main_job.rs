@@ -85,8 +85,8 @@ pub struct MainJob {
     /// Skip verification against std's sort.
     #[arg(long)]
     pub no_verify: bool,
-    /// CPU baselines to time, comma-separated [default: std,rayon,bitonic-n, and bitonic1 up
-    /// to 2^24 keys].
+    /// CPU baselines to time, comma-separated [default: std,rayon,radix,bitonic-n, and bitonic1
+    /// up to 2^24 keys].
     #[arg(
         long,
         value_enum,
@@ -376,12 +376,8 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
             floor = Some((copies, e2e_ms.median, pinned_ms.median));
         }
     } else {
-        let (ms, sorted) = timing::cpu(CpuAlgo::Rayon, &input, order, job.cpu_reps);
-        record(
-            "cpu fallback: rayon par_sort_unstable".into(),
-            ms,
-            verdict(&sorted),
-        );
+        let (ms, sorted) = timing::cpu(CpuAlgo::Radix, &input, order, job.cpu_reps);
+        record("cpu fallback: radix sort".into(), ms, verdict(&sorted));
     }
     for algo in job.baselines() {
         let (ms, sorted) = timing::cpu(algo, &input, order, job.cpu_reps);

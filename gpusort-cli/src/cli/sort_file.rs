@@ -86,7 +86,7 @@ pub struct SortArgs {
     /// Sort algorithm on the GPU.
     #[arg(long, value_enum, default_value_t = SortAlgo::Auto)]
     pub algo: SortAlgo,
-    /// Where to sort; without a GPU, `auto` sorts on the CPU (rayon).
+    /// Where to sort; without a GPU, `auto` sorts on the CPU (a radix sort on all cores).
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
     /// Also write the sorting permutation to IDX.npy (int64): OUTPUT is INPUT taken at these
@@ -207,8 +207,9 @@ pub fn run(args: &SortArgs) -> Result<ExitCode> {
 }
 
 /// Refuses a sort whose host memory the process cannot have, before any key is read: the keys;
-/// for an argsort the (key, index) pairs on the CPU or the indices from the GPU; keys sorted on
-/// the GPU in chunks also need a host copy to merge into; and the read and write buffers.
+/// for an argsort the (key, index) pairs and the sort's scratch on the CPU or the indices from
+/// the GPU; keys sorted on the GPU in chunks also need a host copy to merge into; and the read
+/// and write buffers.
 fn check_memory(input: &KeyFile, argsort: bool, gpu: Option<&GpuSorter>) -> Result<()> {
     let n = input.len();
     let key = key_bytes(input.dtype()) as u64;
@@ -216,14 +217,19 @@ fn check_memory(input: &KeyFile, argsort: bool, gpu: Option<&GpuSorter>) -> Resu
     let keys = input.data_bytes();
     let buffers = 2 * keys.min(CHUNK_BYTES as u64);
     let per_key = match (argsort, gpu) {
-        // In place (rayon's par_sort_unstable).
+        // The keys; the radix sort's scratch, as large again, is checked by the library when
+        // it is allocated, and without it the keys are sorted in place.
         (false, None) => key,
-        // The (ordered bits, index) pairs, padded to the larger of the two.
-        (true, None) => key + 2 * key.max(index),
+        // The (ordered bits, index) pairs, padded to the larger of the two, and the radix
+        // sort's scratch of a thread: at most an eighth of the pairs, or 4 MiB (below).
+        (true, None) => key + 2 * key.max(index) + (2 * key.max(index)).div_ceil(8),
         (false, Some(_)) => key,
         (true, Some(_)) => key + index,
     };
     let mut need = n.saturating_mul(per_key);
+    if argsort && gpu.is_none() {
+        need = need.saturating_add(threads() as u64 * (4 << 20));
+    }
     if let Some(gpu) = gpu {
         let free = gpu.memory_info().map(|(free, _)| free).unwrap_or(0);
         // Whether the GPU sorts it whole is for it to decide: a sort that may go in chunks
@@ -330,7 +336,7 @@ impl Job<'_> {
                         } else {
                             Perm::U64(argsort_cpu(&keys, self.order))
                         },
-                        "the CPU (rayon, stable)".into(),
+                        format!("the CPU (radix sort, stable, {} threads)", threads()),
                     ),
                 };
                 let index_bytes = keys.len() as u64 * size_of::<i64>() as u64;
@@ -352,11 +358,8 @@ impl Job<'_> {
     /// where.
     fn sort_keys<K: LeKey>(&self, keys: &mut [K], input: &KeyFile) -> Result<String> {
         let Some(gpu) = self.gpu else {
-            CpuAlgo::Rayon.sort(keys, self.order);
-            return Ok(format!(
-                "the CPU (rayon par_sort_unstable, {} threads)",
-                threads()
-            ));
+            CpuAlgo::Radix.sort(keys, self.order);
+            return Ok(format!("the CPU (radix sort, {} threads)", threads()));
         };
         gpu.sort_with(self.algo.gpu(keys.len(), size_of::<K>()), keys, self.order)
             .with_context(|| format!("sorting {} on the GPU", input.path().display()))?;

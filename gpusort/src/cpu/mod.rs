@@ -1,5 +1,6 @@
-//! CPU sorts: std's and rayon's as baselines and fallback, and the bitonic network on one
-//! thread and on all cores, the same network the GPU runs.
+//! CPU sorts: the radix sort that is the fallback without a GPU, std's and rayon's as
+//! baselines, and the bitonic network on one thread and on all cores, the same network the GPU
+//! runs.
 //!
 //! All of them take the same keys and [`Order`] as the GPU sort and give the same output bit
 //! for bit (floats as `total_cmp`).
@@ -17,18 +18,20 @@
 
 mod bitonic;
 mod merge;
+pub(crate) mod radix;
 
 pub use bitonic::{bitonic_sort, par_bitonic_sort};
 pub(crate) use merge::merge_runs;
 pub use merge::{merge_rounds, merge_sorted_pairs, merge_sorted_runs};
 
 use crate::keys::{Order, SortKey};
-use rayon::slice::ParallelSliceMut;
+use rayon::prelude::*;
 use std::fmt;
 
 /// The CPU sorts, by name: baselines for the GPU sort and its fallback without a GPU.
 ///
-/// On the command line (`--baselines`) they are `std`, `rayon`, `bitonic1` and `bitonic-n`.
+/// On the command line (`--baselines`) they are `std`, `rayon`, `radix`, `bitonic1` and
+/// `bitonic-n`.
 ///
 /// # Examples
 ///
@@ -47,6 +50,8 @@ pub enum CpuAlgo {
     Std,
     /// rayon's `par_sort_unstable_by_key` on all cores.
     Rayon,
+    /// [`radix_sort`] on all cores: the fallback without a GPU.
+    Radix,
     /// The bitonic network on one thread.
     Bitonic1,
     /// The bitonic network on all cores (rayon).
@@ -58,11 +63,12 @@ impl CpuAlgo {
     ///
     /// ```
     /// use gpusort::cpu::CpuAlgo;
-    /// assert_eq!(CpuAlgo::ALL.len(), 4);
+    /// assert_eq!(CpuAlgo::ALL.len(), 5);
     /// ```
-    pub const ALL: [CpuAlgo; 4] = [
+    pub const ALL: [CpuAlgo; 5] = [
         CpuAlgo::Std,
         CpuAlgo::Rayon,
+        CpuAlgo::Radix,
         CpuAlgo::Bitonic1,
         CpuAlgo::BitonicN,
     ];
@@ -78,6 +84,7 @@ impl CpuAlgo {
         match self {
             CpuAlgo::Std => "cpu_std",
             CpuAlgo::Rayon => "cpu_rayon",
+            CpuAlgo::Radix => "cpu_radix",
             CpuAlgo::Bitonic1 => "cpu_bitonic1",
             CpuAlgo::BitonicN => "cpu_bitonicN",
         }
@@ -94,6 +101,7 @@ impl CpuAlgo {
         match self {
             CpuAlgo::Std => "cpu std sort_unstable".into(),
             CpuAlgo::Rayon => format!("cpu rayon par_sort_unstable ({} threads)", threads()),
+            CpuAlgo::Radix => format!("cpu radix sort ({} threads)", threads()),
             CpuAlgo::Bitonic1 => "cpu bitonic (1 thread)".into(),
             CpuAlgo::BitonicN => format!("cpu bitonic ({} threads)", threads()),
         }
@@ -107,6 +115,8 @@ impl CpuAlgo {
     /// - [`CpuAlgo::Std`]: `sort_unstable_by_key` on [`SortKey::ordered_bits`]; O(n log n),
     ///   in place.
     /// - [`CpuAlgo::Rayon`]: `par_sort_unstable_by_key` on the same bits, on rayon's threads.
+    /// - [`CpuAlgo::Radix`]: [`radix_sort`], O(n) per pass over the bits, with a scratch
+    ///   buffer as large as the keys.
     /// - [`CpuAlgo::Bitonic1`], [`CpuAlgo::BitonicN`]: [`bitonic_sort`] and
     ///   [`par_bitonic_sort`], O(n log² n) compare-exchanges, in place.
     ///
@@ -123,6 +133,7 @@ impl CpuAlgo {
         match self {
             CpuAlgo::Std => keys.sort_unstable_by_key(|k| k.ordered_bits(order)),
             CpuAlgo::Rayon => keys.par_sort_unstable_by_key(|k| k.ordered_bits(order)),
+            CpuAlgo::Radix => radix_sort(keys, order),
             CpuAlgo::Bitonic1 => bitonic_sort(keys, order),
             CpuAlgo::BitonicN => par_bitonic_sort(keys, order),
         }
@@ -133,6 +144,54 @@ impl fmt::Display for CpuAlgo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// Sorts `keys` in `order` (floats as `total_cmp`) with a radix sort on rayon's threads: the
+/// CPU sort of `gpusort sort` without a GPU. The result is the same bit for bit as every other
+/// sort's.
+///
+/// # Current implementation
+///
+/// One pass on all cores scatters the keys by the 11 highest bits that differ between the
+/// smallest and the largest into a scratch buffer as large as the keys, in 2048 buckets; each
+/// bucket is then sorted back into the keys by least-significant-digit passes that stay in the
+/// cache, on rayon's threads (the module's `radix` has the details). Memory: the scratch buffer,
+/// `keys.len() * size_of::<K>()` bytes, allocated only where [`crate::memory::check`] allows
+/// it; otherwise the keys are sorted in place by rayon's `par_sort_unstable`, with the same
+/// result. Below 1024 keys, std's `sort_unstable`.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::{Order, cpu::radix_sort};
+///
+/// let mut keys = vec![0.5f64, f64::NAN, -3.0, 0.0, -0.0, f64::NEG_INFINITY];
+/// radix_sort(&mut keys, Order::Descending);
+/// assert!(keys[0].is_nan());
+/// assert_eq!(keys[1..].iter().map(|k| k.to_bits()).collect::<Vec<_>>(),
+///            [0.5, 0.0, -0.0, -3.0, f64::NEG_INFINITY].map(f64::to_bits));
+/// ```
+pub fn radix_sort<K: SortKey>(keys: &mut [K], order: Order) {
+    let key = |k: &K| -> u64 { k.ordered_bits(order).into() };
+    let n = keys.len();
+    if n < radix::RADIX_MIN {
+        keys.sort_unstable_by_key(|k| k.ordered_bits(order));
+        return;
+    }
+    let top = radix::varying_bits(keys, &key);
+    if top == 0 {
+        // Every key is the same.
+        return;
+    }
+    let Some(mut scratch) = radix::scratch::<K>(n) else {
+        keys.par_sort_unstable_by_key(|k| k.ordered_bits(order));
+        return;
+    };
+    let (counts, shift) = radix::scatter_into(keys, &mut scratch, |k, _| *k, &key, top);
+    radix::split_mut(&mut scratch, &counts)
+        .into_par_iter()
+        .zip(radix::split_mut(keys, &counts))
+        .for_each(|(from, to)| radix::sort_bits(from, to, &key, shift, false));
 }
 
 /// Threads rayon uses: its global pool's size (`RAYON_NUM_THREADS`, else the logical CPUs).

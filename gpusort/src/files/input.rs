@@ -1,13 +1,15 @@
 //! Opening a key file read-only, checking it, and reading its keys in chunks.
 
 use super::error::FileError;
-use super::le::{LeKey, decode_into};
-use super::{CHUNK_BYTES, FileFormat, npy};
+use super::le::{LeKey, bytes_of_mut, from_le_in_place, zeroed_keys};
+use super::{FileFormat, npy};
 use crate::keys::DType;
 use crate::with_key_type;
+use rayon::prelude::*;
 use std::fs::{self, File};
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Seek, SeekFrom};
 use std::os::fd::AsFd;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 /// A key file opened read-only and checked: its format, key type and length are known, and
@@ -289,12 +291,12 @@ impl KeyFile {
         self.len * key_bytes(self.dtype) as u64
     }
 
-    /// Reads every key, in chunks of [`CHUNK_BYTES`]; `progress` is told the bytes of each
-    /// chunk. `K` must be the file's key type ([`with_key_type!`] picks it from
-    /// [`KeyFile::dtype`]).
+    /// Reads every key, straight into the vector, in rounds of 16 MiB per rayon thread read in
+    /// parallel; `progress` is told the bytes of each round. `K` must be the file's key type
+    /// ([`with_key_type!`] picks it from [`KeyFile::dtype`]).
     ///
-    /// Memory: the keys, allocated once with `try_reserve_exact` (so a file too big for memory
-    /// is an error, not an abort), and one chunk buffer.
+    /// Memory: the keys, allocated once and fallibly (so a file too big for memory is an
+    /// error, not an abort), and nothing else.
     ///
     /// # Errors
     /// [`FileError::DtypeMismatch`] if `K` is not the file's key type,
@@ -339,36 +341,51 @@ impl KeyFile {
             bytes: total,
         };
         let len = usize::try_from(self.len).map_err(|_| out_of_memory())?;
-        let mut keys = Vec::new();
-        crate::memory::fallible(|| keys.try_reserve_exact(len)).map_err(|_| out_of_memory())?;
-        let mut chunk = vec![0; CHUNK_BYTES.min(len * K::SIZE)];
+        // Read straight into the keys' memory: no copy beside the kernel's.
+        let mut keys: Vec<K> = zeroed_keys(len).ok_or_else(out_of_memory)?;
 
-        let read_err = |source| FileError::Read {
-            path: self.path.clone(),
-            source,
-        };
-        self.file
-            .seek(SeekFrom::Start(self.data_offset))
-            .map_err(read_err)?;
-        let mut left = len * K::SIZE;
-        while left > 0 {
-            let bytes = &mut chunk[..left.min(CHUNK_BYTES)];
-            self.file.read_exact(bytes).map_err(|e| match e.kind() {
-                io::ErrorKind::UnexpectedEof => FileError::Truncated {
-                    path: self.path.clone(),
-                    len: self.len,
-                    expected: total,
-                    found: (keys.len() * K::SIZE) as u64,
-                },
-                _ => read_err(e),
-            })?;
-            decode_into(bytes, &mut keys);
-            left -= bytes.len();
+        // Pieces of a round are read on rayon's threads at their offsets: the page faults of
+        // the new memory and the kernel's copies proceed on all cores.
+        let piece = READ_PIECE;
+        let round = piece * rayon::current_num_threads();
+        let mut done = 0;
+        for bytes in bytes_of_mut(&mut keys).chunks_mut(round) {
+            let start = self.data_offset + done as u64;
+            bytes
+                .par_chunks_mut(piece)
+                .enumerate()
+                .try_for_each(|(i, bytes)| {
+                    self.file
+                        .read_exact_at(bytes, start + (i * piece) as u64)
+                        .map_err(|e| match e.kind() {
+                            io::ErrorKind::UnexpectedEof => FileError::Truncated {
+                                path: self.path.clone(),
+                                len: self.len,
+                                expected: total,
+                                // The data the file holds now: pieces fail in any order.
+                                found: self
+                                    .file
+                                    .metadata()
+                                    .map_or((done + i * piece) as u64, |m| {
+                                        m.len().saturating_sub(self.data_offset).min(total)
+                                    }),
+                            },
+                            _ => FileError::Read {
+                                path: self.path.clone(),
+                                source: e,
+                            },
+                        })
+                })?;
+            done += bytes.len();
             progress(bytes.len() as u64);
         }
+        from_le_in_place(&mut keys);
         Ok(keys)
     }
 }
+
+/// Bytes of a file read by one thread at a time.
+const READ_PIECE: usize = 16 << 20;
 
 /// The name standard input goes by in messages, given as `-`.
 fn stdin_name() -> &'static Path {
@@ -468,4 +485,51 @@ fn spool(name: &Path, mut from: File) -> Result<File, FileError> {
 /// ```
 pub fn key_bytes(dtype: DType) -> usize {
     with_key_type!(dtype, K => size_of::<K>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_piece_in_place() {
+        // Several pieces a round and several rounds: keys that tell their position.
+        let len = 2 * READ_PIECE / 4 * rayon::current_num_threads() + 12_345;
+        let keys: Vec<u32> = (0..len as u32)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("keys.bin");
+        fs::write(&path, super::super::le::bytes_of(&keys)).unwrap();
+        let mut file = KeyFile::open(&path, FileFormat::Raw, Some(DType::U32)).unwrap();
+        let mut told = 0;
+        let read: Vec<u32> = file.read_keys(&mut |n| told += n).unwrap();
+        assert_eq!(told, (len * 4) as u64);
+        assert!(read == keys);
+    }
+
+    #[test]
+    fn a_file_that_shrank_since_it_was_opened_is_truncated() {
+        let len = READ_PIECE / 8 * 3;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("keys.bin");
+        fs::write(&path, vec![7u8; len * 8]).unwrap();
+        let mut file = KeyFile::open(&path, FileFormat::Raw, Some(DType::F64)).unwrap();
+        let kept = READ_PIECE as u64 + 24;
+        File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(kept)
+            .unwrap();
+        match file.read_keys::<f64>(&mut |_| {}) {
+            Err(FileError::Truncated {
+                len: l,
+                expected,
+                found,
+                ..
+            }) => assert_eq!((l, expected, found), (len as u64, len as u64 * 8, kept)),
+            other => panic!("expected a truncated file, got {other:?}"),
+        }
+    }
 }

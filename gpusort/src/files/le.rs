@@ -52,8 +52,50 @@ macro_rules! impl_le_key {
 
 impl_le_key!(u32, i32, f32, u64, i64, f64);
 
+/// The bytes of `keys` as they lie in memory: their little-endian bytes on a little-endian
+/// target, so that files are read into and written from the keys themselves, without a copy.
+pub(crate) fn bytes_of<K: LeKey>(keys: &[K]) -> &[u8] {
+    // SAFETY: the six key types are plain numbers without padding; the view covers exactly
+    // the slice, which it borrows.
+    unsafe { std::slice::from_raw_parts(keys.as_ptr().cast::<u8>(), size_of_val(keys)) }
+}
+
+/// [`bytes_of`], to write into: any bytes make valid keys.
+pub(crate) fn bytes_of_mut<K: LeKey>(keys: &mut [K]) -> &mut [u8] {
+    // SAFETY: as in `bytes_of`; every bit pattern is a valid key of the six types.
+    unsafe { std::slice::from_raw_parts_mut(keys.as_mut_ptr().cast::<u8>(), size_of_val(keys)) }
+}
+
+/// Turns keys whose memory holds their little-endian bytes into the keys: nothing to do on a
+/// little-endian target.
+pub(crate) fn from_le_in_place<K: LeKey>(keys: &mut [K]) {
+    if cfg!(target_endian = "big") {
+        for key in keys {
+            *key = K::from_le(bytes_of(std::slice::from_ref(key)));
+        }
+    }
+}
+
+/// `len` zeroed keys, or `None` if the allocation fails: zeroed memory comes from the system
+/// as untouched pages, so that reading into it writes each byte once.
+pub(crate) fn zeroed_keys<K: LeKey>(len: usize) -> Option<Vec<K>> {
+    if len == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<K>(len).ok()?;
+    // SAFETY: the layout is not zero-sized.
+    let ptr = crate::memory::fallible(|| unsafe { std::alloc::alloc_zeroed(layout) });
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: allocated by the global allocator with the layout of `len` keys, which zero
+    // bytes make valid.
+    Some(unsafe { Vec::from_raw_parts(ptr.cast::<K>(), len, len) })
+}
+
 /// Appends the keys in `bytes` (a whole number of keys) to `keys`.
-pub(crate) fn decode_into<K: LeKey>(bytes: &[u8], keys: &mut Vec<K>) {
+#[cfg(test)]
+fn decode_into<K: LeKey>(bytes: &[u8], keys: &mut Vec<K>) {
     keys.extend(bytes.chunks_exact(K::SIZE).map(K::from_le));
 }
 
@@ -91,6 +133,27 @@ mod tests {
         round_trip(&[u64::MAX, 3]);
         round_trip(&[i64::MIN, -2]);
         round_trip(&[f64::NEG_INFINITY, -0.0, f64::NAN]);
+    }
+
+    #[test]
+    fn keys_read_in_place_are_the_keys() {
+        let keys = [0x0102_0304u32, u32::MAX, 7];
+        let mut bytes = Vec::new();
+        encode_into(&keys, &mut bytes);
+        let mut read: Vec<u32> = zeroed_keys(3).unwrap();
+        assert_eq!(read, [0, 0, 0]);
+        bytes_of_mut(&mut read).copy_from_slice(&bytes);
+        from_le_in_place(&mut read);
+        assert_eq!(read, keys);
+        let floats = [-0.0f64, f64::NAN];
+        let mut bytes = Vec::new();
+        encode_into(&floats, &mut bytes);
+        let mut in_memory = floats;
+        from_le_in_place(&mut in_memory);
+        if cfg!(target_endian = "little") {
+            assert_eq!(bytes_of(&in_memory), &bytes[..]);
+        }
+        assert!(zeroed_keys::<u64>(0).unwrap().is_empty());
     }
 
     #[test]

@@ -52,9 +52,9 @@ pub use output::AtomicOutput;
 
 use std::path::Path;
 
-/// Bytes read or written at a time (64 MiB): big enough that the per-call cost vanishes, small
-/// enough that the buffer is nothing beside the keys of a multi-GB file. A multiple of every
-/// key size.
+/// Bytes written at a time (64 MiB): big enough that the per-call cost vanishes, small enough
+/// that a buffer of it is nothing beside the keys of a multi-GB file. A multiple of every key
+/// size. (Keys are read straight into their vector, 16 MiB a thread at a time.)
 ///
 /// ```
 /// assert_eq!(gpusort::files::CHUNK_BYTES % 8, 0);

@@ -5,7 +5,7 @@
 //! no new file.
 
 use super::error::FileError;
-use super::le::{LeKey, encode_into};
+use super::le::{LeKey, bytes_of, encode_into};
 use super::{CHUNK_BYTES, FileFormat, npy};
 use crate::cleanup;
 use crate::keys::DType;
@@ -474,12 +474,19 @@ impl AtomicOutput {
     ) -> Result<(), FileError> {
         let mut bytes = std::mem::take(&mut self.bytes);
         for chunk in keys.chunks(CHUNK_BYTES / K::SIZE) {
-            encode_into(chunk, &mut bytes);
-            if let Err(e) = self.temp.file().write_all(&bytes) {
+            // In memory the keys are their little-endian bytes on a little-endian target:
+            // written as they are, without a copy.
+            let out = if cfg!(target_endian = "little") {
+                bytes_of(chunk)
+            } else {
+                encode_into(chunk, &mut bytes);
+                &bytes[..]
+            };
+            if let Err(e) = self.temp.file().write_all(out) {
                 return Err(self.write_err(e));
             }
             self.written += chunk.len() as u64;
-            progress(bytes.len() as u64);
+            progress(out.len() as u64);
         }
         self.bytes = bytes;
         Ok(())
