@@ -190,10 +190,10 @@ pub const fn compact_merge_sort_shared_bytes(key_bytes: u32, value_bytes: u32) -
 }
 
 /// Registers a thread of the radix digit passes may use: three blocks of
-/// [`RADIX`](crate::radix::RADIX) threads per multiprocessor (65536 registers). Uncapped,
-/// ptxas keeps every item's match and count live at once to overlap their latencies, and two
-/// blocks fit; latency is better hidden by more blocks (docs/decisions.md, "Register cap of
-/// the digit passes").
+/// [`RADIX`](crate::radix::RADIX) threads per multiprocessor (65536 registers), which hide the
+/// look-back's and the shared-memory atomics' latencies better than two blocks with more
+/// registers; at 64 (four blocks) the pass of 8-byte keys spills (docs/decisions.md, "Register
+/// cap of the digit passes").
 pub const RADIX_PASS_MAX_REGISTERS: u32 = 80;
 
 /// Registers a thread of the compact tile sorts may use: one block of [`MERGE_THREADS`]
