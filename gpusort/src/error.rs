@@ -124,6 +124,14 @@ pub enum Error {
         /// The algorithm asked for.
         algo: &'static str,
     },
+    /// Segments that do not fit the keys: rows that do not divide them, offsets that decrease
+    /// or point past the last key. From the segmented sorts of
+    /// [`GpuSorter`](crate::GpuSorter) ([`Segments`](crate::gpu::Segments)).
+    #[error("invalid segments: {reason}")]
+    BadSegments {
+        /// What is wrong, naming the offending offset or length.
+        reason: String,
+    },
     /// A raw driver call, made without a `cust` wrapper, failed (e.g. setting a kernel's
     /// shared-memory size while creating a sorter).
     #[error("CUDA error while {context}: {call} returned {status}")]

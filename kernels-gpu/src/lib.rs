@@ -63,6 +63,7 @@ pub mod merge;
 pub mod multi;
 pub mod overlap;
 pub mod radix;
+pub mod segments;
 pub mod small;
 pub mod tuning;
 pub mod window;

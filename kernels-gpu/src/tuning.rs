@@ -150,6 +150,10 @@ pub const fn window_threads(log2: u32) -> u32 {
     1 << (log2 - SMALL_RUN_LOG2)
 }
 
+/// Smallest tile (log2 positions) of a block of the segmented sort ([`crate::segments`]): blocks
+/// of short rows hold 2^11 positions (128 threads), several rows each.
+pub const SEGMENTS_MIN_TILE_LOG2: u32 = 11;
+
 /// The most dynamic shared memory per block that every device from sm_70 lets a kernel opt
 /// into: the T4's (sm_75) 64 KiB. (V100: 96 KiB; A100: 163; sm_86, sm_89, sm_120: 99; H100,
 /// H200: 227.) Every kernel has a shape that fits it.

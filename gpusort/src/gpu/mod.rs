@@ -25,6 +25,7 @@ mod overlap;
 mod pinned;
 mod progress;
 pub mod radix;
+mod segments;
 mod staging;
 
 pub use limits::DeviceLimits;
@@ -32,6 +33,7 @@ pub use limits::DeviceLimits;
 pub use limits::DeviceProfile;
 pub use pinned::PinnedBuffer;
 pub use progress::{Phase, Progress, ProgressHook};
+pub use segments::Segments;
 
 use crate::error::{CudaContext, Error, Result};
 use crate::keys::{Order, SortKey, SortValue};

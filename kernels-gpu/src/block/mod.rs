@@ -14,6 +14,7 @@ pub mod merge;
 pub mod network_merge;
 #[cfg(target_arch = "nvptx64")]
 pub mod radix;
+pub mod segments;
 pub mod small;
 pub mod tiny;
 pub mod window;

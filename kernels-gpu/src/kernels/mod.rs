@@ -198,6 +198,19 @@ macro_rules! kernel_list {
                 => radix_pass!(u64, u128);
         }
     };
+    (segments, $then:ident) => {
+        $then! {
+            segments_sort_u32: Segments => segments_sort!(u32, u32, u32);
+            segments_sort_u64: Segments => segments_sort!(u64, u64, u32);
+            segments_indexed_u32_u32: Segments => segments_sort!(u32, Indexed32, u32);
+            segments_indexed_u32_u64: Segments => segments_sort!(u32, Indexed32, u64);
+            segments_indexed_u32_u128: Segments => segments_sort!(u32, Indexed32, u128);
+            segments_indexed_u64_u32: Segments => segments_sort!(u64, Indexed64, u32);
+            segments_indexed_u64_u64: Segments => segments_sort!(u64, Indexed64, u64);
+            segments_indexed_u64_u128: Segments => segments_sort!(u64, Indexed64, u128);
+            segments_positions_u32: Segments => segments_positions!(u32);
+        }
+    };
 }
 
 /// Defines the kernels of a module's part of `kernel_list!`, each with its maker.
@@ -219,6 +232,8 @@ pub mod merge;
 pub mod multi;
 #[cfg(target_arch = "nvptx64")]
 pub mod radix;
+#[cfg(target_arch = "nvptx64")]
+pub mod segments;
 
 #[cfg(not(target_arch = "nvptx64"))]
 mod table;

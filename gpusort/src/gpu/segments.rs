@@ -1,0 +1,677 @@
+//! Sorting many rows or segments at once ([`kernels_gpu::segments`]): every segment that a
+//! block holds is sorted by one block's bitonic network, a launch per padded length (one in
+//! all for rows of one length); longer segments each take a sort of their own.
+
+use super::{GpuSorter, bitonic, check_len, check_pairs, radix};
+use crate::error::{CudaContext, Error, Result, driver};
+use crate::keys::{Order, SortKey, SortValue};
+use cust::launch;
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
+use cust::module::Module;
+use cust::sys as cuda;
+use kernels_gpu::segments::{
+    MAX_ROW_LOG2, blocks, element_bytes, max_row_log2, row_log2, shared_bytes, threads, tile_log2,
+};
+
+/// How the keys are cut into independently sorted segments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Segments<'a> {
+    /// Rows of this many keys: the keys are a row-major matrix of `keys.len() / len` rows, each
+    /// sorted along its length (NumPy's `np.sort(a, axis=-1)`, `torch.sort(dim=-1)`).
+    Rows(usize),
+    /// Segment `i` is `keys[offsets[i]..offsets[i + 1]]` (CSR offsets, as CUB's segmented sorts
+    /// take them): non-decreasing, the last at most `keys.len()`. Segments may be empty; keys
+    /// outside every segment are left as they are.
+    Offsets(&'a [usize]),
+}
+
+/// Kernels per (key bytes, whether each key travels with its position, value bytes).
+const KERNELS: [((usize, bool, usize), &str); 8] = [
+    ((4, false, 0), "segments_sort_u32"),
+    ((8, false, 0), "segments_sort_u64"),
+    ((4, true, 4), "segments_indexed_u32_u32"),
+    ((4, true, 8), "segments_indexed_u32_u64"),
+    ((4, true, 16), "segments_indexed_u32_u128"),
+    ((8, true, 4), "segments_indexed_u64_u32"),
+    ((8, true, 8), "segments_indexed_u64_u64"),
+    ((8, true, 16), "segments_indexed_u64_u128"),
+];
+
+/// The kernel that sorts keys of `key_bytes` alone (`indexed` false) or with their positions
+/// and values of `value_bytes` (an argsort uses the 4-byte kernel, with no values).
+fn kernel(key_bytes: usize, indexed: bool, value_bytes: usize) -> &'static str {
+    let widths = if indexed {
+        (key_bytes, true, value_bytes.max(4))
+    } else {
+        (key_bytes, false, 0)
+    };
+    KERNELS
+        .iter()
+        .find(|(w, _)| *w == widths)
+        .map(|(_, name)| *name)
+        .expect("keys of 4 or 8 bytes, values of 4, 8 or 16")
+}
+
+/// Lets every segment kernel use the shared memory of the longest row it sorts on a device of
+/// `limits` (up to 139 KB, for 8-byte keys with positions in rows of 8192).
+pub(super) fn configure(module: &Module, limits: &super::DeviceLimits) -> Result<()> {
+    for ((kb, indexed, _), name) in KERNELS {
+        let bytes = element_bytes(kb as u32, indexed);
+        if let Some(p) = max_row_log2(bytes, limits.max_shared_per_block) {
+            super::modules::set_shared_attributes(
+                module,
+                limits,
+                name,
+                shared_bytes(tile_log2(p), bytes),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The launches of a segmented sort, worked out on the host.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Plan {
+    /// Block launches: `(row_log2, entries, first entry in ids)`.
+    pub launches: Vec<(u32, u64, usize)>,
+    /// The segment ids of the launches' entries, launch after launch (empty for rows).
+    pub ids: Vec<u32>,
+    /// The offsets, as the kernels read them (empty for rows).
+    pub offsets: Vec<u64>,
+    /// For rows: their length.
+    pub row_len: u64,
+    /// Segments longer than a block sorts, `(first key, length)`: a sort each.
+    pub long: Vec<(u64, u64)>,
+    /// Whether every key lies in some segment.
+    pub covers_all: bool,
+}
+
+/// Plans the sort of `n` keys cut into `segments`, where a block sorts segments of up to
+/// 2^`max_row_log2` keys; `singles`: segments of one key are launched too (an argsort writes
+/// their index), else skipped like empty ones.
+///
+/// # Errors
+/// [`Error::BadSegments`] naming what is wrong with `segments` for `n` keys.
+pub(crate) fn plan(
+    segments: Segments<'_>,
+    n: usize,
+    max_row_log2: u32,
+    singles: bool,
+) -> Result<Plan> {
+    let bad = |reason: String| Err(Error::BadSegments { reason });
+    let sorted_by_blocks = |len: u64| len > 1 || (singles && len == 1);
+    match segments {
+        Segments::Rows(0) if n == 0 => Ok(Plan {
+            covers_all: true,
+            ..Plan::default()
+        }),
+        Segments::Rows(0) => bad(format!("rows of 0 keys cannot hold {n} keys")),
+        Segments::Rows(len) if !n.is_multiple_of(len) => bad(format!(
+            "{n} keys are not a whole number of rows of {len} keys"
+        )),
+        Segments::Rows(len) => {
+            let (rows, len) = ((n / len) as u64, len as u64);
+            let mut plan = Plan {
+                row_len: len,
+                covers_all: true,
+                ..Plan::default()
+            };
+            let p = row_log2(len);
+            if rows == 0 || !sorted_by_blocks(len) {
+            } else if p <= max_row_log2 {
+                plan.launches.push((p, rows, 0));
+            } else {
+                plan.long = (0..rows).map(|r| (r * len, len)).collect();
+            }
+            Ok(plan)
+        }
+        Segments::Offsets(offsets) => {
+            if let Some(i) = (1..offsets.len()).find(|&i| offsets[i] < offsets[i - 1]) {
+                return bad(format!(
+                    "offsets[{i}] = {} is below offsets[{}] = {}: offsets must not decrease",
+                    offsets[i],
+                    i - 1,
+                    offsets[i - 1]
+                ));
+            }
+            if let Some(&last) = offsets.last().filter(|&&last| last > n) {
+                return bad(format!("the last offset, {last}, is past the {n} keys"));
+            }
+            let segments = offsets.len().saturating_sub(1);
+            if segments as u64 > u64::from(u32::MAX) {
+                return bad(format!(
+                    "{segments} segments: at most 2^32 − 1 are supported"
+                ));
+            }
+            let offsets: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
+            let lens = || offsets.windows(2).map(|w| w[1] - w[0]);
+            // Segments per padded length, then their ids grouped by it (a counting sort).
+            let mut counts = [0usize; MAX_ROW_LOG2 as usize + 1];
+            let mut long = Vec::new();
+            for (i, len) in lens().enumerate() {
+                if !sorted_by_blocks(len) {
+                    continue;
+                }
+                let p = row_log2(len);
+                if p <= max_row_log2 {
+                    counts[p as usize] += 1;
+                } else {
+                    long.push((offsets[i], len));
+                }
+            }
+            let mut starts = [0usize; MAX_ROW_LOG2 as usize + 1];
+            let mut launches = Vec::new();
+            let mut at = 0;
+            for (p, &count) in counts.iter().enumerate() {
+                starts[p] = at;
+                if count > 0 {
+                    launches.push((p as u32, count as u64, at));
+                }
+                at += count;
+            }
+            let mut ids = vec![0u32; at];
+            for (i, len) in lens().enumerate() {
+                let p = row_log2(len);
+                if sorted_by_blocks(len) && p <= max_row_log2 {
+                    ids[starts[p as usize]] = i as u32;
+                    starts[p as usize] += 1;
+                }
+            }
+            let covers_all = offsets.first().is_none_or(|&o| o == 0)
+                && offsets.last().copied() == Some(n as u64)
+                || n == 0;
+            Ok(Plan {
+                launches,
+                ids,
+                offsets,
+                row_len: 0,
+                long,
+                covers_all,
+            })
+        }
+    }
+}
+
+/// Device addresses of one segmented sort.
+struct Launch {
+    keys: u64,
+    /// Values permuted with the keys (0: none).
+    values: u64,
+    value_bytes: usize,
+    /// Receives the sorting permutation of each segment (0: none).
+    indices: u64,
+    key_bytes: usize,
+    map: u32,
+}
+
+impl Launch {
+    /// Whether each key sorts with its position (for indices or values).
+    fn indexed(&self) -> bool {
+        self.indices != 0 || self.values != 0
+    }
+}
+
+/// What a queued segmented sort uses until it is done.
+struct InFlight {
+    _offsets: Option<DeviceBuffer<u64>>,
+    _ids: Option<DeviceBuffer<u32>>,
+    _scratch: Option<super::Scratch>,
+}
+
+impl GpuSorter {
+    /// Sorts every segment of `keys` independently, in `order`: each row of a row-major matrix
+    /// ([`Segments::Rows`]) or each `keys[offsets[i]..offsets[i + 1]]`
+    /// ([`Segments::Offsets`]), through a device copy of the keys. Keys outside every segment
+    /// stay as they are.
+    ///
+    /// # Current implementation
+    ///
+    /// Every segment of up to 8192 keys (fewer for 8-byte keys on devices with less shared
+    /// memory) is sorted in shared memory and registers by one block's bitonic network, padded
+    /// to a power of two: one launch per padded length, several segments to a block. Longer
+    /// segments are sorted one after another by the bitonic sort (keys alone) or the radix sort
+    /// (pairs, argsorts). Device memory: the keys (and values, indices), the offsets, and for
+    /// long segments the radix sort's scratch for the longest.
+    ///
+    /// # Errors
+    /// [`Error::BadSegments`] for rows that do not divide the keys, decreasing offsets or
+    /// offsets past the keys; [`Error::TooLong`], [`Error::OutOfDeviceMemory`], or
+    /// [`Error::Cuda`]. On error `keys` is unchanged unless the final copy back failed.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::gpu::Segments;
+    /// use gpusort::{GpuSorter, Order};
+    ///
+    /// let gpu = GpuSorter::new()?;
+    /// let mut matrix = [3u32, 1, 2, /* next row */ 9, 7, 8];
+    /// gpu.sort_segments(&mut matrix, Segments::Rows(3), Order::Ascending)?;
+    /// assert_eq!(matrix, [1, 2, 3, 7, 8, 9]);
+    ///
+    /// let mut keys = [5.0f32, -1.0, /* | */ 4.0, /* | */ 2.0, 0.0, -3.0];
+    /// gpu.sort_segments(&mut keys, Segments::Offsets(&[0, 2, 3, 6]), Order::Descending)?;
+    /// assert_eq!(keys, [5.0, -1.0, 4.0, 2.0, 0.0, -3.0]);
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
+    pub fn sort_segments<K: SortKey>(
+        &self,
+        keys: &mut [K],
+        segments: Segments<'_>,
+        order: Order,
+    ) -> Result<()> {
+        let plan = self.plan_segments::<K>(segments, keys.len(), false, false)?;
+        if plan.launches.is_empty() && plan.long.is_empty() {
+            return Ok(());
+        }
+        let mut device = self.upload(keys)?;
+        self.run_segments(&plan, &self.launch_of::<K>(&mut device, 0, 0, 0, order))?;
+        device
+            .copy_to(keys)
+            .context("copying sorted segments to the host")
+    }
+
+    /// [`GpuSorter::sort_segments`] on device keys, in place; waits.
+    ///
+    /// # Errors
+    /// As [`GpuSorter::sort_segments`].
+    pub fn sort_segments_device<K: SortKey>(
+        &self,
+        keys: &mut DeviceSlice<K>,
+        segments: Segments<'_>,
+        order: Order,
+    ) -> Result<()> {
+        let plan = self.plan_segments::<K>(segments, keys.len(), false, false)?;
+        self.run_segments(&plan, &self.launch_of::<K>(keys, 0, 0, 0, order))
+    }
+
+    /// Sorts every segment of `keys` stably (equal keys keep their order) and moves each value
+    /// with its key: [`GpuSorter::sort_segments`] for pairs (`u32`, `u64` or `u128` values).
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`]; otherwise as [`GpuSorter::sort_segments`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::gpu::Segments;
+    /// use gpusort::{GpuSorter, Order};
+    ///
+    /// let gpu = GpuSorter::new()?;
+    /// let mut keys = [2i64, 1, 2, /* next row */ 0, 0, -1];
+    /// let mut values = [10u32, 11, 12, 13, 14, 15];
+    /// gpu.sort_segments_pairs(&mut keys, &mut values, Segments::Rows(3), Order::Ascending)?;
+    /// assert_eq!(values, [11, 10, 12, 15, 13, 14]);
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
+    pub fn sort_segments_pairs<K: SortKey, V: SortValue>(
+        &self,
+        keys: &mut [K],
+        values: &mut [V],
+        segments: Segments<'_>,
+        order: Order,
+    ) -> Result<()> {
+        check_pairs(keys.len(), values.len())?;
+        let plan = self.plan_segments::<K>(segments, keys.len(), true, false)?;
+        if plan.launches.is_empty() && plan.long.is_empty() {
+            return Ok(());
+        }
+        let mut device_keys = self.upload(keys)?;
+        let device_values = self.upload(values)?;
+        let values_at = device_values.as_device_ptr().as_raw();
+        let launch = self.launch_of::<K>(&mut device_keys, values_at, size_of::<V>(), 0, order);
+        self.run_segments(&plan, &launch)?;
+        device_keys
+            .copy_to(keys)
+            .context("copying sorted segments to the host")?;
+        device_values
+            .copy_to(values)
+            .context("copying sorted segments' values to the host")
+    }
+
+    /// [`GpuSorter::sort_segments_pairs`] on device buffers, in place; waits.
+    ///
+    /// # Errors
+    /// As [`GpuSorter::sort_segments_pairs`].
+    pub fn sort_segments_pairs_device<K: SortKey, V: SortValue>(
+        &self,
+        keys: &mut DeviceSlice<K>,
+        values: &mut DeviceSlice<V>,
+        segments: Segments<'_>,
+        order: Order,
+    ) -> Result<()> {
+        check_pairs(keys.len(), values.len())?;
+        let plan = self.plan_segments::<K>(segments, keys.len(), true, false)?;
+        let values_at = values.as_device_ptr().as_raw();
+        let launch = self.launch_of::<K>(keys, values_at, size_of::<V>(), 0, order);
+        self.run_segments(&plan, &launch)
+    }
+
+    /// The stable sorting permutation of every segment of `keys`, as positions within the
+    /// segment (`torch.sort(dim=-1, stable=True)`'s indices for rows): `indices[s + j]` is the
+    /// position in segment `s..` of its `j`-th key in `order`, equal keys in input order.
+    /// Positions outside every segment are 0. `keys` is not changed.
+    ///
+    /// # Errors
+    /// As [`GpuSorter::sort_segments`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::gpu::Segments;
+    /// use gpusort::{GpuSorter, Order};
+    ///
+    /// let gpu = GpuSorter::new()?;
+    /// let scores = [0.5f32, 0.9, 0.5, /* next row */ 0.1, 0.3, 0.2];
+    /// let ranks = gpu.argsort_segments(&scores, Segments::Rows(3), Order::Descending)?;
+    /// assert_eq!(ranks, [1, 0, 2, 1, 2, 0]);
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
+    pub fn argsort_segments<K: SortKey>(
+        &self,
+        keys: &[K],
+        segments: Segments<'_>,
+        order: Order,
+    ) -> Result<Vec<u32>> {
+        let plan = self.plan_segments::<K>(segments, keys.len(), true, true)?;
+        let mut indices = vec![0u32; keys.len()];
+        if plan.launches.is_empty() && plan.long.is_empty() {
+            return Ok(indices);
+        }
+        let mut device_keys = self.upload(keys)?;
+        let mut device_indices = self.alloc::<u32>(keys.len(), "the segments' indices")?;
+        self.argsort_planned::<K>(&plan, &mut device_keys, &mut device_indices, order)?;
+        device_indices
+            .copy_to(&mut indices[..])
+            .context("copying segment indices to the host")?;
+        Ok(indices)
+    }
+
+    /// [`GpuSorter::argsort_segments`] of device keys into device `indices` (as many as keys);
+    /// the keys are not changed (a device copy of them is sorted). Waits.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] if `indices` and `keys` differ in length; otherwise as
+    /// [`GpuSorter::sort_segments`].
+    pub fn argsort_segments_device<K: SortKey>(
+        &self,
+        keys: &DeviceSlice<K>,
+        indices: &mut DeviceSlice<u32>,
+        segments: Segments<'_>,
+        order: Order,
+    ) -> Result<()> {
+        check_pairs(keys.len(), indices.len())?;
+        let plan = self.plan_segments::<K>(segments, keys.len(), true, true)?;
+        let mut copy = self.alloc::<K>(keys.len(), "a copy of the keys to argsort")?;
+        if !keys.is_empty() {
+            copy.copy_from(keys)
+                .context("copying the keys to argsort on the device")?;
+        }
+        self.argsort_planned::<K>(&plan, &mut copy, indices, order)
+    }
+
+    /// The argsort of `plan` with the keys in `copy`, which it sorts.
+    fn argsort_planned<K: SortKey>(
+        &self,
+        plan: &Plan,
+        copy: &mut DeviceSlice<K>,
+        indices: &mut DeviceSlice<u32>,
+        order: Order,
+    ) -> Result<()> {
+        let at = indices.as_device_ptr().as_raw();
+        if !plan.covers_all && !indices.is_empty() {
+            self.bind()?;
+            // SAFETY: the indices' own buffer, as many words as keys.
+            let status =
+                unsafe { cuda::cuMemsetD32Async(at, 0, indices.len(), self.stream.as_inner()) };
+            driver(status, "cuMemsetD32Async", || {
+                "zeroing the indices outside every segment".into()
+            })?;
+        }
+        let launch = self.launch_of::<K>(copy, 0, 4, at, order);
+        self.run_segments(plan, &launch)
+    }
+
+    /// The plan of a segmented sort of `n` keys of type `K`, with positions if `indexed`.
+    fn plan_segments<K: SortKey>(
+        &self,
+        segments: Segments<'_>,
+        n: usize,
+        indexed: bool,
+        singles: bool,
+    ) -> Result<Plan> {
+        check_len(n)?;
+        let bytes = element_bytes(size_of::<K>() as u32, indexed);
+        let max = max_row_log2(bytes, self.limits.max_shared_per_block).unwrap_or(0);
+        plan(segments, n, max, singles)
+    }
+
+    fn launch_of<K: SortKey>(
+        &self,
+        keys: &mut DeviceSlice<K>,
+        values: u64,
+        value_bytes: usize,
+        indices: u64,
+        order: Order,
+    ) -> Launch {
+        Launch {
+            keys: keys.as_device_ptr().as_raw(),
+            values,
+            value_bytes,
+            indices,
+            key_bytes: size_of::<K>(),
+            map: K::key_map(order),
+        }
+    }
+
+    /// Queues `plan`'s launches and waits for them.
+    fn run_segments(&self, plan: &Plan, l: &Launch) -> Result<()> {
+        let _in_flight = self.enqueue_segments(plan, l)?;
+        self.synchronize("running the segmented sort")
+    }
+
+    /// Queues `plan`'s launches; what it returns must live until they are done.
+    fn enqueue_segments(&self, plan: &Plan, l: &Launch) -> Result<InFlight> {
+        self.bind()?;
+        let upload = |what: &str| format!("copying the segments' {what} to the device");
+        let offsets = if plan.offsets.is_empty() {
+            None
+        } else {
+            Some(DeviceBuffer::from_slice(&plan.offsets).context(&upload("offsets"))?)
+        };
+        let ids = if plan.ids.is_empty() {
+            None
+        } else {
+            Some(DeviceBuffer::from_slice(&plan.ids).context(&upload("ids"))?)
+        };
+        let offsets_at = offsets.as_ref().map_or(0, |b| b.as_device_ptr().as_raw());
+        let ids_at = ids.as_ref().map_or(0, |b| b.as_device_ptr().as_raw());
+        let name = kernel(l.key_bytes, l.indexed(), l.value_bytes);
+        let bytes = element_bytes(l.key_bytes as u32, l.indexed());
+        let f = self.function(name)?;
+        let stream = &self.stream;
+        for &(p, count, first) in &plan.launches {
+            let t = tile_log2(p);
+            let grid = u32::try_from(blocks(count, p)).map_err(|_| Error::TooLong {
+                len: count,
+                max: u64::from(u32::MAX),
+            })?;
+            let list = if ids_at == 0 {
+                0
+            } else {
+                ids_at + first as u64 * 4
+            };
+            // SAFETY: every entry's segment lies in the keys (checked by `plan`), values and
+            // indices are as long as the keys; the launch shape is the kernel's.
+            unsafe {
+                launch!(f<<<grid, threads(t), shared_bytes(t, bytes), stream>>>(
+                    l.keys,
+                    l.values,
+                    l.indices,
+                    count,
+                    plan.row_len,
+                    offsets_at,
+                    list,
+                    p,
+                    l.map
+                ))
+            }
+            .context(&format!(
+                "launching the segmented sort of {count} segments of up to {} keys",
+                1u64 << p
+            ))?;
+        }
+        let scratch = self.enqueue_long_segments(plan, l)?;
+        Ok(InFlight {
+            _offsets: offsets,
+            _ids: ids,
+            _scratch: scratch,
+        })
+    }
+
+    /// Queues a sort of its own for each segment too long for a block: the in-place bitonic
+    /// sort for keys alone, else the radix sort of the keys with their values, or with their
+    /// positions (written first) as the indices.
+    fn enqueue_long_segments(&self, plan: &Plan, l: &Launch) -> Result<Option<super::Scratch>> {
+        let Some(longest) = plan.long.iter().map(|&(_, len)| len).max() else {
+            return Ok(None);
+        };
+        let (kb, vb) = (l.key_bytes as u64, l.value_bytes as u64);
+        if !l.indexed() {
+            for &(begin, len) in &plan.long {
+                bitonic::enqueue(self, l.keys + begin * kb, len, l.key_bytes, l.map)?;
+            }
+            return Ok(None);
+        }
+        let bytes = radix::scratch_bytes(longest, l.key_bytes, l.value_bytes);
+        let buffer = self.alloc::<u64>(bytes.div_ceil(8) as usize, "the radix sort's scratch")?;
+        let scratch = super::Scratch {
+            buffer: Some(buffer),
+            bytes,
+        };
+        let positions = self.function("segments_positions_u32")?;
+        for &(begin, len) in &plan.long {
+            let values = if l.indices != 0 {
+                let at = l.indices + begin * 4;
+                let grid = len.div_ceil(256).min(65_535) as u32;
+                let stream = &self.stream;
+                // SAFETY: the segment's indices lie in the caller's buffer.
+                unsafe { launch!(positions<<<grid, 256, 0, stream>>>(at, len)) }
+                    .context("launching the positions of a long segment")?;
+                at
+            } else {
+                l.values + begin * vb
+            };
+            radix::enqueue(
+                self,
+                &radix::Launch {
+                    keys: l.keys + begin * kb,
+                    values,
+                    scratch: scratch.device_ptr(),
+                    n: len,
+                    key_bytes: l.key_bytes,
+                    value_bytes: l.value_bytes,
+                    map: l.map,
+                },
+            )?;
+        }
+        Ok(Some(scratch))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_launch_once_and_long_rows_sort_alone() {
+        let p = plan(Segments::Rows(100), 1000, 13, false).unwrap();
+        assert_eq!(p.launches, [(7, 10, 0)]);
+        assert!(p.ids.is_empty() && p.long.is_empty() && p.covers_all);
+        let p = plan(Segments::Rows(10_000), 30_000, 13, false).unwrap();
+        assert!(p.launches.is_empty());
+        assert_eq!(p.long, [(0, 10_000), (10_000, 10_000), (20_000, 10_000)]);
+        // Rows of one key: nothing to sort, but an argsort writes their index.
+        assert!(
+            plan(Segments::Rows(1), 5, 13, false)
+                .unwrap()
+                .launches
+                .is_empty()
+        );
+        assert_eq!(
+            plan(Segments::Rows(1), 5, 13, true).unwrap().launches,
+            [(0, 5, 0)]
+        );
+        assert_eq!(
+            plan(Segments::Rows(0), 0, 13, false).unwrap(),
+            Plan {
+                covers_all: true,
+                ..Plan::default()
+            }
+        );
+    }
+
+    #[test]
+    fn offsets_group_segments_by_padded_length() {
+        let offsets = [0, 0, 1, 3, 7, 8, 12, 20_000, 20_002];
+        let p = plan(Segments::Offsets(&offsets), 20_002, 13, false).unwrap();
+        // Lengths 0, 1, 2, 4, 1, 4, 19988, 2.
+        assert_eq!(p.launches, [(1, 2, 0), (2, 2, 2)]);
+        assert_eq!(p.ids, [2, 7, 3, 5]);
+        assert_eq!(p.long, [(12, 19_988)]);
+        assert!(p.covers_all);
+        let singles = plan(Segments::Offsets(&offsets), 20_002, 13, true).unwrap();
+        assert_eq!(singles.launches[0], (0, 2, 0));
+        assert_eq!(singles.ids[..2], [1, 4]);
+        // Keys before the first offset or after the last are in no segment.
+        assert!(
+            !plan(Segments::Offsets(&[2, 5]), 5, 13, false)
+                .unwrap()
+                .covers_all
+        );
+        assert!(
+            !plan(Segments::Offsets(&[0, 4]), 5, 13, false)
+                .unwrap()
+                .covers_all
+        );
+        assert!(
+            plan(Segments::Offsets(&[]), 0, 13, false)
+                .unwrap()
+                .covers_all
+        );
+    }
+
+    #[test]
+    fn bad_segments_say_what_is_wrong() {
+        let message = |s, n| match plan(s, n, 13, false) {
+            Err(Error::BadSegments { reason }) => reason,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            message(Segments::Rows(3), 10),
+            "10 keys are not a whole number of rows of 3 keys"
+        );
+        assert_eq!(
+            message(Segments::Rows(0), 10),
+            "rows of 0 keys cannot hold 10 keys"
+        );
+        assert_eq!(
+            message(Segments::Offsets(&[0, 5, 4]), 10),
+            "offsets[2] = 4 is below offsets[1] = 5: offsets must not decrease"
+        );
+        assert_eq!(
+            message(Segments::Offsets(&[0, 11]), 10),
+            "the last offset, 11, is past the 10 keys"
+        );
+    }
+
+    #[test]
+    fn every_width_has_a_kernel() {
+        for kb in [4, 8] {
+            assert!(kernel(kb, false, 0).starts_with("segments_sort"));
+            for vb in [0, 4, 8, 16] {
+                assert!(kernels_gpu::kernels::kernel(kernel(kb, true, vb)).is_some());
+            }
+        }
+    }
+}

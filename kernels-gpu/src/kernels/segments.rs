@@ -1,0 +1,88 @@
+//! Segmented sort kernels ([`crate::segments`]): many rows or segments, each sorted in one
+//! block by a bitonic network. One kernel per key width sorts keys alone; the indexed kernels
+//! sort each key with its position, for argsorts (`indices`) and pairs (`values`, of 4, 8 or 16
+//! bytes, only moved).
+
+use crate::block::segments::{Indexed32, Indexed64, RUN, Segments, sort};
+use crate::gpu::{CudaTeam, block_dim_x, block_idx_x, dynamic_shared, global_thread_x, grid_dim_x};
+use crate::segments::tile_log2;
+
+macro_rules! segments_sort {
+    ($name:ident, $key:ty, $element:ty, $value:ty) => {
+        /// Sorts `count` segments in place, each in stable order of its keys (encoded with
+        /// `map` as they are loaded, decoded as they are stored): rows of `row_len` keys
+        /// (`offsets` null; row `i` at `i·row_len`), or `offsets[i] .. offsets[i + 1]` of
+        /// segment `list[e]` for entry `e` (`list` null: segment `e`). Every segment has at most
+        /// 2^`row_log2` keys. Unless null, `values` are permuted with the keys and `indices`
+        /// receive each segment's sorting permutation (indexed kernels only).
+        ///
+        /// Launch: `blocks(count, row_log2)` blocks of `threads(tile_log2(row_log2))` threads,
+        /// `shared_bytes(tile_log2(row_log2), size_of::<element>())` bytes of dynamic shared
+        /// memory.
+        ///
+        /// # Safety
+        /// Every segment lies in `keys` (and `values`, `indices`), no two overlap; `list`
+        /// holds `count` segment ids; the launch is as above.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            keys: *mut $key,
+            values: *mut $value,
+            indices: *mut u32,
+            count: u64,
+            row_len: u64,
+            offsets: *const u64,
+            list: *const u32,
+            row_log2: u32,
+            map: u32,
+        ) {
+            let seg = Segments {
+                keys,
+                values,
+                indices,
+                count,
+                row_len,
+                offsets,
+                list,
+                row_log2,
+                map,
+            };
+            let mut held = [[<$value>::default(); RUN]; 1];
+            // SAFETY: the launch contract.
+            unsafe {
+                let mut team = CudaTeam::<$element, RUN>::new(dynamic_shared::<$element>());
+                sort(
+                    &mut team,
+                    &seg,
+                    tile_log2(row_log2),
+                    u64::from(block_idx_x()),
+                    &mut held,
+                );
+            }
+        }
+    };
+}
+
+macro_rules! segments_positions {
+    ($name:ident, $key:ty) => {
+        /// Writes `indices[i] = i` for `i < n`: the positions of a segment that a stable sort of
+        /// pairs then permutes (the argsort of segments too long for one block).
+        ///
+        /// Launch: any grid of any block size (a grid-stride loop).
+        ///
+        /// # Safety
+        /// `indices` holds `n` device words.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $name(indices: *mut $key, n: u64) {
+            let stride = u64::from(block_dim_x()) * u64::from(grid_dim_x());
+            let mut i = global_thread_x();
+            while i < n {
+                // SAFETY: i < n.
+                unsafe { *indices.add(i as usize) = i as $key };
+                i += stride;
+            }
+        }
+    };
+}
+
+kernel_list!(segments, define);

@@ -1,0 +1,198 @@
+//! Pure index math of the segmented sort: many independent rows or segments, each sorted by a
+//! bitonic network in one block ([`crate::block::segments`]).
+//!
+//! A segment of `len` keys is sorted as a *padded row* of 2^p positions (`p =`
+//! [`row_log2`]`(len)`), the positions past `len` holding +∞. A block holds a *tile* of 2^t
+//! positions ([`tile_log2`]): 2^(t − p) padded rows side by side, each thread a run of 16
+//! consecutive positions in registers. The block runs stages 1 ..= p of the mirrored bitonic
+//! network of [`crate::bitonic`] over the tile: after stage p every aligned 2^p positions are
+//! sorted ascending, so every row is sorted, and no comparator ever pairs two rows.
+//!
+//! Steps on bits below 4 are register steps, bits 4 ..= 8 warp shuffles, higher bits go through
+//! shared memory. Keys and (when indices or values travel) each key's position in its segment
+//! sort as one element, compared key first, then position: the result is the stable order, and
+//! rows of any length need no more than 2^(p+1) − 1 work slots.
+//!
+//! ```
+//! use kernels_gpu::segments::{row_log2, tile_log2};
+//!
+//! // Rows of 100 keys are sorted as rows of 128, 16 of them to a block of 2048 positions.
+//! assert_eq!(row_log2(100), 7);
+//! assert_eq!(tile_log2(7), 11);
+//! assert_eq!(1 << (tile_log2(7) - row_log2(100)), 16);
+//! ```
+
+use crate::bitonic::ceil_log2;
+use crate::tuning::{SEGMENTS_MIN_TILE_LOG2, SMALL_RUN_LOG2};
+
+/// Positions each thread holds in registers (log2).
+pub const RUN_LOG2: u32 = SMALL_RUN_LOG2;
+
+/// Longest padded row a block sorts (log2): 8192 positions, 512 threads.
+pub const MAX_ROW_LOG2: u32 = 13;
+
+/// Elements between two padding slots: a bank row's worth (32 banks of 4 bytes) of 4-byte
+/// elements, 16 of wider ones. With these, the runs layout (lane t reads position `16t + r`)
+/// meets every bank once per wavefront (tested below).
+const fn padding_period(element_bytes: u32) -> u32 {
+    if element_bytes <= 4 { 32 } else { 16 }
+}
+
+/// Log2 of the padded row of a segment of `len` keys (0 for 0 or 1 key).
+///
+/// ```
+/// use kernels_gpu::segments::row_log2;
+/// assert_eq!([0, 1, 2, 3, 16, 17].map(row_log2), [0, 0, 1, 2, 4, 5]);
+/// ```
+pub const fn row_log2(len: u64) -> u32 {
+    ceil_log2(len)
+}
+
+/// Log2 of the tile of a block that sorts padded rows of 2^`row_log2` positions: at least
+/// [`SEGMENTS_MIN_TILE_LOG2`], so that blocks of short rows still have whole warps and enough
+/// work to hide the loads.
+pub const fn tile_log2(row_log2: u32) -> u32 {
+    if row_log2 > SEGMENTS_MIN_TILE_LOG2 {
+        row_log2
+    } else {
+        SEGMENTS_MIN_TILE_LOG2
+    }
+}
+
+/// Threads of a block whose tile has 2^`tile_log2` positions.
+pub const fn threads(tile_log2: u32) -> u32 {
+    1 << (tile_log2 - RUN_LOG2)
+}
+
+/// Padded rows (or segments) per block.
+pub const fn rows_per_block(row_log2: u32) -> u64 {
+    1 << (tile_log2(row_log2) - row_log2)
+}
+
+/// The shared-memory slot of tile position `s` for elements of `element_bytes` (4, 8 or 16):
+/// one unused slot after every `padding_period` elements.
+///
+/// ```
+/// use kernels_gpu::segments::slot;
+/// assert_eq!(slot(31, 4), 31);
+/// assert_eq!(slot(32, 4), 33);
+/// assert_eq!(slot(16, 8), 17);
+/// assert_eq!(slot(16, 16), 17);
+/// ```
+#[inline(always)]
+pub const fn slot(s: u32, element_bytes: u32) -> u32 {
+    s + s / padding_period(element_bytes)
+}
+
+/// Dynamic shared memory of a block with tiles of 2^`tile_log2` elements of `element_bytes`.
+///
+/// ```
+/// use kernels_gpu::segments::shared_bytes;
+/// assert_eq!(shared_bytes(12, 4), (4096 + 128) * 4);
+/// ```
+pub const fn shared_bytes(tile_log2: u32, element_bytes: u32) -> u32 {
+    slot(1 << tile_log2, element_bytes) * element_bytes
+}
+
+/// The longest padded row (log2) a block sorts with elements of `element_bytes` on a device
+/// that gives a block at most `max_shared` bytes of shared memory; `None` if not even the
+/// smallest tile fits.
+///
+/// ```
+/// use kernels_gpu::segments::max_row_log2;
+/// assert_eq!(max_row_log2(4, 48 * 1024), Some(13));
+/// assert_eq!(max_row_log2(16, 48 * 1024), Some(11));
+/// assert_eq!(max_row_log2(8, 48 * 1024), Some(12));
+/// assert_eq!(max_row_log2(16, 227 * 1024), Some(13));
+/// ```
+pub const fn max_row_log2(element_bytes: u32, max_shared: u32) -> Option<u32> {
+    let mut p = MAX_ROW_LOG2;
+    loop {
+        if shared_bytes(tile_log2(p), element_bytes) <= max_shared {
+            return Some(p);
+        }
+        if tile_log2(p) == SEGMENTS_MIN_TILE_LOG2 {
+            return None;
+        }
+        p -= 1;
+    }
+}
+
+/// Bytes of one element of the block sort: the key alone, or the key and its position in its
+/// segment (a `u32`: packed with a 4-byte key into 8 bytes, beside an 8-byte key in 16).
+///
+/// ```
+/// use kernels_gpu::segments::element_bytes;
+/// assert_eq!((element_bytes(4, false), element_bytes(4, true), element_bytes(8, true)), (4, 8, 16));
+/// ```
+pub const fn element_bytes(key_bytes: u32, indexed: bool) -> u32 {
+    match (key_bytes, indexed) {
+        (k, false) => k,
+        (4, true) => 8,
+        _ => 16,
+    }
+}
+
+/// Blocks of a launch over `segments` segments (or rows) padded to 2^`row_log2`.
+pub const fn blocks(segments: u64, row_log2: u32) -> u64 {
+    segments.div_ceil(rows_per_block(row_log2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tuning::MIN_SHARED_BYTES;
+
+    #[test]
+    fn a_tile_holds_whole_rows_and_whole_warps() {
+        for p in 0..=MAX_ROW_LOG2 {
+            let t = tile_log2(p);
+            assert!(t >= p && t <= MAX_ROW_LOG2);
+            assert_eq!(rows_per_block(p) << p, 1 << t);
+            assert_eq!(threads(t) % 32, 0, "shuffles need whole warps");
+        }
+    }
+
+    #[test]
+    fn runs_read_shared_memory_without_bank_conflicts() {
+        for bytes in [4u32, 8, 16] {
+            let words = bytes / 4;
+            for r in 0..16 {
+                // A warp's lanes in one wavefront: 128 bytes at a time.
+                let lanes_per_wavefront = 32 / words;
+                for wave in 0..words {
+                    let mut banks = std::collections::HashSet::new();
+                    for lane in wave * lanes_per_wavefront..(wave + 1) * lanes_per_wavefront {
+                        let first = slot(lane * 16 + r, bytes) * words;
+                        for w in 0..words {
+                            assert!(banks.insert((first + w) % 32), "{bytes} B, r {r}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_element_fits_some_device() {
+        for bytes in [4, 8, 16] {
+            let p = max_row_log2(bytes, MIN_SHARED_BYTES).unwrap();
+            assert!(shared_bytes(tile_log2(p), bytes) <= MIN_SHARED_BYTES);
+            assert!(p >= 11);
+        }
+        assert_eq!(max_row_log2(16, 1024), None);
+    }
+
+    #[test]
+    fn slots_are_distinct_and_within_the_shared_memory() {
+        for bytes in [4, 8, 16] {
+            let t = 12;
+            let mut seen = vec![false; (shared_bytes(t, bytes) / bytes) as usize];
+            for s in 0..1 << t {
+                let at = slot(s, bytes) as usize;
+                assert!(!seen[at]);
+                seen[at] = true;
+            }
+        }
+    }
+}

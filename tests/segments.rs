@@ -1,0 +1,373 @@
+//! The segmented sorts (`GpuSorter::sort_segments`, `_pairs`, `argsort_segments`, on host slices
+//! and device buffers) against std's sort of each segment: rows of every length around each
+//! power of two up to past a block's tile (the longest rows sorted one by one), variable-length
+//! segments mixing empty, single-key, tile-sized and huge ones, offsets that leave keys outside
+//! every segment, all six key types, both orders, NaN and signed zeros, stability (argsort and
+//! pairs: equal keys keep their input order), values of 4, 8 and 16 bytes, writes past the end
+//! (guard keys), and bad segments as typed errors. Runs when a CUDA device is present; skipped
+//! (said on stderr) when not; fails without one under `REQUIRE_GPU=1`.
+
+use cust::memory::{CopyDestination, DeviceSlice};
+use gpusort::gpu::Segments;
+use gpusort::{Error, GpuSorter, Order, SortKey, SortValue};
+use gpusort_cli::inputs::{Dist, generate};
+use gpusort_suite::{gpu_or_skip, sprinkle_specials, test_seed};
+use rand::{Rng, SeedableRng, rngs::StdRng};
+
+const ORDERS: [Order; 2] = [Order::Ascending, Order::Descending];
+
+/// Keys written past the end of the slices under sort on the device; must be untouched.
+const GUARD: usize = 1000;
+
+/// The segments of `n` keys as `(start, end)` ranges.
+fn ranges(segments: Segments<'_>, n: usize) -> Vec<(usize, usize)> {
+    match segments {
+        Segments::Rows(len) => (0..n / len.max(1))
+            .map(|r| (r * len, (r + 1) * len))
+            .collect(),
+        Segments::Offsets(o) => o.windows(2).map(|w| (w[0], w[1])).collect(),
+    }
+}
+
+/// std's stable sort of each segment: the permutation of positions within each segment (0
+/// outside every segment).
+fn reference<K: SortKey>(keys: &[K], segments: Segments<'_>, order: Order) -> Vec<u32> {
+    let mut perm = vec![0u32; keys.len()];
+    for (a, b) in ranges(segments, keys.len()) {
+        let mut p: Vec<u32> = (0..(b - a) as u32).collect();
+        p.sort_by_key(|&j| keys[a + j as usize].ordered_bits(order));
+        perm[a..b].copy_from_slice(&p);
+    }
+    perm
+}
+
+/// Sorts `keys` in `segments` every way (keys on the host and on the device, pairs with each
+/// value width, argsort on the host and on the device) and checks each against `reference`.
+fn assert_segments_sort<K: SortKey>(
+    gpu: &GpuSorter,
+    keys: &[K],
+    segments: Segments<'_>,
+    order: Order,
+    what: &str,
+) {
+    let n = keys.len();
+    let perm = reference(keys, segments, order);
+    let covered = {
+        let mut c = vec![false; n];
+        for (a, b) in ranges(segments, n) {
+            c[a..b].iter_mut().for_each(|x| *x = true);
+        }
+        c
+    };
+    // The stable result: each covered key from its segment's permutation, others unchanged.
+    let starts = {
+        let mut s: Vec<usize> = (0..n).collect();
+        for (a, b) in ranges(segments, n) {
+            s[a..b].iter_mut().for_each(|x| *x = a);
+        }
+        s
+    };
+    let source = |i: usize| {
+        if covered[i] {
+            starts[i] + perm[i] as usize
+        } else {
+            i
+        }
+    };
+    let want_bits: Vec<K::Bits> = (0..n).map(|i| keys[source(i)].to_bits()).collect();
+    let bits = |k: &[K]| k.iter().map(|k| k.to_bits()).collect::<Vec<_>>();
+
+    let mut host = keys.to_vec();
+    gpu.sort_segments(&mut host, segments, order)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(bits(&host), want_bits, "{what}: keys on the host");
+
+    // Device keys with guard keys past the end, which must survive.
+    let poison = keys.first().copied().unwrap_or_else(|| K::from_small(7));
+    let mut padded = keys.to_vec();
+    padded.extend(std::iter::repeat_n(poison, GUARD));
+    let device = gpu.upload(&padded).unwrap();
+    let mut part: DeviceSlice<K> = device.index(..n);
+    gpu.sort_segments_device(&mut part, segments, order)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let mut back = padded.clone();
+    device.copy_to(&mut back[..]).unwrap();
+    assert_eq!(bits(&back[..n]), want_bits, "{what}: keys on the device");
+    assert_eq!(bits(&back[n..]), bits(&padded[n..]), "{what}: guard keys");
+
+    let indices = gpu
+        .argsort_segments(keys, segments, order)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(indices, perm, "{what}: argsort");
+    let device_keys = gpu.upload(keys).unwrap();
+    let mut device_indices = gpu.alloc::<u32>(n, "indices").unwrap();
+    gpu.argsort_segments_device(&device_keys, &mut device_indices, segments, order)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let mut got = vec![0u32; n];
+    device_indices.copy_to(&mut got[..]).unwrap();
+    let mut unchanged = keys.to_vec();
+    device_keys.copy_to(&mut unchanged[..]).unwrap();
+    assert_eq!(
+        bits(&unchanged),
+        bits(keys),
+        "{what}: argsort changed the keys"
+    );
+    for i in (0..n).filter(|&i| covered[i]) {
+        assert_eq!(got[i], perm[i], "{what}: device argsort at {i}");
+    }
+
+    assert_pairs::<K, u32>(gpu, keys, segments, order, &want_bits, &source, what);
+    assert_pairs::<K, u64>(gpu, keys, segments, order, &want_bits, &source, what);
+    assert_pairs::<K, u128>(gpu, keys, segments, order, &want_bits, &source, what);
+}
+
+fn assert_pairs<K: SortKey, V: SortValue + PartialEq + std::fmt::Debug>(
+    gpu: &GpuSorter,
+    keys: &[K],
+    segments: Segments<'_>,
+    order: Order,
+    want_bits: &[K::Bits],
+    source: &dyn Fn(usize) -> usize,
+    what: &str,
+) {
+    let n = keys.len();
+    // Values that name their input position (and differ in their high bits for wide values).
+    let values: Vec<V> = (0..n as u64)
+        .map(|i| V::from_index(i * 0x1_0001 % (1 << 31)))
+        .collect();
+    let (mut k, mut v) = (keys.to_vec(), values.clone());
+    gpu.sort_segments_pairs(&mut k, &mut v, segments, order)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let got: Vec<K::Bits> = k.iter().map(|k| k.to_bits()).collect();
+    assert_eq!(
+        got,
+        want_bits,
+        "{what}: pair keys, {} B values",
+        size_of::<V>()
+    );
+    let want: Vec<V> = (0..n).map(|i| values[source(i)]).collect();
+    assert_eq!(v, want, "{what}: pair values, {} B", size_of::<V>());
+}
+
+/// Keys of type `K`: random, with few distinct values (many ties) every other call.
+fn keys_of<K: SortKey>(n: usize, seed: u64, ties: bool) -> Vec<K> {
+    let dist = if ties { Dist::Few } else { Dist::Uniform };
+    generate::<K>(n, dist, seed)
+}
+
+#[test]
+fn rows_of_every_length_around_the_powers_of_two() {
+    let Some(gpu) = gpu_or_skip("segmented sort") else {
+        return;
+    };
+    let seed = test_seed(27);
+    let mut lens: Vec<usize> = vec![1, 2, 3, 100, 1000, 3000, 10_000];
+    for k in 2..=14 {
+        lens.extend([(1 << k) - 1, 1 << k, (1 << k) + 1]);
+    }
+    for (i, &len) in lens.iter().enumerate() {
+        let rows = (1 << 16) / len + 1;
+        let n = rows * len;
+        let order = ORDERS[i % 2];
+        let what = format!("rows of {len} (seed {seed})");
+        let keys = keys_of::<u32>(n, seed + i as u64, i % 3 == 0);
+        assert_segments_sort(&gpu, &keys, Segments::Rows(len), order, &what);
+    }
+}
+
+/// Every key type, both orders, for rows of a few lengths and for mixed segments.
+fn every_key_type<K: SortKey>(gpu: &GpuSorter, seed: u64) {
+    for (i, len) in [16usize, 129, 2048, 8192].into_iter().enumerate() {
+        for order in ORDERS {
+            let n = len * (20_000 / len + 3);
+            let keys = keys_of::<K>(n, seed + i as u64, i % 2 == 1);
+            let what = format!("{:?} rows of {len}, {order:?}", K::DTYPE);
+            assert_segments_sort(gpu, &keys, Segments::Rows(len), order, &what);
+        }
+    }
+}
+
+#[test]
+fn every_key_type_and_order() {
+    let Some(gpu) = gpu_or_skip("segmented sort") else {
+        return;
+    };
+    let seed = test_seed(5);
+    every_key_type::<u32>(&gpu, seed);
+    every_key_type::<i32>(&gpu, seed);
+    every_key_type::<f32>(&gpu, seed);
+    every_key_type::<u64>(&gpu, seed);
+    every_key_type::<i64>(&gpu, seed);
+    every_key_type::<f64>(&gpu, seed);
+}
+
+#[test]
+fn floats_with_nan_and_signed_zeros() {
+    let Some(gpu) = gpu_or_skip("segmented sort") else {
+        return;
+    };
+    for len in [7usize, 64, 1000] {
+        let mut keys = keys_of::<f32>(len * 50, 3, true);
+        sprinkle_specials(&mut keys, 3);
+        for order in ORDERS {
+            let what = format!("f32 specials, rows of {len}, {order:?}");
+            assert_segments_sort(&gpu, &keys, Segments::Rows(len), order, &what);
+        }
+        let doubles: Vec<f64> = keys.iter().map(|&k| f64::from(k)).collect();
+        assert_segments_sort(
+            &gpu,
+            &doubles,
+            Segments::Rows(len),
+            Order::Descending,
+            "f64 specials",
+        );
+    }
+}
+
+#[test]
+fn segments_of_mixed_lengths() {
+    let Some(gpu) = gpu_or_skip("segmented sort") else {
+        return;
+    };
+    let seed = test_seed(99);
+    let mut rng = StdRng::seed_from_u64(seed);
+    // Lengths from every class: empty, one key, around the warp and tile sizes, and past a
+    // block's longest row; one huge segment among many tiny ones.
+    let mut lens: Vec<usize> = vec![
+        0, 1, 2, 31, 32, 33, 255, 256, 257, 4095, 4097, 8191, 8192, 8193, 0, 1,
+    ];
+    lens.extend((0..3000).map(|_| rng.random_range(0..40)));
+    lens.push(70_000);
+    lens.extend((0..300).map(|_| rng.random_range(0..3000)));
+    let mut offsets = vec![0usize];
+    for l in &lens {
+        offsets.push(offsets.last().unwrap() + l);
+    }
+    let n = *offsets.last().unwrap();
+    for (i, order) in ORDERS.into_iter().enumerate() {
+        let keys = keys_of::<f32>(n, seed + i as u64, i == 0);
+        let what = format!("mixed segments, {order:?} (seed {seed})");
+        assert_segments_sort(&gpu, &keys, Segments::Offsets(&offsets), order, &what);
+        let keys = keys_of::<u64>(n, seed + 7, i == 1);
+        assert_segments_sort(&gpu, &keys, Segments::Offsets(&offsets), order, &what);
+    }
+    // Keys before the first offset and after the last stay where they are.
+    let inner = &offsets[3..offsets.len() - 2];
+    let keys = keys_of::<i32>(n, seed + 3, false);
+    assert_segments_sort(
+        &gpu,
+        &keys,
+        Segments::Offsets(inner),
+        Order::Ascending,
+        "inner segments",
+    );
+}
+
+#[test]
+fn empty_inputs_and_bad_segments() {
+    let Some(gpu) = gpu_or_skip("segmented sort") else {
+        return;
+    };
+    let mut none: Vec<u32> = Vec::new();
+    gpu.sort_segments(&mut none, Segments::Rows(4), Order::Ascending)
+        .unwrap();
+    gpu.sort_segments(&mut none, Segments::Rows(0), Order::Ascending)
+        .unwrap();
+    gpu.sort_segments(&mut none, Segments::Offsets(&[]), Order::Ascending)
+        .unwrap();
+    assert!(
+        gpu.argsort_segments(&none, Segments::Offsets(&[0, 0]), Order::Ascending)
+            .unwrap()
+            .is_empty()
+    );
+
+    let mut keys = vec![3u32, 2, 1, 0, 5];
+    let before = keys.clone();
+    let cases: [(Segments<'_>, &str); 4] = [
+        (
+            Segments::Rows(2),
+            "5 keys are not a whole number of rows of 2 keys",
+        ),
+        (Segments::Rows(0), "rows of 0 keys cannot hold 5 keys"),
+        (
+            Segments::Offsets(&[0, 3, 2, 5]),
+            "offsets[2] = 2 is below offsets[1] = 3: offsets must not decrease",
+        ),
+        (
+            Segments::Offsets(&[0, 6]),
+            "the last offset, 6, is past the 5 keys",
+        ),
+    ];
+    for (segments, reason) in cases {
+        match gpu.sort_segments(&mut keys, segments, Order::Ascending) {
+            Err(Error::BadSegments { reason: r }) => assert_eq!(r, reason),
+            other => panic!("{segments:?}: {other:?}"),
+        }
+        let mut values = vec![0u64; 5];
+        assert!(matches!(
+            gpu.sort_segments_pairs(&mut keys, &mut values, segments, Order::Ascending),
+            Err(Error::BadSegments { .. })
+        ));
+        assert!(matches!(
+            gpu.argsort_segments(&keys, segments, Order::Ascending),
+            Err(Error::BadSegments { .. })
+        ));
+        assert_eq!(keys, before, "a refused sort leaves the keys as they were");
+    }
+    let mut values = vec![0u32; 4];
+    assert!(matches!(
+        gpu.sort_segments_pairs(&mut keys, &mut values, Segments::Rows(5), Order::Ascending),
+        Err(Error::LengthMismatch { keys: 5, values: 4 })
+    ));
+    let device_keys = gpu.upload(&keys).unwrap();
+    let mut short = gpu.alloc::<u32>(4, "indices").unwrap();
+    let short: &mut DeviceSlice<u32> = &mut short;
+    assert!(matches!(
+        gpu.argsort_segments_device(&device_keys, short, Segments::Rows(5), Order::Ascending),
+        Err(Error::LengthMismatch { .. })
+    ));
+}
+
+#[test]
+fn large_matrices_of_short_and_long_rows() {
+    let Some(gpu) = gpu_or_skip("segmented sort") else {
+        return;
+    };
+    for (len, log2) in [(16usize, 24u32), (4096, 24), (65_536, 22)] {
+        let n = 1usize << log2;
+        let keys = keys_of::<u32>(n, u64::from(log2) + len as u64, false);
+        let mut got = keys.clone();
+        gpu.sort_segments(&mut got, Segments::Rows(len), Order::Ascending)
+            .unwrap();
+        for (r, (row, orig)) in got.chunks(len).zip(keys.chunks(len)).enumerate() {
+            let mut want = orig.to_vec();
+            want.sort_unstable();
+            assert_eq!(row, want, "row {r} of {len}");
+        }
+        let indices = gpu
+            .argsort_segments(&keys, Segments::Rows(len), Order::Descending)
+            .unwrap();
+        assert_eq!(
+            indices,
+            reference(&keys, Segments::Rows(len), Order::Descending),
+            "argsort rows of {len}"
+        );
+    }
+}
+
+#[test]
+fn random_rows_and_segments() {
+    let Some(gpu) = gpu_or_skip("segmented sort") else {
+        return;
+    };
+    let seed = test_seed(2026);
+    let mut rng = StdRng::seed_from_u64(seed);
+    for case in 0..20 {
+        let len = rng.random_range(1..12_000usize);
+        let rows = rng.random_range(1..(200_000 / len).max(2));
+        let keys = keys_of::<i64>(len * rows, seed + case, case % 2 == 0);
+        let order = ORDERS[case as usize % 2];
+        let what = format!("case {case}: {rows} rows of {len} (seed {seed})");
+        assert_segments_sort(&gpu, &keys, Segments::Rows(len), order, &what);
+    }
+}
