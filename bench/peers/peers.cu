@@ -9,6 +9,10 @@
 //   peers segmented LOG2         CUB DeviceSegmentedSort::SortKeys and
 //                                DeviceSegmentedRadixSort::SortKeys over 2^LOG2 u32 keys cut
 //                                into rows of one length, 16 .. 65536
+//   peers segments FILE...       the same two CUB segmented sorts over the variable-length
+//                                segments whose offsets each FILE holds (int32, little-endian,
+//                                as `gpusort bench --segments` writes them: segments-NAME.i32);
+//                                the peer is named after the file (`cub_segmented_sort_power-law`)
 //
 // DTYPES: comma-separated, of u32 i32 f32 u64 i64 f64 (default u32,f32,u64).
 // Build:  nvcc -O3 -std=c++17 -arch=native bench/peers/peers.cu -o peers
@@ -328,9 +332,64 @@ void segmented(int log2) {
   }
 }
 
+// ---- variable-length segments ----------------------------------------------------------------
+
+// CUB's segmented sorts over the offsets in `path` (int32), u32 keys from make_keys.
+void segments(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    std::fprintf(stderr, "peers: cannot open %s\n", path.c_str());
+    std::exit(2);
+  }
+  std::vector<int> offsets;
+  for (int o; std::fread(&o, sizeof o, 1, f) == 1;) offsets.push_back(o);
+  std::fclose(f);
+  if (offsets.size() < 2) return;
+  const size_t n = size_t(offsets.back()), count = offsets.size() - 1;
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  name = name.substr(0, name.find(".i32"));
+  if (name.rfind("segments-", 0) == 0) name = name.substr(9);
+  const std::vector<uint32_t> input = make_keys<uint32_t>(n, 42);
+  std::vector<uint32_t> want = input;
+  for (size_t s = 0; s < count; ++s) std::sort(want.begin() + offsets[s], want.begin() + offsets[s + 1]);
+  DeviceArray<uint32_t> pristine(n), work(n), out(n);
+  DeviceArray<int> d_offsets(offsets.size());
+  pristine.upload(input);
+  d_offsets.upload(offsets);
+  Timer t;
+  auto restore = [&](cudaStream_t s) { work.copy_from_async(pristine, s); };
+  const double copy = t.median(restore);
+  const int* begin = d_offsets.ptr;
+  const int* end = d_offsets.ptr + 1;
+  {
+    size_t temp_bytes = 0;
+    CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, temp_bytes, work.ptr, out.ptr, int(n), int(count), begin, end));
+    DeviceArray<unsigned char> temp(temp_bytes);
+    const double ms = t.median([&](cudaStream_t s) {
+      restore(s);
+      CHECK(cub::DeviceSegmentedSort::SortKeys(temp.ptr, temp_bytes, work.ptr, out.ptr, int(n), int(count), begin,
+                                               end, s));
+    });
+    row("cub_segmented_sort_" + name, "u32", n, ms - copy, out.download() == want);
+  }
+  {
+    size_t temp_bytes = 0;
+    CHECK(cub::DeviceSegmentedRadixSort::SortKeys(nullptr, temp_bytes, work.ptr, out.ptr, int(n), int(count), begin,
+                                                  end));
+    DeviceArray<unsigned char> temp(temp_bytes);
+    const double ms = t.median([&](cudaStream_t s) {
+      restore(s);
+      CHECK(cub::DeviceSegmentedRadixSort::SortKeys(temp.ptr, temp_bytes, work.ptr, out.ptr, int(n), int(count),
+                                                    begin, end, 0, 32, s));
+    });
+    row("cub_segmented_radix_" + name, "u32", n, ms - copy, out.download() == want);
+  }
+}
+
 [[noreturn]] void usage() {
   std::fprintf(stderr,
-               "usage: peers keys LO HI [DTYPES] | peers pairs LO HI [DTYPES] | peers segmented LOG2\n"
+               "usage: peers keys LO HI [DTYPES] | peers pairs LO HI [DTYPES] | peers segmented LOG2 |"
+               " peers segments FILE...\n"
                "  sizes 2^LO .. 2^HI with 1 <= LO <= HI <= 30; DTYPES of u32,i32,f32,u64,i64,f64\n");
   std::exit(2);
 }
@@ -345,6 +404,10 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "peers: %s (sm_%d%d), CUB %d\n", prop.name, prop.major, prop.minor, CUB_VERSION);
   std::printf("peer,dtype,n,ms_median,mkeys_per_ms,correct\n");
 
+  if (mode == "segments") {
+    for (int i = 2; i < argc; ++i) segments(argv[i]);
+    return 0;
+  }
   if (mode == "segmented") {
     const int log2 = std::atoi(argv[2]);
     if (log2 < 4 || log2 > 30) usage();

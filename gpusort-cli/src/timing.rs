@@ -151,6 +151,34 @@ pub fn gpu_kernel<K: SortKey>(
     Ok((Timing::of(samples), out))
 }
 
+/// Times device work as `bench/peers/peers.cu` times CUB: events around `queue(true)` (which
+/// queues the copy that gives the work its input again, then the work), less the median of
+/// `queue(false)` (the copy alone); one warm-up, then `reps` runs each. `what` names the work in
+/// errors.
+///
+/// # Errors
+/// [`Error::Cuda`](crate::Error::Cuda), or what `queue` returns.
+pub fn gpu_like_peers(
+    gpu: &GpuSorter,
+    reps: u32,
+    what: &str,
+    mut queue: impl FnMut(bool) -> Result<()>,
+) -> Result<Timing> {
+    let stream = gpu.stream();
+    let copies = event_samples(gpu, reps, "restoring the input", |start| {
+        record(start, stream)?;
+        queue(false)
+    })?;
+    let copy_ms = Timing::of(copies).median;
+    let samples = event_samples(gpu, reps, what, |start| {
+        record(start, stream)?;
+        queue(true)
+    })?;
+    Ok(Timing::of(
+        samples.into_iter().map(|ms| ms - copy_ms).collect(),
+    ))
+}
+
 /// Times what `queue` puts on the sorter's stream from the moment it records the event it is
 /// given to the end: one warm-up, then `reps` timed runs, each waited for (`what` names the
 /// work in errors). Returns the `reps` times in ms.

@@ -5,6 +5,7 @@
 //! - [`report`]: the CSV and the markdown table.
 //! - [`plot`]: the SVG plot of keys per second against n.
 //! - [`peers`]: the peer benchmark's CSV (CUB, thrust, torch) and the ratios to it.
+//! - [`segments`]: the segmented sorts' sweep (rows of one length, variable-length segments).
 //!
 //! A sweep of the CPU sorts, with its reports, runs without a GPU:
 //!
@@ -40,6 +41,7 @@ pub mod peers;
 pub mod plan;
 pub mod plot;
 pub mod report;
+pub mod segments;
 pub mod sweep;
 
 use crate::cpu::CpuAlgo;

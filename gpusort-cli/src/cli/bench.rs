@@ -89,6 +89,19 @@ pub struct BenchArgs {
     /// `--algos` only the multi-GPU sweep runs.
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
     pub gpus: Vec<u32>,
+    /// Row lengths for the segmented sorts' sweep, comma-separated (e.g. `16,128,4096`): rows
+    /// of one length, 2^--segments-log2 keys in all, keys alone, pairs and argsort of each of
+    /// --dtypes, in bench-segments.csv. Without `--algos` only the segmented sweeps run.
+    #[arg(long, value_delimiter = ',')]
+    pub rows: Vec<usize>,
+    /// Time the segmented sorts on variable-length segments too (a power law and uniform
+    /// 1..=2048, 2^--segments-log2 keys), and write their offsets (segments-NAME.i32, for
+    /// `bench/peers/peers.cu segments`).
+    #[arg(long)]
+    pub segments: bool,
+    /// Keys in all of each --rows and --segments case, as log2.
+    #[arg(long, default_value_t = 26, value_parser = log2_parser())]
+    pub segments_log2: u32,
 }
 
 /// Refuses a sweep whose largest size the host cannot hold, before anything is allocated: each
@@ -155,8 +168,18 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     }
     if !args.gpus.is_empty() {
         multi_sweep(args)?;
-        if args.algos.is_none() {
+        if args.algos.is_none() && args.rows.is_empty() && !args.segments {
             return Ok(ExitCode::SUCCESS);
+        }
+    }
+    if !args.rows.is_empty() || args.segments {
+        let failures = segments_sweep(args)?;
+        if args.algos.is_none() {
+            return Ok(if failures == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            });
         }
     }
     let peer_rows = read_peers(&args.peers)?;
@@ -240,6 +263,86 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The segmented sorts' sweep (`--rows`, `--segments`): bench-segments.csv, the offsets files,
+/// and a line per case on stdout. Returns how many results failed verification.
+fn segments_sweep(args: &BenchArgs) -> Result<usize> {
+    use crate::bench::segments::{self, Lengths, SegmentRow, Work};
+    use crate::gpu::Segments;
+    let Some(gpu) = open_gpu_or(Backend::Gpu, "")? else {
+        bail!("the segmented sorts' sweep needs a GPU");
+    };
+    if args.rows.contains(&0) {
+        bail!("--rows: a row holds at least one key");
+    }
+    fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    let n = 1usize << args.segments_log2;
+    let mut layouts: Vec<(String, Vec<usize>, Option<usize>)> = args
+        .rows
+        .iter()
+        .filter(|&&len| len <= n)
+        .map(|&len| (format!("rows{len}"), Vec::new(), Some(len)))
+        .collect();
+    if args.segments {
+        for lengths in Lengths::ALL {
+            let offsets = segments::offsets(lengths, n, args.seed);
+            let path = args.out.join(format!("segments-{}.i32", lengths.name()));
+            let bytes: Vec<u8> = offsets
+                .iter()
+                .flat_map(|&o| (o as i32).to_le_bytes())
+                .collect();
+            fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
+            layouts.push((lengths.name().to_string(), offsets, None));
+        }
+    }
+    let (mut rows, mut failures) = (Vec::new(), 0);
+    for (layout, offsets, len) in &layouts {
+        let (segs, count) = match len {
+            Some(len) => (Segments::Rows(*len), n / len),
+            None => (Segments::Offsets(offsets), offsets.len() - 1),
+        };
+        let keys = len.map_or(*offsets.last().expect("offsets start at 0"), |len| {
+            n / len * len
+        });
+        for &dtype in &unique(&args.dtypes) {
+            for work in Work::ALL {
+                let (ms, verified) =
+                    segments::time(&gpu, dtype, work, segs, keys, args.reps, args.seed)?;
+                failures += usize::from(!verified);
+                sayln!(
+                    "{layout:>16} {:>7} {dtype}: {:>9.4} ms  {:>7.2} Gkeys/s  {}",
+                    work.name(),
+                    ms.median,
+                    keys as f64 / ms.median / 1e6,
+                    if verified {
+                        "verified"
+                    } else {
+                        "VERIFICATION FAILED"
+                    }
+                );
+                rows.push(SegmentRow {
+                    layout: layout.clone(),
+                    work,
+                    dtype,
+                    segments: count,
+                    n: keys,
+                    ms,
+                    verified,
+                });
+            }
+        }
+    }
+    let path = args.out.join("bench-segments.csv");
+    fs::write(&path, segments::csv(&rows))
+        .with_context(|| format!("writing {}", path.display()))?;
+    sayln!(
+        "gpusort bench: {} segmented sorts on {}; wrote {}",
+        rows.len(),
+        gpu.device_name(),
+        path.display()
+    );
+    Ok(failures)
 }
 
 /// Runs the sweep with a progress bar; failed verifications are reported on stderr as they
