@@ -694,6 +694,22 @@ impl WindowPass {
         !self.sort && self.top_bit() < block_log2
     }
 
+    /// This window of the network of one row of 2^`self.log2` keys, run on every row of a
+    /// launch over 2^`log2` keys (`log2 ≥ self.log2`): the same steps and local bits, the row as
+    /// the high fixed bits. The windows of [`windows`]`(2^p, ..)` so widened sort every aligned
+    /// row of 2^p keys ascending (the network's stages 1 ..= p).
+    ///
+    /// ```
+    /// use kernels_gpu::window::windows;
+    /// let w: Vec<_> = windows(1 << 16, 13, 5).map(|w| w.over(20)).collect();
+    /// // Window 1 of a row fixes bits 5 and 14..=15; over 16 rows, also bits 16..=19.
+    /// assert_eq!(w[1].blocks(1 << 20), 16 * windows(1 << 16, 13, 5).nth(1).unwrap().blocks(1 << 16));
+    /// ```
+    pub fn over(&self, log2: u32) -> WindowPass {
+        assert!(log2 >= self.log2);
+        WindowPass { log2, ..*self }
+    }
+
     /// This window as run on an aligned block of 2^`block_log2` keys alone (for a window that
     /// [`WindowPass::stays_within`] it): the same steps and local bits, fewer fixed bits.
     pub fn restricted(&self, block_log2: u32) -> WindowPass {

@@ -13,6 +13,7 @@ use cust::launch;
 use cust::memory::DeviceBuffer;
 use cust::module::Module;
 use cust::sys as cuda;
+use kernels_gpu::bitonic::ceil_log2;
 use kernels_gpu::block::tiny::tiny_threads;
 use kernels_gpu::kernels::window_programs;
 use kernels_gpu::keys::IDENTITY;
@@ -225,6 +226,24 @@ pub(super) fn enqueue(
     }
     let (_, log2) = kernels(key_bytes, &sorter.limits);
     let passes = windows(n, log2, WINDOW_PASSENGERS);
+    enqueue_windows(sorter, keys, n, key_bytes, passes, (map, map))
+}
+
+/// Queues the sort of every row of 2^`row_log2` of the `n` keys at `keys` (`n` a multiple of
+/// the row, the row longer than a tile): the window passes of one row's network
+/// ([`WindowPass::over`]), each launched over every row.
+pub(super) fn enqueue_rows(
+    sorter: &GpuSorter,
+    keys: u64,
+    n: u64,
+    key_bytes: usize,
+    row_log2: u32,
+    map: u32,
+) -> Result<()> {
+    let (_, log2) = kernels(key_bytes, &sorter.limits);
+    debug_assert!(row_log2 > log2 && n.is_multiple_of(1 << row_log2));
+    let all = ceil_log2(n);
+    let passes = windows(1 << row_log2, log2, WINDOW_PASSENGERS).map(|w| w.over(all));
     enqueue_windows(sorter, keys, n, key_bytes, passes, (map, map))
 }
 

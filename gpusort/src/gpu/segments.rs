@@ -529,14 +529,22 @@ impl GpuSorter {
         })
     }
 
-    /// Queues a sort of its own for each segment too long for a block: the in-place bitonic
-    /// sort for keys alone, else the radix sort of the keys with their values, or with their
-    /// positions (written first) as the indices.
+    /// Queues the segments too long for a block: rows of a power of two of keys alone in one
+    /// bitonic network over them all; otherwise a sort of its own for each segment, the in-place
+    /// bitonic sort for keys alone, else the radix sort of the keys with their values, or with
+    /// their positions (written first) as the indices.
     fn enqueue_long_segments(&self, plan: &Plan, l: &Launch) -> Result<Option<super::Scratch>> {
         let Some(longest) = plan.long.iter().map(|&(_, len)| len).max() else {
             return Ok(None);
         };
         let (kb, vb) = (l.key_bytes as u64, l.value_bytes as u64);
+        let n = plan.long.len() as u64 * longest;
+        if !l.indexed() && plan.row_len == longest && plan.row_len.is_power_of_two() {
+            // Rows of a power of two: one network over all of them.
+            let row_log2 = row_log2(longest);
+            bitonic::enqueue_rows(self, l.keys, n, l.key_bytes, row_log2, l.map)?;
+            return Ok(None);
+        }
         if !l.indexed() {
             for &(begin, len) in &plan.long {
                 bitonic::enqueue(self, l.keys + begin * kb, len, l.key_bytes, l.map)?;
