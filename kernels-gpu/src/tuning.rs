@@ -154,6 +154,10 @@ pub const fn window_threads(log2: u32) -> u32 {
 /// of short rows hold 2^11 positions (128 threads), several rows each.
 pub const SEGMENTS_MIN_TILE_LOG2: u32 = 11;
 
+/// Register cap of the segmented sort's kernels: their largest blocks (rows of 2^13 keys)
+/// have 512 threads, which the 65536 registers of a block allow 128 each.
+pub const SEGMENTS_MAX_REGISTERS: u32 = 65536 / (1 << (13 - SMALL_RUN_LOG2));
+
 /// The most dynamic shared memory per block that every device from sm_70 lets a kernel opt
 /// into: the T4's (sm_75) 64 KiB. (V100: 96 KiB; A100: 163; sm_86, sm_89, sm_120: 99; H100,
 /// H200: 227.) Every kernel has a shape that fits it.

@@ -757,6 +757,24 @@ mod tests {
         }
     }
 
+    #[test]
+    fn windows_of_one_row_widened_sort_every_row() {
+        let mut next = xorshift(41);
+        // Tiles of 2^9, rows of 2^12 (stages past the tile), 5 and 6 rows (not a power of two).
+        for rows in [5usize, 6] {
+            let original: Vec<u32> = (0..rows << 12).map(|_| (next() % 1000) as u32).collect();
+            let mut keys = original.clone();
+            let all = crate::bitonic::ceil_log2(keys.len() as u64);
+            let passes = windows(1 << 12, 9, 5).map(|w| w.over(all));
+            run_like_the_gpu(&mut keys, passes, (IDENTITY, IDENTITY));
+            for (row, want) in keys.chunks(1 << 12).zip(original.chunks(1 << 12)) {
+                let mut want = want.to_vec();
+                want.sort_unstable();
+                assert_eq!(row, want, "{rows} rows");
+            }
+        }
+    }
+
     /// Named patterns of std's sort tests.
     fn pattern(name: &str, n: usize, next: &mut impl FnMut() -> u64) -> Vec<u32> {
         let n32 = n as u32;

@@ -200,14 +200,14 @@ macro_rules! kernel_list {
     };
     (segments, $then:ident) => {
         $then! {
-            segments_sort_u32: Segments => segments_sort!(u32, u32, u32);
-            segments_sort_u64: Segments => segments_sort!(u64, u64, u32);
-            segments_indexed_u32_u32: Segments => segments_sort!(u32, Indexed32, u32);
-            segments_indexed_u32_u64: Segments => segments_sort!(u32, Indexed32, u64);
-            segments_indexed_u32_u128: Segments => segments_sort!(u32, Indexed32, u128);
-            segments_indexed_u64_u32: Segments => segments_sort!(u64, Indexed64, u32);
-            segments_indexed_u64_u64: Segments => segments_sort!(u64, Indexed64, u64);
-            segments_indexed_u64_u128: Segments => segments_sort!(u64, Indexed64, u128);
+            segments_sort_u32: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u32, u32, u32);
+            segments_sort_u64: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u64, u64, u32);
+            segments_indexed_u32_u32: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u32, Indexed32, u32);
+            segments_indexed_u32_u64: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u32, Indexed32, u64);
+            segments_indexed_u32_u128: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u32, Indexed32, u128);
+            segments_indexed_u64_u32: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u64, Indexed64, u32);
+            segments_indexed_u64_u64: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u64, Indexed64, u64);
+            segments_indexed_u64_u128: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u64, Indexed64, u128);
             segments_positions_u32: Segments => segments_positions!(u32);
         }
     };
