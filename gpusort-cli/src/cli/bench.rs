@@ -302,9 +302,10 @@ fn segments_sweep(args: &BenchArgs) -> Result<usize> {
             Some(len) => (Segments::Rows(*len), n / len),
             None => (Segments::Offsets(offsets), offsets.len() - 1),
         };
-        let keys = len.map_or(*offsets.last().expect("offsets start at 0"), |len| {
-            n / len * len
-        });
+        let keys = match len {
+            Some(len) => n / len * len,
+            None => *offsets.last().expect("offsets start at 0"),
+        };
         for &dtype in &unique(&args.dtypes) {
             for work in Work::ALL {
                 let (ms, verified) =
