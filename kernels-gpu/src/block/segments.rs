@@ -416,16 +416,19 @@ fn across_threads<E: Element, T: Team<E, RUN>>(
             each_register(|r| keep(&mut run[r], theirs[partner(r)], lower));
         });
     } else {
+        // Positions are computed afresh in each step (`opaque`): held from one shared step to
+        // the next, they would take registers the runs need.
         team.each(|t, run, shared| {
+            let at = T::opaque(t) * RUN as u32;
             each_register(|r| {
                 // SAFETY: positions below the tile.
-                unsafe { shared.write(t, slot(t * RUN as u32 + r as u32, bytes), run[r]) };
+                unsafe { shared.write(t, slot(at + r as u32, bytes), run[r]) };
             })
         });
         team.sync();
         team.each(|t, run, shared| {
             let lower = (t >> bit) & 1 == 0;
-            let u = (t ^ m) * RUN as u32;
+            let u = (T::opaque(t) ^ m) * RUN as u32;
             each_register(|r| {
                 // SAFETY: as above.
                 let theirs = unsafe { shared.read(t, slot(u + partner(r) as u32, bytes)) };
