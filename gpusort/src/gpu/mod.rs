@@ -26,6 +26,7 @@ mod pinned;
 mod progress;
 pub mod radix;
 mod staging;
+pub mod topk;
 
 pub use limits::DeviceLimits;
 #[doc(hidden)]

@@ -6,7 +6,7 @@
 //! kernels it runs (docs/decisions.md, "A module per family"). The driver caches what it
 //! compiled (its compute cache), so later processes on the machine wait for none of it.
 
-use super::{DeviceLimits, KERNELS_PTX, bitonic, merge};
+use super::{DeviceLimits, KERNELS_PTX, bitonic, merge, topk};
 use crate::error::{CudaContext, Error, Result};
 use cust::function::Function;
 use cust::module::Module;
@@ -96,6 +96,7 @@ impl Modules {
             Family::Merge => ahead = merge::configure(&module, limits)?,
             // Their blocks fit in the 48 KiB every device gives without asking.
             Family::Multi | Family::Radix => {}
+            Family::TopK => topk::configure(&module, limits)?,
         }
         Ok(slot.get_or_init(|| Loaded {
             module,

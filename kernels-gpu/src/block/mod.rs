@@ -16,6 +16,7 @@ pub mod network_merge;
 pub mod radix;
 pub mod small;
 pub mod tiny;
+pub mod topk;
 pub mod window;
 
 /// The threads that work on one tile.

@@ -198,6 +198,12 @@ macro_rules! kernel_list {
                 => radix_pass!(u64, u128);
         }
     };
+    (topk, $then:ident) => {
+        $then! {
+            topk_round_u32: TopK => topk_round!(u32);
+            topk_round_u64: TopK => topk_round!(u64);
+        }
+    };
 }
 
 /// Defines the kernels of a module's part of `kernel_list!`, each with its maker.
@@ -219,6 +225,8 @@ pub mod merge;
 pub mod multi;
 #[cfg(target_arch = "nvptx64")]
 pub mod radix;
+#[cfg(target_arch = "nvptx64")]
+pub mod topk;
 
 #[cfg(not(target_arch = "nvptx64"))]
 mod table;

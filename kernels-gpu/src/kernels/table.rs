@@ -54,11 +54,13 @@ pub enum Family {
     Multi,
     /// The radix sort's histogram and digit passes (`radix_*`).
     Radix,
+    /// The rounds of top-k selection (`topk_*`).
+    TopK,
 }
 
 impl Family {
     /// Every family, in the order of their discriminants.
-    pub const ALL: [Family; 7] = [
+    pub const ALL: [Family; 8] = [
         Family::Small,
         Family::Tiles,
         Family::Windows,
@@ -66,6 +68,7 @@ impl Family {
         Family::Merge,
         Family::Multi,
         Family::Radix,
+        Family::TopK,
     ];
 
     /// The family of kernel `name`; `None` for a name that is no kernel.
@@ -91,11 +94,12 @@ pub struct Kernel {
 }
 
 /// Every kernel, by the module that defines it.
-const MODULES: [&[Kernel]; 4] = [
+const MODULES: [&[Kernel]; 5] = [
     kernel_list!(bitonic, table),
     kernel_list!(merge, table),
     kernel_list!(multi, table),
     kernel_list!(radix, table),
+    kernel_list!(topk, table),
 ];
 
 /// Every kernel of the PTX.
