@@ -64,7 +64,7 @@ impl GpuSorter {
         let rows = check_top_k(len, row_len, k)?;
         check_selected(row_len, k)?;
         let candidates = candidate_capacity(self.top_k_plan(rows, row_len, k, size_of::<K>()));
-        let bytes = 2 * candidates * (size_of::<K>() as u64 + 8);
+        let bytes = scratch_layout(candidates, size_of::<K>()).1;
         let buffer = if bytes == 0 {
             None
         } else {
@@ -108,23 +108,15 @@ impl GpuSorter {
         let key_bytes = size_of::<K>();
         let rounds: Vec<_> = self.top_k_plan(rows, row_len, k, key_bytes).collect();
         let half = candidate_capacity(self.top_k_plan(rows, row_len, k, key_bytes));
-        let needed = 2 * half * (key_bytes as u64 + 8);
+        let (keys_bytes, needed) = scratch_layout(half, key_bytes);
         assert!(
             scratch.bytes >= needed,
             "scratch of {} bytes for a top-k that needs {needed}",
             scratch.bytes
         );
-        // Two halves, keys then indices each; indices 8-byte aligned after the keys.
         let base = scratch.device_ptr();
-        let keys_bytes = (half * key_bytes as u64).next_multiple_of(8);
-        let halves = [
-            (base, base + keys_bytes),
-            (
-                base + keys_bytes + half * 8,
-                base + 2 * keys_bytes + half * 8,
-            ),
-        ];
-        debug_assert!(2 * keys_bytes + 2 * half * 8 <= needed + 8);
+        let second = base + needed / 2;
+        let halves = [(base, base + keys_bytes), (second, second + keys_bytes)];
         let map = K::key_map(order);
         let f = self.function(kernel(key_bytes))?;
         let shared = shared_bytes(key_bytes as u32, k as u32);
@@ -333,6 +325,13 @@ impl GpuSorter {
     }
 }
 
+/// The scratch of `half` candidates per half: two halves of keys, then indices (8-byte
+/// aligned after the keys). Returns the bytes of a half's keys and of the whole.
+fn scratch_layout(half: u64, key_bytes: usize) -> (u64, u64) {
+    let keys_bytes = (half * key_bytes as u64).next_multiple_of(8);
+    (keys_bytes, 2 * (keys_bytes + half * 8))
+}
+
 /// k within what the kernels select.
 fn check_selected(row_len: usize, k: usize) -> Result<()> {
     if k > MAX_K as usize {
@@ -357,6 +356,19 @@ mod tests {
                 kernels_gpu::kernels::Family::of(name),
                 Some(kernels_gpu::kernels::Family::TopK)
             );
+        }
+    }
+
+    #[test]
+    fn scratch_halves_are_aligned_and_apart() {
+        for half in [0, 1, 3, 1000, 1001] {
+            for key_bytes in [4, 8] {
+                let (keys_bytes, total) = scratch_layout(half, key_bytes);
+                assert!(keys_bytes % 8 == 0 && keys_bytes >= half * key_bytes as u64);
+                // The second half starts 8-byte aligned, after the first's keys and indices.
+                assert_eq!(total % 16, 0);
+                assert!(total / 2 >= keys_bytes + half * 8);
+            }
         }
     }
 
