@@ -230,3 +230,43 @@ fn bad_inputs_are_refused_with_no_output() {
     let (keys, _) = read_npy::<u64>(&input);
     assert_eq!(keys, [1, 2, 3, 4, 5, 6], "the input is untouched");
 }
+
+#[test]
+fn the_bench_sweeps_top_k_on_a_gpu_and_says_so_without_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = gpusort(&[
+        "bench",
+        "--topk",
+        "1,8,1024,2000",
+        "--topk-rows",
+        "3x1000",
+        "--dtypes",
+        "f32,u64",
+        "--min-log2",
+        "10",
+        "--max-log2",
+        "11",
+        "--reps",
+        "2",
+        "--out",
+        s(dir.path()),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(2) && stderr.contains("needs a GPU") {
+        assert!(!dir.path().join("bench-topk.csv").exists());
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    let csv = fs::read_to_string(dir.path().join("bench-topk.csv")).unwrap();
+    // Two types × (two sizes × k = 1, 8, 1024 + rows: k = 1, 8): 2 × 8 rows; k = 2000 is
+    // above what the sweep times.
+    assert_eq!(csv.lines().count(), 1 + 16, "{csv}");
+    assert!(stderr.contains("up to 1024"), "{stderr}");
+    assert!(csv.contains("topk_rows1000_k8,f32,3000,"), "{csv}");
+    assert!(
+        csv.lines()
+            .skip(1)
+            .all(|l| l.split(',').nth(5) == Some("1")),
+        "{csv}"
+    );
+}

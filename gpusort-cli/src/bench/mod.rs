@@ -5,6 +5,7 @@
 //! - [`report`]: the CSV and the markdown table.
 //! - [`plot`]: the SVG plot of keys per second against n.
 //! - [`peers`]: the peer benchmark's CSV (CUB, thrust, torch) and the ratios to it.
+//! - [`topk`]: the top-k sweep (`--topk`), beside `torch.topk`.
 //!
 //! A sweep of the CPU sorts, with its reports, runs without a GPU:
 //!
@@ -41,6 +42,7 @@ pub mod plan;
 pub mod plot;
 pub mod report;
 pub mod sweep;
+pub mod topk;
 
 use crate::cpu::CpuAlgo;
 use crate::keys::{DType, Order};

@@ -206,13 +206,13 @@ fn check_paths(args: &TopKArgs) -> Result<()> {
             args.output.display()
         );
     }
-    if let Some(index) = &args.indices {
-        if same_file(&args.input, index) || same_file(&args.output, index) {
-            bail!(
-                "--indices {} is INPUT or OUTPUT; the indices need a file of their own",
-                index.display()
-            );
-        }
+    if let Some(index) = &args.indices
+        && (same_file(&args.input, index) || same_file(&args.output, index))
+    {
+        bail!(
+            "--indices {} is INPUT or OUTPUT; the indices need a file of their own",
+            index.display()
+        );
     }
     Ok(())
 }
