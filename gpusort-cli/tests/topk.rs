@@ -202,7 +202,21 @@ fn bad_inputs_are_refused_with_no_output() {
     write_npy(&cube, &[1u32; 8], &[2, 2, 2]);
     let matrix = dir.path().join("matrix.npy");
     write_npy(&matrix, &[1u32; 6], &[2, 3]);
-    let cases: [(&[&str], &str); 7] = [
+    // A 2-D header whose shape multiplies past 2^64 keys.
+    let huge = dir.path().join("huge.npy");
+    let dict =
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, 1099511627776), }";
+    let mut header = dict.to_string();
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header.as_bytes());
+    fs::write(&huge, bytes).unwrap();
+    let cases: [(&[&str], &str); 8] = [
+        (&["1", s(&huge), s(&output)], "2^64 keys or more"),
         (&["0", s(&input), s(&output)], "k = 0"),
         (&["7", s(&input), s(&output)], "k = 7"),
         (

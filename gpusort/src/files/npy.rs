@@ -46,6 +46,10 @@ pub(crate) fn read_matrix_header(
     let (layout, shape) = read_header_shape(path, file)?;
     match shape[..] {
         [_] => Ok((layout, None)),
+        [rows, row_len] if rows.checked_mul(row_len).is_none() => Err(FileError::BadHeader {
+            path: path.into(),
+            reason: format!("shape ({rows}, {row_len}) has 2^64 keys or more"),
+        }),
         [_, row_len] => Ok((layout, Some(row_len))),
         _ => Err(FileError::NotOneDimensional {
             path: path.into(),
@@ -187,12 +191,10 @@ fn read_header_shape(path: &Path, file: &File) -> Result<(NpyLayout, Vec<u64>), 
     if fortran && shape.len() > 1 {
         return Err(FileError::FortranOrder { path: path.into() });
     }
+    // Other shapes are refused by the callers, which name them.
     let len = match shape[..] {
         [len] => len,
-        [rows, row_len] => rows
-            .checked_mul(row_len)
-            .ok_or_else(|| bad(format!("shape ({rows}, {row_len}) has 2^64 keys or more")))?,
-        // Refused by the callers, which name the shape.
+        [rows, row_len] => rows.saturating_mul(row_len),
         _ => 0,
     };
     Ok((
