@@ -20,13 +20,16 @@
 //! ```
 //! use kernels_gpu::topk::{Round, plan};
 //!
-//! // 2^24 keys, k = 64, on a GPU that runs 528 blocks at once: 512 blocks of 32,768 keys,
-//! // then one block over their 512 × 64 candidates.
-//! let rounds: Vec<Round> = plan(1, 1 << 24, 64, 4, 528).collect();
+//! // 2^24 keys, k = 8, on a GPU that runs 528 blocks at once: 512 blocks of 32,768 keys,
+//! // then one block over their 512 × 8 candidates.
+//! let rounds: Vec<Round> = plan(1, 1 << 24, 8, 4, 528).collect();
 //! assert_eq!(rounds.len(), 2);
 //! assert_eq!((rounds[0].parts, rounds[0].chunk), (512, 32768));
-//! assert_eq!(rounds[1].len, 512 * 64);
+//! assert_eq!(rounds[1].len, 512 * 8);
 //! assert_eq!(rounds[1].parts, 1);
+//! // k = 1024: each part's 1024 best need a round of 32 parts, then 2, then 1.
+//! let parts: Vec<u64> = plan(1, 1 << 24, 1024, 4, 528).map(|r| r.parts).collect();
+//! assert_eq!(parts, [512, 32, 2, 1]);
 //! ```
 
 use crate::keys::KeyBits;
