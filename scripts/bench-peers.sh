@@ -10,7 +10,8 @@
 # like-peers), which writes OUT/bench.csv, bench.md and bench.svg with the peers' rows beside
 # ours and prints our times over CUB's (also kept in OUT/compare.txt). Then the sorts gpusort
 # bench has no row for: CUB's sorts of pairs (peers-pairs.csv), CUB's segmented sorts over rows
-# of one length (peers-segmented.csv) and torch.topk (torch-topk.csv).
+# of one length (peers-segmented.csv). Last, torch.topk of arrays and along rows
+# (torch-topk.csv, torch-topk-rows.csv) and gpusort's top-k sweep beside it (bench-topk.md).
 #
 # Environment: DTYPES (default u32,f32,u64), CUDA_ARCH (nvcc -arch, default native),
 # PEERS_REPS (timed runs of each peer, default 10), REPS (of gpusort's, default 10), GPUSORT (a
@@ -53,7 +54,13 @@ fi
 # Sorts gpusort bench has no row for, for the record of the same run.
 "$out/peers" pairs "$hi" "$hi" u32,u64 > "$out/peers-pairs.csv"
 "$out/peers" segmented "$((hi < 26 ? hi : 26))" > "$out/peers-segmented.csv"
+# Top-k: torch.topk of arrays and along rows, then gpusort's top-k sweep beside it.
+topk_peers=()
 if [ "$have_torch" = 1 ]; then
   python3 bench/peers/torch_peers.py topk "$lo" "$hi" > "$out/torch-topk.csv"
+  python3 bench/peers/torch_peers.py topk-rows > "$out/torch-topk-rows.csv"
+  topk_peers=(--peers "$out/torch-topk.csv,$out/torch-topk-rows.csv")
 fi
-echo "bench-peers: results in $out/ (bench.md, bench.svg, compare.txt, the peers' CSVs, gpu.txt)"
+"$gpusort" bench --topk 1,8,64,256,1024 --topk-rows 16384x4096,1024x65536 --dtypes f32 \
+  --min-log2 "$lo" --max-log2 "$hi" --reps "${REPS:-10}" "${topk_peers[@]}" --out "$out"
+echo "bench-peers: results in $out/ (bench.md, bench.svg, compare.txt, bench-topk.md, the peers' CSVs, gpu.txt)"

@@ -4,6 +4,8 @@
     python3 bench/peers/torch_peers.py sort LO HI    torch.sort (values and indices), stable and
                                                      not, i32 f32 i64 keys, n = 2^LO .. 2^HI
     python3 bench/peers/torch_peers.py topk LO HI    torch.topk of f32 keys, k = 1, 8, 64, 256, 1024
+    python3 bench/peers/torch_peers.py topk-rows     torch.topk along the rows of 16384 x 4096 and
+                                                     1024 x 65536 f32 matrices, k = 8 .. 256
 
 CSV on stdout: peer,dtype,n,ms_median,mkeys_per_ms,correct (what `gpusort bench --peers`
 reads). PyTorch has no sort of unsigned 32- or 64-bit keys, so its rows are i32, f32 and i64:
@@ -13,6 +15,9 @@ Timing: CUDA events around (a device copy that restores the input + the call), o
 PEERS_REPS (default 10) timed runs, median, less the median of the copy timed alone: the same
 procedure as bench/peers/peers.cu. The outputs come from PyTorch's caching allocator, warm after
 the first run.
+
+Top-k rows are named like `gpusort bench --topk`'s: torch_topk_k{k} for an array of n keys,
+torch_topk_rows{L}_k{k} for n / L rows of L keys.
 
 correct = 1 when the values are non-decreasing, the indices are a permutation, the values are
 the input at the indices and, for the stable sort, equal values keep their input order: together
@@ -28,6 +33,8 @@ import torch
 REPS = max(1, int(os.environ.get("PEERS_REPS", "10")))
 DTYPES = {"i32": torch.int32, "f32": torch.float32, "i64": torch.int64}
 TOPK = (1, 8, 64, 256, 1024)
+TOPK_ROWS = ((16384, 4096), (1024, 65536))
+TOPK_ROWS_K = (8, 16, 32, 64, 128, 256)
 
 
 def median_ms(work):
@@ -115,17 +122,49 @@ def topk(lo, hi):
         del descending
 
 
+def topk_rows():
+    """torch.topk along the last axis (the k largest of each row), timed as topk's."""
+    generator = torch.Generator(device="cuda")
+    for rows, length in TOPK_ROWS:
+        n = rows * length
+        generator.manual_seed(42)
+        x = make_keys("f32", n, generator).view(rows, length)
+        work = torch.empty_like(x)
+        copy = median_ms(lambda: work.copy_(x))
+        descending = torch.sort(x, dim=-1, descending=True).values
+        for k in TOPK_ROWS_K:
+            result = []
+
+            def run():
+                work.copy_(x)
+                result[:] = torch.topk(work, k, dim=-1)
+
+            ms = median_ms(run) - copy
+            values, indices = result
+            correct = torch.equal(values, descending[:, :k]) and torch.equal(
+                torch.gather(x, 1, indices), values
+            )
+            row(f"torch_topk_rows{length}_k{k}", "f32", n, ms, correct)
+        del descending
+
+
 def main(argv):
-    if len(argv) != 4 or argv[1] not in ("sort", "topk"):
+    if len(argv) == 2 and argv[1] == "topk-rows":
+        lo = hi = 0
+    elif len(argv) != 4 or argv[1] not in ("sort", "topk"):
         sys.exit(__doc__)
-    lo, hi = int(argv[2]), int(argv[3])
-    if not 1 <= lo <= hi <= 30:
-        sys.exit("sizes 2^LO .. 2^HI need 1 <= LO <= HI <= 30")
+    else:
+        lo, hi = int(argv[2]), int(argv[3])
+        if not 1 <= lo <= hi <= 30:
+            sys.exit("sizes 2^LO .. 2^HI need 1 <= LO <= HI <= 30")
     if not torch.cuda.is_available():
         sys.exit("torch_peers: PyTorch sees no CUDA device")
     print(f"torch_peers: {torch.cuda.get_device_name(0)}, torch {torch.__version__}", file=sys.stderr)
     print("peer,dtype,n,ms_median,mkeys_per_ms,correct", flush=True)
-    (sorts if argv[1] == "sort" else topk)(lo, hi)
+    if argv[1] == "topk-rows":
+        topk_rows()
+    else:
+        (sorts if argv[1] == "sort" else topk)(lo, hi)
 
 
 if __name__ == "__main__":

@@ -378,3 +378,51 @@ pub fn cpu<K: SortKey>(algo: CpuAlgo, input: &[K], order: Order, reps: u32) -> (
     }
     (Timing::of(samples), keys)
 }
+
+/// Times the top-`k` of each row of `row_len` keys of device-resident `input`
+/// ([`GpuSorter::enqueue_top_k_rows`]) with CUDA events: one warm-up, then `reps` timed runs.
+/// The input is only read, so nothing restores it; the outputs and scratch are allocated once,
+/// outside the timed region: what `bench/peers/torch_peers.py` measures of `torch.topk` (a
+/// restoring copy and the call, less the copy). Returns the timing and the last run's result.
+///
+/// # Errors
+/// As [`GpuSorter::enqueue_top_k_rows`], or [`Error::Cuda`](crate::Error::Cuda).
+///
+/// # Panics
+/// If `reps` is 0.
+pub fn gpu_top_k<K: SortKey>(
+    gpu: &GpuSorter,
+    input: &[K],
+    (row_len, k): (usize, usize),
+    order: Order,
+    reps: u32,
+) -> Result<(Timing, gpusort::TopK<K>)> {
+    let keys = gpu.upload(input)?;
+    let out_len = input.len() / row_len.max(1) * k;
+    let mut out_keys = gpu.alloc::<K>(out_len, "the top-k's keys")?;
+    let mut out_indices = gpu.alloc::<u64>(out_len, "the top-k's indices")?;
+    let mut scratch = gpu.top_k_scratch::<K>(input.len(), row_len, k)?;
+    let samples = event_samples(gpu, reps, "selecting the top k", |start| {
+        record(start, gpu.stream())?;
+        gpu.enqueue_top_k_rows(
+            &keys,
+            row_len,
+            k,
+            order,
+            (&mut out_keys, &mut out_indices),
+            &mut scratch,
+        )
+    })?;
+    // The scratch's checks refused an empty input: there is a first key to fill with.
+    let mut top = gpusort::TopK {
+        keys: vec![input[0]; out_len],
+        indices: vec![0; out_len],
+    };
+    out_keys
+        .copy_to(&mut top.keys[..])
+        .context("copying the top-k's keys back")?;
+    out_indices
+        .copy_to(&mut top.indices[..])
+        .context("copying the top-k's indices back")?;
+    Ok((Timing::of(samples), top))
+}

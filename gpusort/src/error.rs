@@ -132,6 +132,24 @@ pub enum Error {
         /// What is wrong, naming the offending offset or length.
         reason: String,
     },
+    /// A top-k asked for no keys, or for more than there are (in a row). From the top-k
+    /// calls ([`crate::topk`]).
+    #[error("k = {k} is out of range: a top-k selects 1 to {max} keys here")]
+    KOutOfRange {
+        /// The k asked for.
+        k: u64,
+        /// The most keys there are to select (per row).
+        max: u64,
+    },
+    /// A row length of zero, or one that does not divide the keys into whole rows. From the
+    /// per-row top-k calls ([`crate::topk`]).
+    #[error("a row length of {row_len} does not divide {len} keys into rows")]
+    RowLength {
+        /// The row length asked for.
+        row_len: u64,
+        /// Keys given.
+        len: u64,
+    },
     /// A raw driver call, made without a `cust` wrapper, failed (e.g. setting a kernel's
     /// shared-memory size while creating a sorter).
     #[error("CUDA error while {context}: {call} returned {status}")]

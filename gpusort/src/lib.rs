@@ -128,6 +128,8 @@
 //!   opt in).
 //! - [`memory`]: what the process can really allocate (`MemAvailable`, cgroup limits,
 //!   `RLIMIT_AS`/`RLIMIT_DATA`), checked before a sort allocates.
+//! - [`topk`]: [`TopK`], the k best keys of an array or of each row, and their selection on
+//!   the CPU.
 //! - [`error`]: [`Error`] and [`Result`].
 //!
 //! The programs in `gpusort/examples/` show each use end to end: `sort_vec`, `sort_device`,
@@ -145,8 +147,10 @@ pub mod gpu;
 pub mod keys;
 pub mod memory;
 pub mod multi;
+pub mod topk;
 
 pub use error::{Error, Result};
 pub use gpu::{GpuSorter, PinnedBuffer};
 pub use keys::{DType, Order, SortKey, SortValue};
 pub use multi::MultiGpuSorter;
+pub use topk::TopK;

@@ -10,6 +10,8 @@
 //! - [`overlap`]: chunks and launch ranges of host-slice sorts that overlap copies and sort.
 //! - [`radix`]: pure index math of the least-significant-digit radix sort (Onesweep): digits,
 //!   tiles, the look-back's status words, the scratch layout.
+//! - [`topk`]: pure index math of top-k selection: items (key and position), shared-memory
+//!   layout, the rounds that cut segments into parts.
 //! - [`small`]: pure index math of the one-launch bitonic sort of small inputs: which keys a
 //!   block holds in each window, the grid barrier's counter.
 //! - [`window`]: pure index math of the bitonic sort of larger inputs in *window passes*: one
@@ -65,6 +67,7 @@ pub mod overlap;
 pub mod radix;
 pub mod segments;
 pub mod small;
+pub mod topk;
 pub mod tuning;
 pub mod window;
 

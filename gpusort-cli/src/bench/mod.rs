@@ -6,6 +6,7 @@
 //! - [`plot`]: the SVG plot of keys per second against n.
 //! - [`peers`]: the peer benchmark's CSV (CUB, thrust, torch) and the ratios to it.
 //! - [`segments`]: the segmented sorts' sweep (rows of one length, variable-length segments).
+//! - [`topk`]: the top-k sweep (`--topk`), beside `torch.topk`.
 //!
 //! A sweep of the CPU sorts, with its reports, runs without a GPU:
 //!
@@ -43,6 +44,7 @@ pub mod plot;
 pub mod report;
 pub mod segments;
 pub mod sweep;
+pub mod topk;
 
 use crate::cpu::CpuAlgo;
 use crate::keys::{DType, Order};

@@ -102,6 +102,18 @@ pub struct BenchArgs {
     /// Keys in all of each --rows and --segments case, as log2.
     #[arg(long, default_value_t = 26, value_parser = log2_parser())]
     pub segments_log2: u32,
+    /// The top-k sweep, for these k up to 1024 (comma-separated; `--topk` alone:
+    /// 1,8,64,256,1024): the k largest of arrays of 2^MIN-LOG2 .. 2^MAX-LOG2 keys of each of --dtypes and of each
+    /// row of the --topk-rows matrices (k up to the row), on the GPU; rows `topk_k{k}` and
+    /// `topk_rows{L}_k{k}` in bench-topk.csv and bench-topk.md, beside torch.topk's rows of a
+    /// --peers CSV (bench/peers/torch_peers.py topk, topk-rows). Without --algos only the
+    /// top-k sweep runs.
+    #[arg(long, value_delimiter = ',', num_args = 0.., value_parser = clap::value_parser!(u64).range(1..))]
+    pub topk: Option<Vec<u64>>,
+    /// The matrices of the top-k sweep's rows, as ROWSxLEN, comma-separated [default:
+    /// 16384x4096,1024x65536].
+    #[arg(long, value_delimiter = ',', requires = "topk")]
+    pub topk_rows: Vec<crate::bench::topk::Shape>,
 }
 
 /// Refuses a sweep whose largest size the host cannot hold, before anything is allocated: each
@@ -166,21 +178,25 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
             args.max_log2
         );
     }
+    // The sweeps beside the main one; without --algos they are all that runs.
+    let mut side_failed = false;
+    if let Some(ks) = &args.topk {
+        side_failed |= !topk_sweep(args, ks)?;
+    }
     if !args.gpus.is_empty() {
         multi_sweep(args)?;
-        if args.algos.is_none() && args.rows.is_empty() && !args.segments {
-            return Ok(ExitCode::SUCCESS);
-        }
     }
     if !args.rows.is_empty() || args.segments {
-        let failures = segments_sweep(args)?;
-        if args.algos.is_none() {
-            return Ok(if failures == 0 {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            });
-        }
+        side_failed |= segments_sweep(args)? > 0;
+    }
+    let side =
+        args.topk.is_some() || !args.gpus.is_empty() || !args.rows.is_empty() || args.segments;
+    if side && args.algos.is_none() {
+        return Ok(if side_failed {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        });
     }
     let peer_rows = read_peers(&args.peers)?;
     let requested = unique(args.algos.as_deref().unwrap_or(&Algo::ALL));
@@ -260,6 +276,9 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     }
     if failures > 0 {
         eprintln!("gpusort bench: {failures} result(s) failed verification (verified=false)");
+        return Ok(ExitCode::from(1));
+    }
+    if side_failed {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
@@ -548,6 +567,81 @@ fn multi_sweep(args: &BenchArgs) -> Result<()> {
         bail!("{failed} multi-GPU result(s) failed verification (bench-multi.csv: verified=false)");
     }
     Ok(())
+}
+
+/// The top-k sweep (`--topk`): every k of `ks` (the defaults if none) over the arrays of the
+/// size range and key types and the `--topk-rows` matrices; writes bench-topk.csv and
+/// bench-topk.md. Returns whether every result was verified.
+fn topk_sweep(args: &BenchArgs, ks: &[u64]) -> Result<bool> {
+    use crate::bench::topk::{self, DEFAULT_KS, DEFAULT_ROWS, Shape};
+    let peer_rows = read_peers(&args.peers)?;
+    let Some(gpu) = open_gpu_or(args.backend, "the top-k sweep needs one")? else {
+        bail!("the top-k sweep (--topk) needs a GPU");
+    };
+    let ks: Vec<usize> = if ks.is_empty() {
+        DEFAULT_KS.to_vec()
+    } else {
+        unique(ks).into_iter().map(|k| k as usize).collect()
+    };
+    let matrices = if args.topk_rows.is_empty() {
+        DEFAULT_ROWS.to_vec()
+    } else {
+        unique(&args.topk_rows)
+    };
+    let dtypes = unique(&args.dtypes);
+    let mut runs = Vec::new();
+    for &dtype in &dtypes {
+        for log2 in args.min_log2..=args.max_log2 {
+            runs.extend(ks.iter().map(|&k| (dtype, Shape::Array(1 << log2), k)));
+        }
+        for &shape in &matrices {
+            runs.extend(ks.iter().map(|&k| (dtype, shape, k)));
+        }
+    }
+    let max_k = gpusort::gpu::topk::TOP_K_MAX_K as usize;
+    if ks.iter().any(|&k| k > max_k) {
+        eprintln!(
+            "gpusort bench: the top-k sweep times k up to {max_k}; larger k are a sort's first k \
+             (time the sorts instead)"
+        );
+    }
+    runs.retain(|&(_, shape, k)| k <= shape.row_len() && k <= max_k);
+    let largest = runs
+        .iter()
+        .map(|&(d, s, _)| s.len() as u64 * crate::files::key_bytes(d) as u64);
+    crate::memory::check(
+        largest.max().unwrap_or(0).saturating_mul(2),
+        "the top-k sweep's largest input (keys and a copy for the check)".to_string(),
+    )?;
+    fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    let bar = progress_bar(runs.len());
+    let mut measurements = Vec::new();
+    for (dtype, shape, k) in runs {
+        let name = topk::row_name(shape, k);
+        bar.set_message(format!("{name} {dtype} {}", size_name(shape.len())));
+        let m = topk::measure(&gpu, dtype, shape, k, (args.reps, args.seed))
+            .with_context(|| format!("{name}, {dtype}, {} keys", shape.len()))?;
+        bar.println(format!(
+            "{name} {dtype} {}: {:.4} ms{}",
+            size_name(shape.len()),
+            m.ms.median,
+            if m.verified { "" } else { " NOT VERIFIED" }
+        ));
+        measurements.push(m);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    write_replacing(&args.out.join("bench-topk.csv"), &topk::csv(&measurements))?;
+    let md = topk::markdown(gpu.device_name(), &now_utc(), &measurements, &peer_rows);
+    write_replacing(&args.out.join("bench-topk.md"), &md)?;
+    say!("{md}");
+    let failed = measurements.iter().filter(|m| !m.verified).count();
+    if failed > 0 {
+        eprintln!(
+            "gpusort bench: {failed} top-k result(s) failed verification (bench-topk.csv: correct=0)"
+        );
+    }
+    Ok(failed == 0)
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).

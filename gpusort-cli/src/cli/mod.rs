@@ -1,4 +1,4 @@
-//! The command-line tool `gpusort`: the main job (no subcommand), `bench` and `sort`.
+//! The command-line tool `gpusort`: the main job (no subcommand), `bench`, `sort` and `topk`.
 //!
 //! `gpusort-cli/src/main.rs` is [`Cli::parse`](clap::Parser::parse) and [`run`]; the modes are
 //! public so that other programs can run them too:
@@ -35,6 +35,7 @@ pub mod bench;
 pub mod main_job;
 mod progress;
 pub mod sort_file;
+pub mod topk_file;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -70,6 +71,7 @@ pub use main_job::{Backend, MainJob};
     after_help = "Examples:\n  \
                   gpusort --n 33554432 --dtype f32           sort 2^25 random floats on the GPU, verify, compare with the CPU\n  \
                   gpusort sort keys.npy sorted.npy           sort a .npy file (see gpusort sort --help)\n  \
+                  gpusort topk 10 keys.npy top.npy --largest the 10 largest keys of a .npy file\n  \
                   gpusort bench --max-log2 26 --out results  sweep sizes and sorts; CSV, markdown and a plot"
 )]
 pub struct Cli {
@@ -96,6 +98,16 @@ pub enum Command {
         gpusort sort keys.bin sorted.bin --dtype f32        raw little-endian keys\n  \
         cat keys.npy | gpusort sort - sorted.npy --argsort idx.npy   from standard input, with the stable permutation")]
     Sort(sort_file::SortArgs),
+    /// The k smallest or largest keys of a .npy or raw file (per row for a matrix), and their
+    /// indices.
+    #[command(
+        name = "topk",
+        after_help = "Examples:\n  \
+        gpusort topk 100 scores.npy best.npy --largest --indices idx.npy   the 100 largest and where they are\n  \
+        gpusort topk 8 logits.npy top8.npy --order desc                  a 2-D .npy: the 8 largest of each row\n  \
+        gpusort topk 5 keys.bin low.bin --dtype u64 --row-len 1000      raw keys in rows of 1000"
+    )]
+    TopK(topk_file::TopKArgs),
 }
 
 /// Runs the command line. Exit code 0: done; 1: a verification failed; errors are reported by
@@ -127,5 +139,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         None => main_job::run(&cli.job),
         Some(Command::Bench(args)) => bench::run(&args),
         Some(Command::Sort(args)) => sort_file::run(&args),
+        Some(Command::TopK(args)) => topk_file::run(&args),
     }
 }

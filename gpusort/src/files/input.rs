@@ -45,6 +45,8 @@ pub struct KeyFile {
     dtype: DType,
     len: u64,
     data_offset: u64,
+    /// The last dimension of a 2-D `.npy` ([`KeyFile::open_matrix`]); `None` otherwise.
+    row_len: Option<u64>,
 }
 
 impl KeyFile {
@@ -85,6 +87,34 @@ impl KeyFile {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open(path: &Path, format: FileFormat, dtype: Option<DType>) -> Result<Self, FileError> {
+        Self::open_shaped(path, format, dtype, false)
+    }
+
+    /// Opens `path` as [`KeyFile::open`] does, also accepting a 2-D `.npy` (C order), whose
+    /// keys are its rows one after another and whose row length [`KeyFile::row_len`] gives.
+    ///
+    /// # Errors
+    /// As [`KeyFile::open`], arrays of more than two dimensions refused.
+    pub fn open_matrix(
+        path: &Path,
+        format: FileFormat,
+        dtype: Option<DType>,
+    ) -> Result<Self, FileError> {
+        Self::open_shaped(path, format, dtype, true)
+    }
+
+    /// The row length of a 2-D `.npy` opened with [`KeyFile::open_matrix`]; `None` for 1-D
+    /// and raw files.
+    pub fn row_len(&self) -> Option<u64> {
+        self.row_len
+    }
+
+    fn open_shaped(
+        path: &Path,
+        format: FileFormat,
+        dtype: Option<DType>,
+        matrix: bool,
+    ) -> Result<Self, FileError> {
         let (path, file) = open_source(path)?;
         let path = path.as_path();
         let read_err = |source| FileError::Read {
@@ -93,7 +123,13 @@ impl KeyFile {
         };
         let meta = file.metadata().map_err(read_err)?;
         let size = meta.len();
+        let mut row_len = None;
         let (file_dtype, len, data_offset) = match format {
+            FileFormat::Npy if matrix => {
+                let (header, rows_of) = npy::read_matrix_header(path, &file)?;
+                row_len = rows_of;
+                (header.dtype, header.len, header.data_offset)
+            }
             FileFormat::Npy => {
                 let header = npy::read_header(path, &file)?;
                 (header.dtype, header.len, header.data_offset)
@@ -156,6 +192,7 @@ impl KeyFile {
             dtype: file_dtype,
             len,
             data_offset,
+            row_len,
         })
     }
 

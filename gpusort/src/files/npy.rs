@@ -26,6 +26,41 @@ const MAGIC: &[u8; 6] = b"\x93NUMPY";
 /// literal with exactly the keys `descr`, `fortran_order` (a bool) and `shape` (a tuple of
 /// ints). A 1-D array is accepted in either order, its layout being the same.
 pub(crate) fn read_header(path: &Path, file: &File) -> Result<NpyLayout, FileError> {
+    let (layout, shape) = read_header_shape(path, file)?;
+    if shape.len() != 1 {
+        return Err(FileError::NotOneDimensional {
+            path: path.into(),
+            shape,
+        });
+    }
+    Ok(layout)
+}
+
+/// Reads and checks the header of a 1-D or 2-D `.npy` file, as [`read_header`] does: the
+/// layout (`len`: every key) and the row length, the last dimension of a 2-D array (`None`
+/// for 1-D).
+pub(crate) fn read_matrix_header(
+    path: &Path,
+    file: &File,
+) -> Result<(NpyLayout, Option<u64>), FileError> {
+    let (layout, shape) = read_header_shape(path, file)?;
+    match shape[..] {
+        [_] => Ok((layout, None)),
+        [rows, row_len] if rows.checked_mul(row_len).is_none() => Err(FileError::BadHeader {
+            path: path.into(),
+            reason: format!("shape ({rows}, {row_len}) has 2^64 keys or more"),
+        }),
+        [_, row_len] => Ok((layout, Some(row_len))),
+        _ => Err(FileError::NotOneDimensional {
+            path: path.into(),
+            shape,
+        }),
+    }
+}
+
+/// The layout of a C-order array of any shape (`len`: the product of the dimensions; 1 for a
+/// 0-D array), and its shape.
+fn read_header_shape(path: &Path, file: &File) -> Result<(NpyLayout, Vec<u64>), FileError> {
     let read_err = |source| FileError::Read {
         path: path.to_owned(),
         source,
@@ -156,17 +191,20 @@ pub(crate) fn read_header(path: &Path, file: &File) -> Result<NpyLayout, FileErr
     if fortran && shape.len() > 1 {
         return Err(FileError::FortranOrder { path: path.into() });
     }
-    let &[len] = shape.as_slice() else {
-        return Err(FileError::NotOneDimensional {
-            path: path.into(),
-            shape,
-        });
+    // Other shapes are refused by the callers, which name them.
+    let len = match shape[..] {
+        [len] => len,
+        [rows, row_len] => rows.saturating_mul(row_len),
+        _ => 0,
     };
-    Ok(NpyLayout {
-        dtype,
-        len,
-        data_offset,
-    })
+    Ok((
+        NpyLayout {
+            dtype,
+            len,
+            data_offset,
+        },
+        shape,
+    ))
 }
 
 /// The key type of a `.npy` dtype, or why it is not one.
@@ -226,9 +264,18 @@ fn npy_dtype(dtype: DType) -> npyz::DType {
 
 /// Writes the header of a 1-D, C-order array of `len` keys of type `dtype`.
 pub(crate) fn write_header(out: &mut impl Write, dtype: DType, len: u64) -> io::Result<()> {
+    write_header_shape(out, dtype, &[len])
+}
+
+/// Writes the header of a C-order array of shape `shape` of keys of type `dtype`.
+pub(crate) fn write_header_shape(
+    out: &mut impl Write,
+    dtype: DType,
+    shape: &[u64],
+) -> io::Result<()> {
     npyz::WriteOptions::new_header_only()
         .dtype(npy_dtype(dtype))
-        .shape(&[len])
+        .shape(shape)
         .writer(out)
         .write_header_only()?;
     Ok(())

@@ -443,6 +443,49 @@ impl AtomicOutput {
         Ok(())
     }
 
+    /// Starts a `format` file of `rows × row_len` keys of type `dtype`: for a `.npy`, the
+    /// header of a 2-D array of that shape; raw files have no shape, so nothing for them. Call
+    /// it once, instead of [`AtomicOutput::begin`].
+    ///
+    /// # Errors
+    /// [`FileError::Write`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gpusort::files::{AtomicOutput, FileFormat, KeyFile};
+    /// use gpusort::DType;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("matrix.npy");
+    /// let mut out = AtomicOutput::create(&path)?;
+    /// out.begin_matrix(FileFormat::Npy, DType::U64, 2, 3)?;
+    /// out.write_keys(&[1u64, 2, 3, 4, 5, 6], &mut |_| {})?;
+    /// out.commit()?;
+    /// let file = KeyFile::open_matrix(&path, FileFormat::Npy, None)?;
+    /// assert_eq!((file.len(), file.row_len()), (6, Some(3)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn begin_matrix(
+        &mut self,
+        format: FileFormat,
+        dtype: DType,
+        rows: u64,
+        row_len: u64,
+    ) -> Result<(), FileError> {
+        self.expected = rows.saturating_mul(row_len);
+        if format == FileFormat::Npy {
+            let mut header = Vec::new();
+            npy::write_header_shape(&mut header, dtype, &[rows, row_len])
+                .map_err(|e| self.write_err(e))?;
+            self.temp
+                .file()
+                .write_all(&header)
+                .map_err(|e| self.write_err(e))?;
+        }
+        Ok(())
+    }
+
     /// Appends `keys`, little-endian, in chunks of [`CHUNK_BYTES`]; `progress` is told the bytes
     /// of each chunk. `K` should be the key type given to [`AtomicOutput::begin`]; only the
     /// number of keys is checked (by [`AtomicOutput::commit`]).

@@ -27,6 +27,7 @@ mod progress;
 pub mod radix;
 mod segments;
 mod staging;
+pub mod topk;
 
 pub use limits::DeviceLimits;
 #[doc(hidden)]

@@ -6,7 +6,7 @@
 //! kernels it runs (docs/decisions.md, "A module per family"). The driver caches what it
 //! compiled (its compute cache), so later processes on the machine wait for none of it.
 
-use super::{DeviceLimits, KERNELS_PTX, bitonic, merge, segments};
+use super::{DeviceLimits, KERNELS_PTX, bitonic, merge, segments, topk};
 use crate::error::{CudaContext, Error, Result};
 use cust::function::Function;
 use cust::module::Module;
@@ -97,6 +97,7 @@ impl Modules {
             Family::Segments => segments::configure(&module, limits)?,
             // Their blocks fit in the 48 KiB every device gives without asking.
             Family::Multi | Family::Radix => {}
+            Family::TopK => topk::configure(&module, limits)?,
         }
         Ok(slot.get_or_init(|| Loaded {
             module,

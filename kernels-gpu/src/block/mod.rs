@@ -17,6 +17,7 @@ pub mod radix;
 pub mod segments;
 pub mod small;
 pub mod tiny;
+pub mod topk;
 pub mod window;
 
 /// The threads that work on one tile.

@@ -211,6 +211,12 @@ macro_rules! kernel_list {
             segments_positions_u32: Segments => segments_positions!(u32);
         }
     };
+    (topk, $then:ident) => {
+        $then! {
+            topk_round_u32: TopK => topk_round!(u32);
+            topk_round_u64: TopK => topk_round!(u64);
+        }
+    };
 }
 
 /// Defines the kernels of a module's part of `kernel_list!`, each with its maker.
@@ -234,6 +240,8 @@ pub mod multi;
 pub mod radix;
 #[cfg(target_arch = "nvptx64")]
 pub mod segments;
+#[cfg(target_arch = "nvptx64")]
+pub mod topk;
 
 #[cfg(not(target_arch = "nvptx64"))]
 mod table;

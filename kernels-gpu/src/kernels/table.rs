@@ -56,11 +56,13 @@ pub enum Family {
     Radix,
     /// The segmented sort's block sorts of rows and segments (`segments_*`).
     Segments,
+    /// The rounds of top-k selection (`topk_*`).
+    TopK,
 }
 
 impl Family {
     /// Every family, in the order of their discriminants.
-    pub const ALL: [Family; 8] = [
+    pub const ALL: [Family; 9] = [
         Family::Small,
         Family::Tiles,
         Family::Windows,
@@ -69,6 +71,7 @@ impl Family {
         Family::Multi,
         Family::Radix,
         Family::Segments,
+        Family::TopK,
     ];
 
     /// The family of kernel `name`; `None` for a name that is no kernel.
@@ -94,12 +97,13 @@ pub struct Kernel {
 }
 
 /// Every kernel, by the module that defines it.
-const MODULES: [&[Kernel]; 5] = [
+const MODULES: [&[Kernel]; 6] = [
     kernel_list!(bitonic, table),
     kernel_list!(merge, table),
     kernel_list!(multi, table),
     kernel_list!(radix, table),
     kernel_list!(segments, table),
+    kernel_list!(topk, table),
 ];
 
 /// Every kernel of the PTX.

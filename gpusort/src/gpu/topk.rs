@@ -1,0 +1,384 @@
+//! Top-k on the GPU ([`kernels_gpu::topk`]): the rounds of a selection, each one launch of
+//! `topk_round_*`, candidates going back and forth between two halves of a scratch buffer,
+//! the last round writing the caller's output. k above [`MAX_K`] is a stable sort's first k.
+
+use super::{GpuAlgo, GpuSorter, Scratch, check_len};
+use crate::error::{CudaContext, Error, Result};
+use crate::keys::{Order, SortKey};
+use crate::topk::{TopK, check_top_k};
+use cust::launch;
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
+use cust::module::Module;
+use kernels_gpu::keys::IDENTITY;
+use kernels_gpu::topk::{
+    BLOCKS_PER_MULTIPROCESSOR, MAX_K, Plan, THREADS, candidate_capacity, plan, shared_bytes,
+};
+
+pub use kernels_gpu::topk::MAX_K as TOP_K_MAX_K;
+
+/// The kernel for keys of `key_bytes`.
+fn kernel(key_bytes: usize) -> &'static str {
+    if key_bytes > 4 {
+        "topk_round_u64"
+    } else {
+        "topk_round_u32"
+    }
+}
+
+/// Lets both kernels use the shared memory of the largest k.
+pub(super) fn configure(module: &Module, limits: &super::DeviceLimits) -> Result<()> {
+    for key_bytes in [4, 8] {
+        let bytes = shared_bytes(key_bytes as u32, MAX_K);
+        super::modules::set_shared_attributes(module, limits, kernel(key_bytes), bytes)?;
+    }
+    Ok(())
+}
+
+impl GpuSorter {
+    /// The rounds of a top-k of `k` per row of `rows` rows of `row_len` keys of `key_bytes` on
+    /// this device.
+    fn top_k_plan(&self, rows: usize, row_len: usize, k: usize, key_bytes: usize) -> Plan {
+        let blocks = u64::from(self.limits.multiprocessors) * u64::from(BLOCKS_PER_MULTIPROCESSOR);
+        plan(
+            rows as u64,
+            row_len as u64,
+            k as u32,
+            key_bytes as u32,
+            blocks.max(1),
+        )
+    }
+
+    /// Scratch for [`GpuSorter::enqueue_top_k_rows`] with these shapes: the candidates of the
+    /// rounds before the last, keys and `u64` indices, twice (none when a round of one block
+    /// per row does it; at most `2 × 16 × k` bytes per block the device runs at once).
+    ///
+    /// # Errors
+    /// As [`check_top_k`], [`Error::KOutOfRange`] for k above [`TOP_K_MAX_K`],
+    /// [`Error::OutOfDeviceMemory`], or [`Error::Cuda`].
+    pub fn top_k_scratch<K: SortKey>(
+        &self,
+        len: usize,
+        row_len: usize,
+        k: usize,
+    ) -> Result<Scratch> {
+        let rows = check_top_k(len, row_len, k)?;
+        check_selected(row_len, k)?;
+        let candidates = candidate_capacity(self.top_k_plan(rows, row_len, k, size_of::<K>()));
+        let bytes = scratch_layout(candidates, size_of::<K>()).1;
+        let buffer = if bytes == 0 {
+            None
+        } else {
+            Some(self.alloc::<u64>(bytes.div_ceil(8) as usize, "the top-k's candidates")?)
+        };
+        Ok(Scratch { buffer, bytes })
+    }
+
+    /// Queues the top-`k` of each row of `row_len` keys of `keys` (`row_len = keys.len()`: of
+    /// the whole array) on [`GpuSorter::stream`] without waiting: `k` keys per row into
+    /// `out_keys` and their indices within the row into `out_indices`, best first, ties by
+    /// the lower index. `scratch` comes from [`GpuSorter::top_k_scratch`] for the same shapes
+    /// and must live until the stream is synchronised. `keys` is only read.
+    ///
+    /// # Errors
+    /// As [`GpuSorter::top_k_scratch`]; [`Error::LengthMismatch`] when an output does not
+    /// hold `rows × k`; [`Error::TooLong`]; [`Error::Cuda`] if a launch is refused.
+    ///
+    /// # Panics
+    /// If `scratch` is too small.
+    pub fn enqueue_top_k_rows<K: SortKey>(
+        &self,
+        keys: &DeviceSlice<K>,
+        row_len: usize,
+        k: usize,
+        order: Order,
+        (out_keys, out_indices): (&mut DeviceSlice<K>, &mut DeviceSlice<u64>),
+        scratch: &mut Scratch,
+    ) -> Result<()> {
+        check_len(keys.len())?;
+        let rows = check_top_k(keys.len(), row_len, k)?;
+        check_selected(row_len, k)?;
+        for out in [out_keys.len(), out_indices.len()] {
+            if out != rows * k {
+                return Err(Error::LengthMismatch {
+                    keys: (rows * k) as u64,
+                    values: out as u64,
+                });
+            }
+        }
+        let key_bytes = size_of::<K>();
+        let rounds: Vec<_> = self.top_k_plan(rows, row_len, k, key_bytes).collect();
+        let half = candidate_capacity(self.top_k_plan(rows, row_len, k, key_bytes));
+        let (keys_bytes, needed) = scratch_layout(half, key_bytes);
+        assert!(
+            scratch.bytes >= needed,
+            "scratch of {} bytes for a top-k that needs {needed}",
+            scratch.bytes
+        );
+        let base = scratch.device_ptr();
+        let second = base + needed / 2;
+        let halves = [(base, base + keys_bytes), (second, second + keys_bytes)];
+        let map = K::key_map(order);
+        let f = self.function(kernel(key_bytes))?;
+        let shared = shared_bytes(key_bytes as u32, k as u32);
+        let stream = &self.stream;
+        let (mut src_keys, mut src_indices) = (keys.as_device_ptr().as_raw(), 0u64);
+        for (i, round) in rounds.iter().enumerate() {
+            let last = i + 1 == rounds.len();
+            let (dst_keys, dst_indices) = if last {
+                (
+                    out_keys.as_device_ptr().as_raw(),
+                    out_indices.as_device_ptr().as_raw(),
+                )
+            } else {
+                halves[i % 2]
+            };
+            let encode = if i == 0 { map } else { IDENTITY };
+            let decode = if last { map } else { IDENTITY };
+            let grid = round.blocks().min(i32::MAX as u64) as u32;
+            // SAFETY: the input holds segments × len keys (and indices after the first
+            // round), the outputs segments × parts × k; the launch shape is the kernel's.
+            unsafe {
+                launch!(f<<<grid, THREADS, shared, stream>>>(
+                    src_keys,
+                    src_indices,
+                    dst_keys,
+                    dst_indices,
+                    round.segments,
+                    round.len,
+                    round.parts,
+                    round.chunk,
+                    k as u32,
+                    encode,
+                    decode
+                ))
+            }
+            .context(&format!(
+                "launching top-k round {i} of {} keys in rows of {row_len}",
+                keys.len()
+            ))?;
+            (src_keys, src_indices) = (dst_keys, dst_indices);
+        }
+        Ok(())
+    }
+
+    /// The `k` best keys of `keys` in `order` (ascending: the k smallest, smallest first;
+    /// descending: the k largest, largest first; floats as `total_cmp`) and their indices,
+    /// ties broken by the lower index. `keys` is not changed.
+    ///
+    /// # Current implementation
+    ///
+    /// For k up to [`TOP_K_MAX_K`] (1024): a selection that reads the keys once. Blocks stream
+    /// their parts of the keys, keep their k best in shared memory and drop at the load every
+    /// key not better than their current k-th; a second round selects among the blocks' k
+    /// best (docs/design.md). Device memory: the keys, and k keys and indices per block the
+    /// GPU runs at once, twice. Larger k: the indices stably sorted by key with the radix
+    /// sort ([`GpuSorter::argsort_with`]), cut at k.
+    ///
+    /// # Errors
+    /// [`Error::KOutOfRange`] for k = 0 or k past the keys; [`Error::TooLong`],
+    /// [`Error::OutOfDeviceMemory`], or [`Error::Cuda`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::{GpuSorter, Order};
+    ///
+    /// let gpu = GpuSorter::new()?;
+    /// let scores = [0.5f32, 2.0, -1.0, 2.0, f32::NAN];
+    /// let best = gpu.top_k(&scores, 3, Order::Descending)?;
+    /// assert!(best.keys[0].is_nan());
+    /// assert_eq!(best.indices, [4, 1, 3]); // 2.0 twice: the lower index first
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
+    pub fn top_k<K: SortKey>(&self, keys: &[K], k: usize, order: Order) -> Result<TopK<K>> {
+        self.top_k_rows(keys, keys.len(), k, order)
+    }
+
+    /// [`GpuSorter::top_k`] of keys already on the device; waits. Only the result comes back
+    /// to the host.
+    ///
+    /// # Errors
+    /// As [`GpuSorter::top_k`].
+    pub fn top_k_device<K: SortKey>(
+        &self,
+        keys: &DeviceSlice<K>,
+        k: usize,
+        order: Order,
+    ) -> Result<TopK<K>> {
+        self.top_k_rows_device(keys, keys.len(), k, order)
+    }
+
+    /// The `k` best keys of each row of `row_len` keys of `keys` (a row-major matrix of
+    /// `keys.len() / row_len` rows) and their indices within the row: `rows × k` of each, row
+    /// after row, in the order and with the ties of [`GpuSorter::top_k`].
+    ///
+    /// # Current implementation
+    ///
+    /// For k up to [`TOP_K_MAX_K`]: one block per row (long rows are cut into parts, whose k
+    /// best a second round selects from), as in [`GpuSorter::top_k`]. Larger k: the stable
+    /// sort of the whole matrix's indices by key, then the first k of each row, on the CPU.
+    ///
+    /// # Errors
+    /// [`Error::RowLength`] for a row length of 0 or one that does not divide the keys;
+    /// [`Error::KOutOfRange`] for k = 0 or k past the row; otherwise as [`GpuSorter::top_k`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::{GpuSorter, Order};
+    ///
+    /// let gpu = GpuSorter::new()?;
+    /// let matrix = [3u32, 1, 2, /* next row */ 9, 9, 4];
+    /// let top = gpu.top_k_rows(&matrix, 3, 2, Order::Ascending)?;
+    /// assert_eq!(top.keys, [1, 2, 4, 9]);
+    /// assert_eq!(top.indices, [1, 2, 2, 0]);
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
+    pub fn top_k_rows<K: SortKey>(
+        &self,
+        keys: &[K],
+        row_len: usize,
+        k: usize,
+        order: Order,
+    ) -> Result<TopK<K>> {
+        check_len(keys.len())?;
+        check_top_k(keys.len(), row_len, k)?;
+        if k > MAX_K as usize {
+            return self.top_k_by_sorting(keys, row_len, k, order);
+        }
+        let device = self.upload(keys)?;
+        self.top_k_rows_device(&device, row_len, k, order)
+    }
+
+    /// [`GpuSorter::top_k_rows`] of keys already on the device; waits. Above
+    /// [`TOP_K_MAX_K`], the keys are copied to the host first.
+    ///
+    /// # Errors
+    /// As [`GpuSorter::top_k_rows`].
+    pub fn top_k_rows_device<K: SortKey>(
+        &self,
+        keys: &DeviceSlice<K>,
+        row_len: usize,
+        k: usize,
+        order: Order,
+    ) -> Result<TopK<K>> {
+        check_len(keys.len())?;
+        let rows = check_top_k(keys.len(), row_len, k)?;
+        if k > MAX_K as usize {
+            let mut host = vec![K::from_bits(Default::default()); keys.len()];
+            self.bind()?;
+            keys.copy_to(&mut host[..])
+                .context("copying the keys of a top-k to the host")?;
+            return self.top_k_by_sorting(&host, row_len, k, order);
+        }
+        let mut out_keys: DeviceBuffer<K> = self.alloc(rows * k, "the top-k's keys")?;
+        let mut out_indices: DeviceBuffer<u64> = self.alloc(rows * k, "the top-k's indices")?;
+        let mut scratch = self.top_k_scratch::<K>(keys.len(), row_len, k)?;
+        self.enqueue_top_k_rows(
+            keys,
+            row_len,
+            k,
+            order,
+            (&mut out_keys, &mut out_indices),
+            &mut scratch,
+        )?;
+        self.synchronize("selecting the top k")?;
+        let mut top = TopK {
+            keys: vec![K::from_bits(Default::default()); rows * k],
+            indices: vec![0; rows * k],
+        };
+        out_keys
+            .copy_to(&mut top.keys[..])
+            .context("copying the top-k's keys to the host")?;
+        out_indices
+            .copy_to(&mut top.indices[..])
+            .context("copying the top-k's indices to the host")?;
+        Ok(top)
+    }
+
+    /// A top-k for k above [`MAX_K`]: the stable argsort of all the keys (radix sort), then
+    /// each row's first k in it.
+    fn top_k_by_sorting<K: SortKey>(
+        &self,
+        keys: &[K],
+        row_len: usize,
+        k: usize,
+        order: Order,
+    ) -> Result<TopK<K>> {
+        let rows = keys.len() / row_len;
+        let permutation = self.argsort_with(GpuAlgo::Radix, keys, order)?;
+        let mut top = TopK {
+            keys: vec![K::from_bits(Default::default()); rows * k],
+            indices: vec![0; rows * k],
+        };
+        let mut taken = vec![0usize; rows];
+        for &i in &permutation {
+            let (row, within) = (i as usize / row_len, i % row_len as u64);
+            if taken[row] < k {
+                let slot = row * k + taken[row];
+                top.keys[slot] = keys[i as usize];
+                top.indices[slot] = within;
+                taken[row] += 1;
+            }
+        }
+        Ok(top)
+    }
+}
+
+/// The scratch of `half` candidates per half: two halves of keys, then indices (8-byte
+/// aligned after the keys). Returns the bytes of a half's keys and of the whole.
+fn scratch_layout(half: u64, key_bytes: usize) -> (u64, u64) {
+    let keys_bytes = (half * key_bytes as u64).next_multiple_of(8);
+    (keys_bytes, 2 * (keys_bytes + half * 8))
+}
+
+/// k within what the kernels select.
+fn check_selected(row_len: usize, k: usize) -> Result<()> {
+    if k > MAX_K as usize {
+        return Err(Error::KOutOfRange {
+            k: k as u64,
+            max: (MAX_K as u64).min(row_len as u64),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_kernels_are_in_the_ptx() {
+        for kb in [4, 8] {
+            let name = kernel(kb);
+            assert!(super::super::KERNELS_PTX.contains(&format!(".entry {name}(")));
+            assert_eq!(
+                kernels_gpu::kernels::Family::of(name),
+                Some(kernels_gpu::kernels::Family::TopK)
+            );
+        }
+    }
+
+    #[test]
+    fn scratch_halves_are_aligned_and_apart() {
+        for half in [0, 1, 3, 1000, 1001] {
+            for key_bytes in [4, 8] {
+                let (keys_bytes, total) = scratch_layout(half, key_bytes);
+                assert!(keys_bytes % 8 == 0 && keys_bytes >= half * key_bytes as u64);
+                // The second half starts 8-byte aligned, after the first's keys and indices.
+                assert_eq!(total % 16, 0);
+                assert!(total / 2 >= keys_bytes + half * 8);
+            }
+        }
+    }
+
+    #[test]
+    fn scratch_is_a_few_candidates_per_block() {
+        // 2^28 keys, k = 1024, on an H100's 132 multiprocessors: two halves of
+        // keys and indices, a few MB, not a copy of the keys.
+        let rounds = plan(1, 1 << 28, 1024, 4, 132 * 4);
+        let half = candidate_capacity(rounds);
+        assert!(half <= 132 * 4 * 1024, "{half}");
+        assert!(2 * half * 12 < 16 << 20);
+    }
+}

@@ -1,0 +1,71 @@
+//! Top-k kernels ([`crate::topk`]): one round of a selection, for 32- and 64-bit keys. The
+//! host launches the rounds of [`crate::topk::plan`] one after another, candidates going back
+//! and forth between two scratch buffers and the last round writing the result.
+
+use crate::block::merge::Align16;
+use crate::block::topk::{Args, select_parts};
+use crate::gpu::{CudaBlock, block_idx_x, dynamic_shared, grid_dim_x};
+use crate::topk::{Round, THREADS, items_per_thread};
+
+macro_rules! topk_round {
+    ($name:ident, $key:ty) => {
+        /// One round of a top-k selection: each part of `chunk` keys of each of `segments`
+        /// segments of `len` keys (`keys`, encoded with `encode` as they are loaded; their
+        /// indices in `indices`, or null for their positions in their segment) gives its `k`
+        /// smallest keys (through the inverse of `decode`) and their indices, smallest first,
+        /// to `out_keys` and `out_indices` (`k` per part, part after part). Block `b` runs
+        /// parts `b, b + gridDim.x, …` of the `segments × parts`.
+        ///
+        /// Launch: up to `segments × parts` blocks of `THREADS` threads,
+        /// `shared_bytes(size_of::<key>(), k)` bytes of dynamic shared memory.
+        ///
+        /// # Safety
+        /// `keys` (and `indices` unless null) hold `segments × len` device words; the outputs
+        /// `segments × parts × k`; `1 ≤ k ≤ MAX_K`; `parts` and `chunk` as
+        /// `crate::topk::plan` makes them.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            keys: *const $key,
+            indices: *const u64,
+            out_keys: *mut $key,
+            out_indices: *mut u64,
+            segments: u64,
+            len: u64,
+            parts: u64,
+            chunk: u64,
+            k: u32,
+            encode: u32,
+            decode: u32,
+        ) {
+            const ITEMS: usize = items_per_thread(size_of::<$key>() as u32) as usize;
+            let args = Args {
+                keys,
+                indices,
+                out_keys,
+                out_indices,
+                round: Round {
+                    segments,
+                    len,
+                    parts,
+                    chunk,
+                },
+                k,
+                encode,
+                decode,
+            };
+            // SAFETY: the launch contract.
+            unsafe {
+                select_parts::<$key, _, ITEMS>(
+                    &CudaBlock::<THREADS>,
+                    dynamic_shared::<Align16>() as *mut u8,
+                    &args,
+                    u64::from(block_idx_x()),
+                    u64::from(grid_dim_x()),
+                )
+            }
+        }
+    };
+}
+
+kernel_list!(topk, define);

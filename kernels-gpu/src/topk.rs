@@ -1,0 +1,389 @@
+//! Pure index math of top-k selection: the k best keys of each *segment* (a whole array, or a
+//! row of a matrix), sorted, ties broken by the lower index. Also compiled and tested on the
+//! host, where [`plan`] and the block code ([`crate::block::topk`]) run on the CPU.
+//!
+//! Keys are first mapped to unsigned bits whose ascending order is the wanted order
+//! ([`crate::keys`]); a key and its position then form one unsigned *item*
+//! ([`TopKey::pack`]: key in the high half, position in the low half), so "the k best keys,
+//! ties by the lower index" is "the k smallest items", and items are all distinct.
+//!
+//! A selection runs in *rounds*. In a round each segment is cut into *parts* of at most
+//! `chunk` keys, one block each; a block streams its part once, keeps the k smallest items
+//! it has seen in shared memory, and drops at the load every key not smaller than the k-th of
+//! them (for most inputs almost every key: the round runs at the memory's pace). Each block
+//! writes its k best keys (still encoded) with their indices; the next round selects among
+//! those `parts × k` candidates per segment, and so on until a segment is one part: the last
+//! round writes the decoded keys. Candidates are laid out part after part, so a candidate's
+//! position orders equal keys as their indices do, and ties stay broken by the lower index.
+//! Memory: `segments × parts × k` candidates (keys and `u64` indices), twice.
+//!
+//! ```
+//! use kernels_gpu::topk::{Round, plan};
+//!
+//! // 2^24 keys, k = 8, on a GPU that runs 528 blocks at once: 512 blocks of 32,768 keys,
+//! // then one block over their 512 × 8 candidates.
+//! let rounds: Vec<Round> = plan(1, 1 << 24, 8, 4, 528).collect();
+//! assert_eq!(rounds.len(), 2);
+//! assert_eq!((rounds[0].parts, rounds[0].chunk), (512, 32768));
+//! assert_eq!(rounds[1].len, 512 * 8);
+//! assert_eq!(rounds[1].parts, 1);
+//! // k = 1024: each part's 1024 best need a round of 32 parts, then 2, then 1.
+//! let parts: Vec<u64> = plan(1, 1 << 24, 1024, 4, 528).map(|r| r.parts).collect();
+//! assert_eq!(parts, [512, 32, 2, 1]);
+//! ```
+
+use crate::keys::KeyBits;
+
+/// Threads per block.
+pub const THREADS: u32 = 256;
+
+/// The largest k the kernels select; larger k are a sort's first k.
+pub const MAX_K: u32 = 1024;
+
+/// The index of a candidate slot that holds no key (a part shorter than k).
+pub const NO_INDEX: u64 = u64::MAX;
+
+/// Blocks per multiprocessor a round aims for: enough loads in flight to keep the memory busy
+/// while some blocks sort their candidates.
+pub const BLOCKS_PER_MULTIPROCESSOR: u32 = 4;
+
+/// The fewest keys a part holds, as a multiple of k: each round shrinks its input at least
+/// this many times, so there are few rounds.
+pub const PART_MIN_KS: u32 = 16;
+
+/// The fewest keys a part holds: enough to amortise the block's candidate sorts.
+pub const PART_MIN_KEYS: u64 = 1 << 14;
+
+/// The most keys of a part: positions within a part fit in the low half of an item with
+/// room for the "no key" item ([`TopKey::NONE`]).
+pub const MAX_CHUNK: u64 = 1 << 31;
+
+/// Keys each thread loads per tile: 16 keys of 4 bytes, 8 of 8 bytes (64 bytes in flight per
+/// thread).
+///
+/// ```
+/// use kernels_gpu::topk::items_per_thread;
+/// assert_eq!((items_per_thread(4), items_per_thread(8)), (16, 8));
+/// ```
+pub const fn items_per_thread(key_bytes: u32) -> u32 {
+    if key_bytes > 4 { 8 } else { 16 }
+}
+
+/// Keys a block loads per tile.
+pub const fn tile_keys(key_bytes: u32) -> u32 {
+    THREADS * items_per_thread(key_bytes)
+}
+
+/// Slots of a block's running top-k: k rounded up to a power of two, for the bitonic merge.
+///
+/// ```
+/// use kernels_gpu::topk::padded_k;
+/// assert_eq!((padded_k(1), padded_k(33), padded_k(1024)), (1, 64, 1024));
+/// ```
+pub const fn padded_k(k: u32) -> u32 {
+    k.next_power_of_two()
+}
+
+/// Slots of a block's candidate buffer: a power of two, at least twice the running top-k (so
+/// that a sort of a full buffer is worth its merge) and two keys per thread.
+///
+/// ```
+/// use kernels_gpu::topk::candidate_slots;
+/// assert_eq!((candidate_slots(8), candidate_slots(1000)), (512, 2048));
+/// ```
+pub const fn candidate_slots(k: u32) -> u32 {
+    let twice = 2 * padded_k(k);
+    if twice > 2 * THREADS {
+        twice
+    } else {
+        2 * THREADS
+    }
+}
+
+/// Bytes of `items` items of `key_bytes`-byte keys in shared memory, a multiple of 16 so that
+/// the next region stays aligned for 16-byte items.
+const fn region(items: u32, key_bytes: u32) -> u32 {
+    (items * 2 * key_bytes).next_multiple_of(16)
+}
+
+/// Dynamic shared memory of a block selecting the top `k` of `key_bytes`-byte keys: the
+/// running top-k, the candidate buffer, one item per thread (the threads' best keys of a
+/// tile) and four `u32` counters, in that order.
+///
+/// ```
+/// use kernels_gpu::topk::shared_bytes;
+/// assert_eq!(shared_bytes(4, 8), (8 + 512 + 256) * 8 + 16);
+/// assert_eq!(shared_bytes(8, 1024), (1024 + 2048 + 256) * 16 + 16);
+/// ```
+pub const fn shared_bytes(key_bytes: u32, k: u32) -> u32 {
+    region(padded_k(k), key_bytes)
+        + region(candidate_slots(k), key_bytes)
+        + region(THREADS, key_bytes)
+        + 16
+}
+
+/// Byte offsets of [`shared_bytes`]'s regions: running top-k, candidates, threads' bests,
+/// counters.
+pub const fn shared_layout(key_bytes: u32, k: u32) -> [u32; 4] {
+    let top = 0;
+    let candidates = top + region(padded_k(k), key_bytes);
+    let bests = candidates + region(candidate_slots(k), key_bytes);
+    let counters = bests + region(THREADS, key_bytes);
+    [top, candidates, bests, counters]
+}
+
+/// Encoded key bits that pack with a position into one item, ordered by key then position.
+///
+/// ```
+/// use kernels_gpu::topk::TopKey;
+/// let (a, b) = (5u32.pack(9), 6u32.pack(0));
+/// assert!(a < b && 5u32.pack(1) < a);
+/// assert_eq!(u32::unpack(a), (5, 9));
+/// assert_eq!(u64::unpack(u64::MAX.pack(7)), (u64::MAX, 7));
+/// assert!(u64::MAX.pack(u32::MAX - 1) < <u64 as TopKey>::NONE);
+/// ```
+pub trait TopKey: KeyBits {
+    /// The key and a position: `u64` for 4-byte keys, `u128` for 8-byte keys.
+    type Item: Copy + Ord;
+    /// The largest item, which no key at a position of a part ([`MAX_CHUNK`]) packs to:
+    /// "no key".
+    const NONE: Self::Item;
+    /// The item of this key at position `pos`.
+    fn pack(self, pos: u32) -> Self::Item;
+    /// The key and position of an item.
+    fn unpack(item: Self::Item) -> (Self, u32);
+}
+
+impl TopKey for u32 {
+    type Item = u64;
+    const NONE: u64 = u64::MAX;
+    #[inline(always)]
+    fn pack(self, pos: u32) -> u64 {
+        (u64::from(self) << 32) | u64::from(pos)
+    }
+    #[inline(always)]
+    fn unpack(item: u64) -> (u32, u32) {
+        ((item >> 32) as u32, item as u32)
+    }
+}
+
+impl TopKey for u64 {
+    type Item = u128;
+    const NONE: u128 = u128::MAX;
+    #[inline(always)]
+    fn pack(self, pos: u32) -> u128 {
+        (u128::from(self) << 64) | u128::from(pos)
+    }
+    #[inline(always)]
+    fn unpack(item: u128) -> (u64, u32) {
+        ((item >> 64) as u64, item as u32)
+    }
+}
+
+/// One round of a selection: each of `segments` segments of `len` keys (laid out one after
+/// another) is cut into `parts` parts of `chunk` keys (the last may be shorter), one block
+/// each, and each part's k best keys go out as candidates: `segments × parts × k` of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Round {
+    /// Segments.
+    pub segments: u64,
+    /// Keys per segment in this round's input.
+    pub len: u64,
+    /// Parts per segment.
+    pub parts: u64,
+    /// Keys per part, a multiple of the tile unless the segment is one part.
+    pub chunk: u64,
+}
+
+impl Round {
+    /// Blocks of the round (parts in all).
+    pub const fn blocks(&self) -> u64 {
+        self.segments * self.parts
+    }
+
+    /// The range of part `p` within its segment (empty past the segment's end).
+    ///
+    /// ```
+    /// use kernels_gpu::topk::Round;
+    /// let r = Round { segments: 2, len: 10, parts: 3, chunk: 4 };
+    /// assert_eq!((r.part(0), r.part(2)), ((0, 4), (8, 10)));
+    /// ```
+    pub const fn part(&self, p: u64) -> (u64, u64) {
+        let start = p * self.chunk;
+        let end = start + self.chunk;
+        let end = if end < self.len { end } else { self.len };
+        let start = if start < end { start } else { end };
+        (start, end)
+    }
+
+    /// Candidates the round writes per segment.
+    pub const fn candidates(&self, k: u32) -> u64 {
+        self.parts * k as u64
+    }
+}
+
+/// The rounds that select the `k` best of each of `segments` segments of `len` keys of
+/// `key_bytes` bytes, on a GPU that runs `blocks` blocks at once; the last round has one part
+/// per segment. Needs `1 ≤ k ≤ len`.
+///
+/// A segment is cut into as many parts as keep `blocks` blocks busy (rows share them), of at
+/// least [`PART_MIN_KEYS`] and [`PART_MIN_KS`]` × k` keys each, so that every round shrinks
+/// its input more than tenfold.
+///
+/// ```
+/// use kernels_gpu::topk::plan;
+/// // Rows: 16384 rows of 4096 keys are one round of a block per row.
+/// let rows: Vec<_> = plan(16384, 4096, 256, 4, 528).collect();
+/// assert_eq!((rows.len(), rows[0].parts), (1, 1));
+/// // 64 rows of 2^18 keys: 8 parts per row, then a block per row.
+/// let long: Vec<_> = plan(64, 1 << 18, 8, 4, 528).collect();
+/// assert_eq!((long.len(), long[0].parts, long[1].len), (2, 8, 64));
+/// ```
+pub fn plan(segments: u64, len: u64, k: u32, key_bytes: u32, blocks: u64) -> Plan {
+    Plan {
+        segments,
+        len,
+        k,
+        tile: u64::from(tile_keys(key_bytes)),
+        blocks,
+        done: false,
+    }
+}
+
+/// The rounds of a selection, from [`plan`].
+#[derive(Clone, Debug)]
+pub struct Plan {
+    segments: u64,
+    len: u64,
+    k: u32,
+    tile: u64,
+    blocks: u64,
+    done: bool,
+}
+
+impl Iterator for Plan {
+    type Item = Round;
+
+    fn next(&mut self) -> Option<Round> {
+        if self.done || self.segments == 0 {
+            return None;
+        }
+        let len = self.len;
+        let min_part = max(PART_MIN_KEYS, u64::from(PART_MIN_KS) * u64::from(self.k));
+        let busy = max(1, self.blocks / self.segments);
+        let parts = max(min(len.div_ceil(min_part), busy), len.div_ceil(MAX_CHUNK));
+        let (parts, chunk) = if parts <= 1 {
+            (1, len)
+        } else {
+            let chunk = min(len.div_ceil(parts).next_multiple_of(self.tile), MAX_CHUNK);
+            (len.div_ceil(chunk), chunk)
+        };
+        let round = Round {
+            segments: self.segments,
+            len,
+            parts,
+            chunk,
+        };
+        self.done = parts == 1;
+        self.len = round.candidates(self.k);
+        Some(round)
+    }
+}
+
+const fn max(a: u64, b: u64) -> u64 {
+    if a > b { a } else { b }
+}
+
+const fn min(a: u64, b: u64) -> u64 {
+    if a < b { a } else { b }
+}
+
+/// Candidates (keys and indices) the rounds of `plan` other than the last write at most, per
+/// buffer: the two buffers the rounds ping-pong between hold this many each.
+///
+/// ```
+/// use kernels_gpu::topk::{candidate_capacity, plan};
+/// assert_eq!(candidate_capacity(plan(1, 1 << 24, 64, 4, 528)), 512 * 64);
+/// assert_eq!(candidate_capacity(plan(16384, 4096, 8, 4, 528)), 0);
+/// ```
+pub fn candidate_capacity(plan: Plan) -> u64 {
+    let k = plan.k;
+    plan.filter(|r| r.parts > 1)
+        .map(|r| r.segments * r.candidates(k))
+        .max()
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn shared_memory_fits_every_device_for_every_k() {
+        for k in 1..=MAX_K {
+            for kb in [4, 8] {
+                assert!(
+                    shared_bytes(kb, k) <= crate::tuning::MIN_SHARED_BYTES,
+                    "{kb} {k}"
+                );
+                let [top, cand, bests, counters] = shared_layout(kb, k);
+                assert!(top < cand && cand < bests && bests < counters);
+                assert_eq!(counters + 16, shared_bytes(kb, k));
+                assert!(cand % 16 == 0 && bests % 16 == 0 && counters % 16 == 0);
+            }
+            assert!(candidate_slots(k) >= 2 * padded_k(k));
+            assert!(candidate_slots(k).is_power_of_two());
+        }
+    }
+
+    #[test]
+    fn items_order_by_key_then_position() {
+        let items = [(0u32, 0u32), (0, 1), (1, 0), (u32::MAX, u32::MAX - 1)];
+        for w in items.windows(2) {
+            assert!(w[0].0.pack(w[0].1) < w[1].0.pack(w[1].1));
+            let (a, b) = (u64::from(w[0].0) << 32, u64::from(w[1].0) << 32);
+            assert!(a.pack(w[0].1) < b.pack(w[1].1));
+        }
+        assert!(u32::MAX.pack(u32::MAX - 1) < <u32 as TopKey>::NONE);
+    }
+
+    proptest! {
+        #[test]
+        fn rounds_cover_every_key_once_and_end_in_one_part(
+            segments in 1u64..5000,
+            len in 1u64..(1 << 34),
+            k in 1u32..=MAX_K,
+            blocks in 1u64..2000,
+            wide: bool,
+        ) {
+            let len = len.max(u64::from(k));
+            let key_bytes = if wide { 8 } else { 4 };
+            let rounds: Vec<Round> = plan(segments, len, k, key_bytes, blocks).collect();
+            prop_assert!(!rounds.is_empty() && rounds.len() <= 6, "{rounds:?}");
+            let mut expect_len = len;
+            for (i, r) in rounds.iter().enumerate() {
+                prop_assert_eq!(r.len, expect_len);
+                prop_assert!(r.parts >= 1 && r.chunk >= 1 && r.chunk <= MAX_CHUNK);
+                // The parts tile the segment: each starts where the one before ended, none
+                // is empty, and the last ends at the segment's end.
+                prop_assert_eq!(r.part(0).0, 0);
+                prop_assert_eq!(r.part(r.parts - 1).1, r.len);
+                prop_assert!(r.part(r.parts - 1).0 < r.len);
+                if r.parts > 1 {
+                    prop_assert_eq!(r.chunk % u64::from(tile_keys(key_bytes)), 0);
+                    prop_assert!(r.candidates(k) < r.len, "each round shrinks: {r:?}");
+                }
+                prop_assert_eq!(r.parts == 1, i + 1 == rounds.len());
+                expect_len = r.candidates(k);
+            }
+        }
+
+        #[test]
+        fn positions_fit_below_no_key(pos in 0u32..(MAX_CHUNK as u32), key: u64) {
+            prop_assert!((key as u32).pack(pos) < <u32 as TopKey>::NONE);
+            prop_assert!(key.pack(pos) < <u64 as TopKey>::NONE);
+            prop_assert_eq!(u64::unpack(key.pack(pos)), (key, pos));
+        }
+    }
+}

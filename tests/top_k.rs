@@ -1,0 +1,263 @@
+//! Top-k on the GPU against the CPU selection (`gpusort::topk::top_k_cpu`, itself checked
+//! against a stable sort): every key type, both orders, NaN and signed zeros, ties (the lowest
+//! indices must win), k = 1, 2, 31, 32, 33, 1023, 1024 and 1025 (the sort fallback), lengths
+//! around the blocks' tiles and parts, sorted and reversed inputs (every key passes the
+//! filter), rows of many shapes, keys already on the device, and the typed errors. Runs when a
+//! CUDA device is present; skipped (said on stderr) when not; fails without one under
+//! `REQUIRE_GPU=1`.
+
+use cust::memory::CopyDestination;
+use gpusort::topk::{TopK, top_k_cpu, top_k_rows_cpu};
+use gpusort::{Error, GpuSorter, Order, SortKey};
+use gpusort_cli::inputs::{Dist, generate};
+use gpusort_suite::{gpu_or_skip, sprinkle_specials, test_seed};
+use kernels_gpu::topk::{MAX_K, tile_keys};
+use rand::{Rng, SeedableRng, rngs::StdRng};
+
+const ORDERS: [Order; 2] = [Order::Ascending, Order::Descending];
+const KS: [usize; 8] = [1, 2, 31, 32, 33, 1023, 1024, 1025];
+
+fn bits<K: SortKey>(top: &TopK<K>) -> (Vec<K::Bits>, Vec<u64>) {
+    (
+        top.keys.iter().map(|k| k.to_bits()).collect(),
+        top.indices.clone(),
+    )
+}
+
+/// The GPU's top-k of `keys` (rows of `row_len`) equals the CPU's, bit for bit.
+fn check<K: SortKey>(
+    gpu: &GpuSorter,
+    keys: &[K],
+    row_len: usize,
+    k: usize,
+    order: Order,
+    what: &str,
+) {
+    let before: Vec<K::Bits> = keys.iter().map(|k| k.to_bits()).collect();
+    let got = gpu
+        .top_k_rows(keys, row_len, k, order)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let want = top_k_rows_cpu(keys, row_len, k, order).unwrap();
+    let (got, want) = (bits(&got), bits(&want));
+    if got != want {
+        let at = (0..want.0.len())
+            .find(|&i| got.0.get(i) != want.0.get(i) || got.1.get(i) != want.1.get(i))
+            .unwrap_or(want.0.len());
+        panic!(
+            "{what}: {} {} keys in rows of {row_len}, k = {k}, {order:?}: first difference at {at}: \
+             got {:?} / {:?}, expected {:?} / {:?}",
+            keys.len(),
+            K::DTYPE,
+            got.0.get(at),
+            got.1.get(at),
+            want.0.get(at),
+            want.1.get(at)
+        );
+    }
+    let after: Vec<K::Bits> = keys.iter().map(|k| k.to_bits()).collect();
+    assert!(before == after, "{what}: the input changed");
+}
+
+fn every_k_and_length<K: SortKey>(gpu: &GpuSorter, seed: u64) {
+    let tile = tile_keys(size_of::<K>() as u32) as usize;
+    for n in [
+        1,
+        2,
+        31,
+        33,
+        tile - 1,
+        tile,
+        tile + 1,
+        3 * tile + 5,
+        100_003,
+        1 << 20,
+    ] {
+        for dist in [Dist::Uniform, Dist::Few] {
+            let keys: Vec<K> = generate(n, dist, seed ^ n as u64);
+            for k in KS.into_iter().filter(|&k| k <= n) {
+                for order in ORDERS {
+                    check(gpu, &keys, n, k, order, &format!("{dist:?}"));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn top_k_of_every_key_type_and_k() {
+    let Some(gpu) = gpu_or_skip("top_k_of_every_key_type_and_k") else {
+        return;
+    };
+    let seed = test_seed(1);
+    every_k_and_length::<u32>(&gpu, seed);
+    every_k_and_length::<i32>(&gpu, seed);
+    every_k_and_length::<f32>(&gpu, seed);
+    every_k_and_length::<u64>(&gpu, seed);
+    every_k_and_length::<i64>(&gpu, seed);
+    every_k_and_length::<f64>(&gpu, seed);
+}
+
+#[test]
+fn top_k_orders_floats_like_total_cmp() {
+    let Some(gpu) = gpu_or_skip("top_k_orders_floats_like_total_cmp") else {
+        return;
+    };
+    for n in [10, 5000, 300_001] {
+        let mut keys: Vec<f32> = generate(n, Dist::Uniform, 7);
+        sprinkle_specials(&mut keys, 3);
+        for k in [1, 10, 64, 1000] {
+            for order in ORDERS {
+                check(&gpu, &keys, n, k.min(n), order, "f32 specials");
+            }
+        }
+        let wide: Vec<f64> = keys.iter().map(|&f| f64::from(f)).collect();
+        check(
+            &gpu,
+            &wide,
+            n,
+            100.min(n),
+            Order::Descending,
+            "f64 specials",
+        );
+    }
+}
+
+#[test]
+fn ties_go_to_the_lowest_indices() {
+    let Some(gpu) = gpu_or_skip("ties_go_to_the_lowest_indices") else {
+        return;
+    };
+    for n in [1000, 1 << 20] {
+        let equal = vec![3i64; n];
+        for k in [1, 33, 1024] {
+            let top = gpu.top_k(&equal, k, Order::Descending).unwrap();
+            assert_eq!(top.indices, (0..k as u64).collect::<Vec<_>>(), "n = {n}");
+        }
+        let few: Vec<u32> = generate(n, Dist::Few, 3);
+        for k in [7, 512, 1024, 1025] {
+            check(&gpu, &few, n, k, Order::Ascending, "few distinct");
+        }
+    }
+}
+
+#[test]
+fn sorted_and_reversed_inputs_keep_every_key_and_stay_right() {
+    let Some(gpu) = gpu_or_skip("sorted_and_reversed_inputs_keep_every_key_and_stay_right") else {
+        return;
+    };
+    for n in [70_000, (1 << 22) + 3] {
+        for dist in [Dist::Sorted, Dist::Reverse, Dist::OrganPipe, Dist::Saw] {
+            let keys: Vec<u32> = generate(n, dist, 5);
+            for k in [1, 256, 1024] {
+                for order in ORDERS {
+                    check(&gpu, &keys, n, k, order, &format!("{dist:?}"));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn random_lengths_and_k() {
+    let Some(gpu) = gpu_or_skip("random_lengths_and_k") else {
+        return;
+    };
+    let seed = test_seed(11);
+    let mut rng = StdRng::seed_from_u64(seed);
+    for _ in 0..60 {
+        let n = rng.random_range(1..3_000_000);
+        let k = rng.random_range(1..=(MAX_K as usize + 100).min(n));
+        let keys: Vec<f32> = generate(n, Dist::Uniform, rng.random());
+        let order = ORDERS[rng.random_range(0..2)];
+        check(&gpu, &keys, n, k, order, &format!("seed {seed}"));
+    }
+}
+
+#[test]
+fn rows_select_within_each_row() {
+    let Some(gpu) = gpu_or_skip("rows_select_within_each_row") else {
+        return;
+    };
+    let shapes = [
+        (1usize, 17usize, 17usize),
+        (16384, 4096, 8),
+        (16384, 4096, 256),
+        (1024, 65536, 64),
+        (64, 262_144, 256),
+        (3, 1 << 20, 1024),
+        (1000, 33, 1),
+        (100_000, 16, 8),
+        (37, 5000, 1025),
+    ];
+    for (rows, row_len, k) in shapes {
+        let keys: Vec<i32> = generate(rows * row_len, Dist::Uniform, rows as u64);
+        for order in ORDERS {
+            check(&gpu, &keys, row_len, k, order, "i32 rows");
+        }
+        let keys: Vec<f64> = generate((rows * row_len).min(1 << 24), Dist::Few, 9);
+        let rows = keys.len() / row_len;
+        check(
+            &gpu,
+            &keys[..rows * row_len],
+            row_len,
+            k,
+            Order::Descending,
+            "f64 rows",
+        );
+    }
+}
+
+#[test]
+fn keys_on_the_device_stay_and_give_the_same_top_k() {
+    let Some(gpu) = gpu_or_skip("keys_on_the_device_stay_and_give_the_same_top_k") else {
+        return;
+    };
+    let keys: Vec<u64> = generate(1 << 21, Dist::Uniform, 4);
+    let device = gpu.upload(&keys).unwrap();
+    for k in [5, 1024, 2000] {
+        let got = gpu.top_k_device(&device, k, Order::Descending).unwrap();
+        assert_eq!(
+            got,
+            top_k_cpu(&keys, k, Order::Descending).unwrap(),
+            "k = {k}"
+        );
+    }
+    let rows = gpu
+        .top_k_rows_device(&device, 1 << 11, 16, Order::Ascending)
+        .unwrap();
+    assert_eq!(
+        rows,
+        top_k_rows_cpu(&keys, 1 << 11, 16, Order::Ascending).unwrap()
+    );
+    let mut after = vec![0u64; keys.len()];
+    device.copy_to(&mut after[..]).unwrap();
+    assert!(after == keys, "the device keys changed");
+}
+
+#[test]
+fn bad_k_and_row_lengths_are_typed_errors() {
+    let Some(gpu) = gpu_or_skip("bad_k_and_row_lengths_are_typed_errors") else {
+        return;
+    };
+    let keys = [1.0f32, 2.0, 3.0, 4.0];
+    assert!(matches!(
+        gpu.top_k(&keys, 0, Order::Ascending),
+        Err(Error::KOutOfRange { k: 0, max: 4 })
+    ));
+    assert!(matches!(
+        gpu.top_k(&keys, 5, Order::Ascending),
+        Err(Error::KOutOfRange { k: 5, max: 4 })
+    ));
+    assert!(matches!(
+        gpu.top_k_rows(&keys, 3, 1, Order::Ascending),
+        Err(Error::RowLength { row_len: 3, len: 4 })
+    ));
+    assert!(matches!(
+        gpu.top_k_rows(&keys, 0, 1, Order::Ascending),
+        Err(Error::RowLength { row_len: 0, .. })
+    ));
+    assert!(matches!(
+        gpu.top_k_rows(&keys, 2, 3, Order::Ascending),
+        Err(Error::KOutOfRange { k: 3, max: 2 })
+    ));
+}
