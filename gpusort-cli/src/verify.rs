@@ -1,4 +1,5 @@
-//! Checking a sort's output: sorted in the requested order and the same multiset as the input.
+//! Checking a sort's output: sorted in the requested order and the same multiset as the input;
+//! for rows sorted each on its own ([`check_rows`]), every row.
 //!
 //! The oracle is std's `sort_unstable` on the keys' ordered bits ([`reference()`]); since keys
 //! equal in that order have equal bits, a correct output of any sort equals it bit for bit.
@@ -61,6 +62,14 @@ pub enum Mismatch {
         found: String,
         /// What std's sort holds there.
         expected: String,
+    },
+    /// A row of rows sorted each on its own is wrong; positions are within the row.
+    #[error("row {row}: {mismatch}")]
+    Row {
+        /// The row, from 0.
+        row: usize,
+        /// What is wrong with it.
+        mismatch: Box<Mismatch>,
     },
 }
 
@@ -159,4 +168,58 @@ pub fn reference<K: SortKey>(input: &[K], order: Order) -> Vec<K> {
 /// ```
 pub fn check<K: SortKey>(output: &[K], input: &[K], order: Order) -> Result<(), Mismatch> {
     check_against(output, &reference(input, order), order)
+}
+
+/// Checks rows sorted each on its own: `output` and `input` are rows of `row_len` keys one
+/// after another (a row-major matrix), and each row of `output` must be its row of `input`
+/// sorted, as [`check`] checks a whole slice. Rows are checked on rayon's threads.
+///
+/// # Errors
+/// [`Mismatch::Length`] if the lengths differ or are not whole rows (`row_len` 0: rows of no
+/// key, so no key), else [`Mismatch::Row`] for the first wrong row.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::Order;
+/// use gpusort_cli::verify::{Mismatch, check_rows};
+///
+/// let input = [3u32, 1, 2, /* next row */ 9, 7, 8];
+/// assert_eq!(check_rows(&[1, 2, 3, 7, 8, 9], &input, 3, Order::Ascending), Ok(()));
+/// // Sorted as a whole, but not row by row:
+/// let err = check_rows(&[1, 2, 3, 9, 7, 8], &input, 3, Order::Ascending).unwrap_err();
+/// assert_eq!(err.to_string(), "row 1: not sorted: key 0 (9) comes before key 1 (7)");
+/// ```
+pub fn check_rows<K: SortKey>(
+    output: &[K],
+    input: &[K],
+    row_len: usize,
+    order: Order,
+) -> Result<(), Mismatch> {
+    let whole_rows = match row_len {
+        0 => input.is_empty(),
+        _ => input.len().is_multiple_of(row_len),
+    };
+    if output.len() != input.len() || !whole_rows {
+        return Err(Mismatch::Length {
+            input: input.len(),
+            output: output.len(),
+        });
+    }
+    if row_len == 0 {
+        return Ok(());
+    }
+    let wrong = output
+        .par_chunks(row_len)
+        .zip(input.par_chunks(row_len))
+        .map(|(out, row)| check(out, row, order))
+        .enumerate()
+        .find_first(|(_, verdict)| verdict.is_err());
+    match wrong {
+        Some((row, Err(mismatch))) => Err(Mismatch::Row {
+            row,
+            mismatch: Box::new(mismatch),
+        }),
+        _ => Ok(()),
+    }
 }

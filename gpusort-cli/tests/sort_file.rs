@@ -1,6 +1,7 @@
 //! `gpusort sort INPUT OUTPUT` as a user runs it: every key type and order through `.npy` and raw
-//! files against std's sort, argsort, float edge cases, and every bad input refused with a
-//! message, exit code 2, no new output, and the input and any existing output untouched.
+//! files against std's sort, argsort, float edge cases, arrays of two or more dimensions and raw
+//! files with `--row-len` sorted row by row, and every bad input refused with a message, exit
+//! code 2, no new output, and the input and any existing output untouched.
 
 use npyz::WriterBuilder;
 use std::cmp::Ordering;
@@ -147,9 +148,14 @@ fn bits<K: Key>(keys: &[K]) -> Vec<u64> {
 }
 
 fn write_npy<K: Key>(path: &Path, keys: &[K]) {
+    write_npy_shaped(path, keys, &[keys.len() as u64]);
+}
+
+/// A C-order `.npy` of shape `shape`, as numpy's `np.save` writes one.
+fn write_npy_shaped<K: Key>(path: &Path, keys: &[K], shape: &[u64]) {
     let mut writer = npyz::WriteOptions::new()
         .default_dtype()
-        .shape(&[keys.len() as u64])
+        .shape(shape)
         .writer(BufWriter::new(File::create(path).unwrap()))
         .begin_nd()
         .unwrap();
@@ -645,28 +651,24 @@ fn unsupported_dtypes() {
 }
 
 #[test]
-fn two_dimensional_array() {
+fn zero_dimensional_and_overflowing_shapes() {
     let (dir, _, output) = setup();
-    let file = dir.path().join("matrix.npy");
-    let mut bytes = npy_bytes("<f4", false, "(2, 3)");
-    bytes.extend_from_slice(&[0; 24]);
+    let file = dir.path().join("scalar.npy");
+    let mut bytes = npy_bytes("<f4", false, "()");
+    bytes.extend_from_slice(&[0; 4]);
     fs::write(&file, bytes).unwrap();
     refused(
         dir.path(),
         &[s(&file), s(&output)],
-        "matrix.npy holds a 2-D array of shape (2, 3)",
+        "scalar.npy holds a 0-D array of shape ()",
     );
-    let mut bytes = npy_bytes("<f4", false, "()");
-    bytes.extend_from_slice(&[0; 4]);
-    fs::write(&file, bytes).unwrap();
-    refused(dir.path(), &[s(&file), s(&output)], "0-D array of shape ()");
     // A shape whose product overflows u64 (npyz multiplies it out while parsing).
     let huge = "(1099511627776, 1099511627776)";
     fs::write(&file, npy_bytes("<f4", false, huge)).unwrap();
     refused(
         dir.path(),
         &[s(&file), s(&output)],
-        "2-D array of shape (1099511627776, ",
+        "shape (1099511627776, 1099511627776) of f32 keys needs more than 2^64 bytes",
     );
 }
 
@@ -871,4 +873,338 @@ fn unknown_flag_values() {
         "--reverse",
     );
     refused(dir.path(), &[s(&input)], "OUTPUT");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows: arrays of two or more dimensions along their last axis, raw files with --row-len.
+
+/// Each row of `row_len` keys sorted by std's stable sort: `np.sort(a, axis=-1)`.
+fn rows_sorted<K: Key>(keys: &[K], row_len: usize, order: &str) -> Vec<K> {
+    keys.chunks(row_len.max(1))
+        .flat_map(|row| std_sorted(row, order))
+        .collect()
+}
+
+/// Each row's stable permutation, as positions within the row:
+/// `np.argsort(a, axis=-1, kind='stable')`.
+fn rows_argsorted<K: Key>(keys: &[K], row_len: usize, order: &str) -> Vec<i64> {
+    keys.chunks(row_len.max(1))
+        .flat_map(|row| {
+            let mut positions: Vec<i64> = (0..row.len() as i64).collect();
+            positions.sort_by(|&a, &b| {
+                let (a, b) = (&row[a as usize], &row[b as usize]);
+                if order == "asc" {
+                    a.total(b)
+                } else {
+                    b.total(a)
+                }
+            });
+            positions
+        })
+        .collect()
+}
+
+/// Checks the sorted rows and their permutations written for `input` of `shape`.
+fn check_rows_written<K: Key + gpusort::SortKey>(
+    input: &[K],
+    shape: &[u64],
+    (sorted, sorted_shape): (Vec<K>, Vec<u64>),
+    perm: Option<(Vec<i64>, Vec<u64>)>,
+    order: &str,
+    what: &str,
+) {
+    let row_len = *shape.last().unwrap() as usize;
+    assert_eq!(sorted_shape, shape, "{what}: output shape");
+    assert_eq!(
+        bits(&sorted),
+        bits(&rows_sorted(input, row_len, order)),
+        "{what}: sorted rows"
+    );
+    // The tool's own oracle agrees.
+    let gpu_order = if order == "asc" {
+        gpusort::Order::Ascending
+    } else {
+        gpusort::Order::Descending
+    };
+    gpusort_cli::verify::check_rows(&sorted, input, row_len, gpu_order)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    if let Some((perm, perm_shape)) = perm {
+        assert_eq!(perm_shape, shape, "{what}: permutation shape");
+        assert_eq!(
+            perm,
+            rows_argsorted(input, row_len, order),
+            "{what}: permutation"
+        );
+    }
+}
+
+/// Rows of one key type: 2-D and 3-D arrays of short, odd, power-of-two and (on the GPU) longer
+/// rows than a block sorts, few rows and many, both orders, on the CPU and the GPU where there
+/// is one; keys alone and with the permutation.
+fn sorts_rows_like_std<K: Key + gpusort::SortKey>() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, output, index) = (
+        dir.path().join("in.npy"),
+        dir.path().join("out.npy"),
+        dir.path().join("idx.npy"),
+    );
+    for (seed, shape) in [
+        (1, &[37u64, 29][..]),
+        (2, &[64, 128]),
+        (3, &[1, 2000]),
+        (4, &[2, 10_000]),
+        (5, &[3, 4, 33]),
+        (6, &[300, 1]),
+    ] {
+        let keys: Vec<K> = keys(shape.iter().product::<u64>() as usize, seed);
+        write_npy_shaped(&input, &keys, shape);
+        for order in ["asc", "desc"] {
+            for backend in ["cpu", "auto"] {
+                let what = format!("{} {shape:?} {order} {backend}", K::NAME);
+                let flags = ["--order", order, "--backend", backend];
+                sort_ok(&[&[s(&input), s(&output)][..], &flags].concat());
+                check_rows_written(&keys, shape, read_npy(&output), None, order, &what);
+                let argsort = ["--argsort", s(&index)];
+                sort_ok(&[&[s(&input), s(&output)][..], &flags, &argsort].concat());
+                let perm = Some(read_npy::<i64>(&index));
+                check_rows_written(&keys, shape, read_npy(&output), perm, order, &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn sorts_u32_rows_like_std() {
+    sorts_rows_like_std::<u32>();
+}
+
+#[test]
+fn sorts_i32_rows_like_std() {
+    sorts_rows_like_std::<i32>();
+}
+
+#[test]
+fn sorts_f32_rows_like_std() {
+    sorts_rows_like_std::<f32>();
+}
+
+#[test]
+fn sorts_u64_rows_like_std() {
+    sorts_rows_like_std::<u64>();
+}
+
+#[test]
+fn sorts_i64_rows_like_std() {
+    sorts_rows_like_std::<i64>();
+}
+
+#[test]
+fn sorts_f64_rows_like_std() {
+    sorts_rows_like_std::<f64>();
+}
+
+#[test]
+fn float_rows_sort_in_total_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, output, index) = (
+        dir.path().join("in.npy"),
+        dir.path().join("out.npy"),
+        dir.path().join("idx.npy"),
+    );
+    let keys = [
+        0.0f32,
+        f32::NAN,
+        -0.0,
+        1.0,
+        // next row
+        -0.0,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+    ];
+    write_npy_shaped(&input, &keys, &[2, 4]);
+    for backend in ["cpu", "auto"] {
+        let args = [s(&input), s(&output), "--argsort", s(&index)];
+        sort_ok(&[&args[..], &["--backend", backend]].concat());
+        let ascending = [-0.0, 0.0, 1.0, f32::NAN, f32::NEG_INFINITY, -0.0, -0.0, 0.0];
+        assert_eq!(
+            bits(&read_npy::<f32>(&output).0),
+            bits(&ascending),
+            "{backend}"
+        );
+        // The two -0.0 of the second row keep their order.
+        assert_eq!(
+            read_npy::<i64>(&index).0,
+            [2, 0, 3, 1, 1, 0, 3, 2],
+            "{backend}"
+        );
+    }
+}
+
+#[test]
+fn raw_files_sort_by_rows_with_row_len() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = keys::<i64>(35 * 12, 21);
+    let (raw, raw_out, npy_out, index) = (
+        dir.path().join("keys.bin"),
+        dir.path().join("sorted.bin"),
+        dir.path().join("sorted.npy"),
+        dir.path().join("idx.npy"),
+    );
+    write_raw(&raw, &input);
+    for backend in ["cpu", "auto"] {
+        let args = [s(&raw), s(&raw_out), "--dtype", "i64", "--row-len", "12"];
+        sort_ok(&[&args[..], &["--order", "desc", "--backend", backend]].concat());
+        assert_eq!(read_raw::<i64>(&raw_out), rows_sorted(&input, 12, "desc"));
+
+        // A .npy output gets the rows' shape, and so does the permutation.
+        let args = [s(&raw), s(&npy_out), "--dtype", "i64", "--row-len", "12"];
+        sort_ok(&[&args[..], &["--argsort", s(&index), "--backend", backend]].concat());
+        let (sorted, perm) = (read_npy(&npy_out), Some(read_npy(&index)));
+        check_rows_written(&input, &[35, 12], sorted, perm, "asc", backend);
+    }
+    // A 1-D .npy is read as rows too; a 2-D one takes its own row length.
+    let (npy_in, matrix_in) = (dir.path().join("keys.npy"), dir.path().join("m.npy"));
+    write_npy(&npy_in, &input);
+    sort_ok(&[
+        s(&npy_in),
+        s(&npy_out),
+        "--row-len",
+        "35",
+        "--backend",
+        "cpu",
+    ]);
+    check_rows_written(
+        &input,
+        &[12, 35],
+        read_npy(&npy_out),
+        None,
+        "asc",
+        "1-D npy",
+    );
+    write_npy_shaped(&matrix_in, &input, &[35, 12]);
+    sort_ok(&[
+        s(&matrix_in),
+        s(&npy_out),
+        "--row-len",
+        "12",
+        "--backend",
+        "cpu",
+    ]);
+    check_rows_written(
+        &input,
+        &[35, 12],
+        read_npy(&npy_out),
+        None,
+        "asc",
+        "2-D npy",
+    );
+}
+
+#[test]
+fn empty_rows_and_no_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, output, index) = (
+        dir.path().join("in.npy"),
+        dir.path().join("out.npy"),
+        dir.path().join("idx.npy"),
+    );
+    for shape in [
+        &[4u64, 0][..],
+        &[0, 5],
+        &[0, 0],
+        &[2, 3, 0],
+        &[0, 2, 3],
+        &[3, 1],
+    ] {
+        let keys: Vec<u32> = keys(shape.iter().product::<u64>() as usize, 8);
+        write_npy_shaped(&input, &keys, shape);
+        for backend in ["cpu", "auto"] {
+            let args = [s(&input), s(&output), "--argsort", s(&index)];
+            sort_ok(&[&args[..], &["--backend", backend]].concat());
+            let perm = Some(read_npy(&index));
+            let what = format!("{shape:?} {backend}");
+            check_rows_written(&keys, shape, read_npy(&output), perm, "asc", &what);
+        }
+    }
+}
+
+#[test]
+fn rows_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("matrix.npy");
+    let input = keys::<f64>(40 * 25, 9);
+    write_npy_shaped(&path, &input, &[40, 25]);
+    sort_ok(&[s(&path), s(&path), "--in-place", "--order", "desc"]);
+    check_rows_written(&input, &[40, 25], read_npy(&path), None, "desc", "in place");
+    assert_eq!(
+        entries(dir.path()),
+        BTreeSet::from(["matrix.npy".to_string()])
+    );
+}
+
+#[test]
+fn row_len_that_does_not_fit_the_input() {
+    let (dir, input, output) = setup();
+    refused(
+        dir.path(),
+        &[s(&input), s(&output), "--row-len", "7"],
+        "--row-len 7 does not divide the 100 keys of",
+    );
+    let raw = dir.path().join("keys.bin");
+    fs::write(&raw, [0u8; 40]).unwrap();
+    refused(
+        dir.path(),
+        &[s(&raw), s(&output), "--dtype", "u32", "--row-len", "3"],
+        "--row-len 3 does not divide the 10 keys of",
+    );
+    let matrix = dir.path().join("matrix.npy");
+    write_npy_shaped(&matrix, &keys::<u32>(12, 1), &[3, 4]);
+    refused(
+        dir.path(),
+        &[s(&matrix), s(&output), "--row-len", "3"],
+        "--row-len 3 does not match",
+    );
+    let stderr = refused(
+        dir.path(),
+        &[s(&matrix), s(&output), "--row-len", "12"],
+        "shape (3, 4) has rows of 4 keys",
+    );
+    assert!(stderr.contains("matrix.npy"), "{stderr}");
+    let stderr = refused(
+        dir.path(),
+        &[s(&matrix), s(&output), "--row-len", "0"],
+        "invalid value",
+    );
+    assert!(stderr.contains("--row-len"), "{stderr}");
+}
+
+#[test]
+fn algo_is_refused_with_rows() {
+    let (dir, _, output) = setup();
+    let matrix = dir.path().join("matrix.npy");
+    write_npy_shaped(&matrix, &keys::<u32>(12, 1), &[3, 4]);
+    for algo in ["merge", "radix", "bitonic"] {
+        refused(
+            dir.path(),
+            &[s(&matrix), s(&output), "--algo", algo],
+            &format!("--algo {algo} applies to 1-D inputs"),
+        );
+    }
+    let raw = dir.path().join("keys.bin");
+    fs::write(&raw, [0u8; 48]).unwrap();
+    refused(
+        dir.path(),
+        &[
+            s(&raw),
+            s(&output),
+            "--dtype",
+            "u32",
+            "--row-len",
+            "4",
+            "--algo",
+            "merge",
+        ],
+        "always sorted by the segmented sort",
+    );
 }

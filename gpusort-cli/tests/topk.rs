@@ -216,7 +216,7 @@ fn bad_inputs_are_refused_with_no_output() {
     bytes.extend(header.as_bytes());
     fs::write(&huge, bytes).unwrap();
     let cases: [(&[&str], &str); 8] = [
-        (&["1", s(&huge), s(&output)], "2^64 keys or more"),
+        (&["1", s(&huge), s(&output)], "needs more than 2^64 bytes"),
         (&["0", s(&input), s(&output)], "k = 0"),
         (&["7", s(&input), s(&output)], "k = 7"),
         (

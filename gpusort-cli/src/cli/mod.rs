@@ -92,11 +92,13 @@ pub enum Command {
         gpusort bench --algos merge,radix --dtypes u64    two GPU sorts of u64 keys\n  \
         gpusort bench --gpu-timing like-peers --peers peers.csv --compare   beside CUB's sorts (bench/peers, scripts/bench-peers.sh)")]
     Bench(bench::BenchArgs),
-    /// Sort a .npy or raw file into another file.
+    /// Sort a .npy or raw file into another file; a 2-D (or N-D) array along its last axis.
     #[command(after_help = "Examples:\n  \
         gpusort sort keys.npy sorted.npy --order desc       a 1-D .npy of u32, i32, f32, u64, i64 or f64\n  \
         gpusort sort keys.bin sorted.bin --dtype f32        raw little-endian keys\n  \
-        cat keys.npy | gpusort sort - sorted.npy --argsort idx.npy   from standard input, with the stable permutation")]
+        cat keys.npy | gpusort sort - sorted.npy --argsort idx.npy   from standard input, with the stable permutation\n  \
+        gpusort sort scores.npy sorted.npy --argsort idx.npy   a 2-D .npy: each row sorted, as np.sort(a, axis=-1), and its positions\n  \
+        gpusort sort rows.bin sorted.bin --dtype u32 --row-len 128   raw keys sorted in rows of 128")]
     Sort(sort_file::SortArgs),
     /// The k smallest or largest keys of a .npy or raw file (per row for a matrix), and their
     /// indices.

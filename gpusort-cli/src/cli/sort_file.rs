@@ -1,4 +1,6 @@
-//! `gpusort sort INPUT OUTPUT`: sort the keys of a `.npy` or raw file into another file.
+//! `gpusort sort INPUT OUTPUT`: sort the keys of a `.npy` or raw file into another file; an
+//! array of two or more dimensions (or a raw file with `--row-len`) row by row, along its last
+//! axis.
 //!
 //! The file work (checking, chunked reading, atomic writing) is [`crate::files`]'s; this module
 //! picks the formats, the backend and the order of the steps.
@@ -8,8 +10,8 @@ use super::progress::Progress;
 use crate::argsort::{argsort_cpu, argsort_cpu_u32};
 use crate::cpu::{CpuAlgo, threads};
 use crate::files::{AtomicOutput, CHUNK_BYTES, FileFormat, KeyFile, LeKey, key_bytes, same_file};
-use crate::gpu::{GpuAlgo, GpuSorter};
-use crate::keys::{DType, Order};
+use crate::gpu::{GpuAlgo, GpuSorter, Segments};
+use crate::keys::{DType, Order, SortKey};
 use crate::with_key_type;
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, ValueEnum};
@@ -66,13 +68,16 @@ impl SortAlgo {
 /// ```
 #[derive(Debug, Args)]
 pub struct SortArgs {
-    /// The file to sort: a 1-D .npy array of u32, i32, f32, u64, i64 or f64 (little-endian),
-    /// or raw little-endian keys (any other name; needs --dtype); `-` reads standard input (a
-    /// .npy unless --format raw).
+    /// The file to sort: a .npy array of u32, i32, f32, u64, i64 or f64 (little-endian, C
+    /// order), or raw little-endian keys (any other name; needs --dtype); `-` reads standard
+    /// input (a .npy unless --format raw). A 1-D array is sorted whole; an array of two or more
+    /// dimensions is sorted along its last axis, each row on its own, as NumPy's
+    /// np.sort(a, axis=-1).
     pub input: PathBuf,
-    /// Where to write the sorted keys, with INPUT's key type and shape: a .npy if the name ends
-    /// in .npy, else raw. A regular file or a new name (a symbolic link: the file it points
-    /// to); written beside it unnamed and put in place only when complete.
+    /// Where to write the sorted keys, with INPUT's key type and shape (with --row-len: rows of
+    /// its length): a .npy if the name ends in .npy, else raw. A regular file or a new name (a
+    /// symbolic link: the file it points to); written beside it unnamed and put in place only
+    /// when complete.
     pub output: PathBuf,
     /// Key type: required for raw files; for a .npy, if given, it must be the file's.
     #[arg(long, value_enum)]
@@ -83,15 +88,24 @@ pub struct SortArgs {
     /// Sort order (floats: NaN last ascending, -0.0 before +0.0, like total_cmp).
     #[arg(long, value_enum, default_value_t = Order::Ascending)]
     pub order: Order,
-    /// Sort algorithm on the GPU.
+    /// Sort algorithm on the GPU, for a 1-D INPUT. Rows (an array of two or more dimensions, or
+    /// --row-len) are always sorted by the segmented sort, and an --algo other than auto is
+    /// refused with them.
     #[arg(long, value_enum, default_value_t = SortAlgo::Auto)]
     pub algo: SortAlgo,
+    /// Sort rows of N keys each, independently: a raw INPUT or a 1-D .npy is read as an array
+    /// of shape (keys / N, N), which N must divide, and the outputs have that shape. Of a .npy
+    /// of two or more dimensions, N must be the last axis (sorted without it too).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub row_len: Option<u64>,
     /// Where to sort; without a GPU, `auto` sorts on the CPU (a radix sort on all cores).
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
     /// Also write the sorting permutation to IDX.npy (int64): OUTPUT is INPUT taken at these
-    /// indices. Stable: equal keys keep their input order. Computed on the GPU (merge sort) if
-    /// there is one, else on the CPU; `--algo bitonic` is refused with it (not stable).
+    /// indices. Stable: equal keys keep their input order. Computed on the GPU (the merge sort;
+    /// for rows the segmented sort) if there is one, else on the CPU; `--algo bitonic` is
+    /// refused with it (not stable). For rows, each row's permutation, as positions within the
+    /// row, with INPUT's shape (NumPy's np.argsort(a, axis=-1, kind='stable')).
     #[arg(long, value_name = "IDX.npy")]
     pub argsort: Option<PathBuf>,
     /// Allow OUTPUT to be INPUT, which is then replaced (through a temporary file, like any
@@ -151,7 +165,20 @@ pub fn run(args: &SortArgs) -> Result<ExitCode> {
         .as_deref()
         .map(AtomicOutput::create)
         .transpose()?;
-    let mut input = KeyFile::open(&args.input, format_of(&args.input), args.dtype)?;
+    let mut input = KeyFile::open_array(&args.input, format_of(&args.input), args.dtype)?;
+    let shape = sorted_shape(&input, args.row_len)?;
+    let row_len = (shape.len() > 1).then(|| shape[shape.len() - 1]);
+    if row_len.is_some() && args.algo != SortAlgo::Auto {
+        bail!(
+            "--algo {} applies to 1-D inputs; the rows of {} (shape {}) are always sorted by the \
+             segmented sort: leave --algo at auto",
+            args.algo
+                .to_possible_value()
+                .map_or(String::new(), |v| v.get_name().to_owned()),
+            input.path().display(),
+            py_shape(&shape)
+        );
+    }
     for out in std::iter::once(&keys_out).chain(&index_out) {
         if out.target() != out.path() {
             eprintln!(
@@ -162,7 +189,7 @@ pub fn run(args: &SortArgs) -> Result<ExitCode> {
         }
     }
     let mut gpu = open_gpu(args.backend)?;
-    check_memory(&input, args.argsort.is_some(), gpu.as_ref())?;
+    check_memory(&input, row_len, args.argsort.is_some(), gpu.as_ref())?;
     let progress = Progress::for_file(input.data_bytes());
     if let Some(gpu) = &mut gpu {
         // Keys too many for the device are sorted in chunks and merged: shown on the bar.
@@ -178,13 +205,23 @@ pub fn run(args: &SortArgs) -> Result<ExitCode> {
         progress: &progress,
     };
     let (len, dtype) = (input.len(), input.dtype());
-    let sorted_on = with_key_type!(dtype, K => job.sort::<K>(&mut input, keys_out, index_out))?;
+    let sorted_on =
+        with_key_type!(dtype, K => job.sort::<K>(&mut input, &shape, keys_out, index_out))?;
+    let what = match row_len {
+        Some(row_len) => format!(
+            "{} rows of {row_len} {dtype} keys (shape {})",
+            shape[..shape.len() - 1]
+                .iter()
+                .fold(1, |rows: u64, &d| rows.saturating_mul(d)),
+            py_shape(&shape)
+        ),
+        None => format!("{len} {dtype} keys"),
+    };
     let argsort_note = args.argsort.as_ref().map_or(String::new(), |p| {
         format!(" (permutation: {})", p.display())
     });
     let report = format!(
-        "gpusort: sorted {len} {dtype} keys {} from {} into {}{argsort_note} on {sorted_on} in \
-         {:.2} s",
+        "gpusort: sorted {what} {} from {} into {}{argsort_note} on {sorted_on} in {:.2} s",
         match args.order {
             Order::Ascending => "ascending",
             Order::Descending => "descending",
@@ -209,13 +246,48 @@ pub fn run(args: &SortArgs) -> Result<ExitCode> {
 /// Refuses a sort whose host memory the process cannot have, before any key is read: the keys;
 /// for an argsort the (key, index) pairs and the sort's scratch on the CPU or the indices from
 /// the GPU; keys sorted on the GPU in chunks also need a host copy to merge into; and the read
-/// and write buffers.
-fn check_memory(input: &KeyFile, argsort: bool, gpu: Option<&GpuSorter>) -> Result<()> {
+/// and write buffers. Rows of `row_len` keys are sorted in place, and an argsort of them needs
+/// the positions and a row's scratch per thread (on the GPU they go in batches that fit).
+fn check_memory(
+    input: &KeyFile,
+    row_len: Option<u64>,
+    argsort: bool,
+    gpu: Option<&GpuSorter>,
+) -> Result<()> {
     let n = input.len();
     let key = key_bytes(input.dtype()) as u64;
-    let index = if n <= 1 << 32 { 4 } else { 8 };
+    let index = if row_len.unwrap_or(n) <= 1 << 32 {
+        4
+    } else {
+        8
+    };
     let keys = input.data_bytes();
     let buffers = 2 * keys.min(CHUNK_BYTES as u64);
+    if let Some(row_len) = row_len {
+        // An empty array may declare rows of any length.
+        let row_len = row_len.min(n);
+        let mut need = keys.saturating_add(buffers);
+        if argsort {
+            // The positions; on the CPU a row's stable sort per thread (its merge buffer, half
+            // the row) or, for rows taken one at a time, the 1-D argsort's pairs of a row.
+            need = need.saturating_add(n.saturating_mul(index));
+            if gpu.is_none() {
+                let scratch = (threads() as u64)
+                    .saturating_mul(row_len.saturating_mul(index))
+                    .max(row_len.saturating_mul(3 * key.max(index)));
+                need = need.saturating_add(scratch);
+            }
+        }
+        crate::memory::check(
+            need,
+            format!(
+                "sorting the rows of {} ({keys} bytes of keys{})",
+                input.path().display(),
+                if argsort { ", with --argsort" } else { "" }
+            ),
+        )?;
+        return Ok(());
+    }
     let per_key = match (argsort, gpu) {
         // The keys; the radix sort's scratch, as large again, is checked by the library when
         // it is allocated, and without it the keys are sorted in place.
@@ -274,6 +346,43 @@ fn check_paths(args: &SortArgs) -> Result<()> {
     Ok(())
 }
 
+/// The shape the keys of `input` are sorted and written in: the file's, or with `--row-len`
+/// (`row_len`) rows of that length. An array of two or more dimensions is sorted along its
+/// last axis.
+fn sorted_shape(input: &KeyFile, row_len: Option<u64>) -> Result<Vec<u64>> {
+    let shape = input.shape().to_vec();
+    let Some(n) = row_len else {
+        return Ok(shape);
+    };
+    match input.row_len() {
+        Some(last) if last == n => Ok(shape),
+        Some(last) => bail!(
+            "--row-len {n} does not match {}: its array of shape {} has rows of {last} keys \
+             (its last axis, along which it is sorted without --row-len)",
+            input.path().display(),
+            py_shape(&shape)
+        ),
+        None if input.len().is_multiple_of(n) => Ok(vec![input.len() / n, n]),
+        None => bail!(
+            "--row-len {n} does not divide the {} keys of {}: rows of {n} keys need a multiple \
+             of {n}",
+            input.len(),
+            input.path().display()
+        ),
+    }
+}
+
+/// A shape as NumPy writes it: `(5,)`, `(2, 3)`.
+fn py_shape(shape: &[u64]) -> String {
+    match shape {
+        [n] => format!("({n},)"),
+        _ => {
+            let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+            format!("({})", dims.join(", "))
+        }
+    }
+}
+
 /// A sorting permutation, with indices as narrow as the length allows.
 enum Perm {
     U32(Vec<u32>),
@@ -291,11 +400,13 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    /// Reads, sorts and writes the keys (and the permutation, given `index_out`); returns where
-    /// they were sorted.
+    /// Reads, sorts and writes the keys (and the permutation, given `index_out`) in `shape`: an
+    /// array of two or more dimensions row by row, along its last axis. Returns where they were
+    /// sorted.
     fn sort<K: LeKey>(
         &self,
         input: &mut KeyFile,
+        shape: &[u64],
         keys_out: AtomicOutput,
         index_out: Option<AtomicOutput>,
     ) -> Result<String> {
@@ -303,50 +414,36 @@ impl Job<'_> {
         progress.phase("reading", input.data_bytes());
         let mut keys: Vec<K> = input.read_keys(&mut |n| progress.inc(n))?;
         progress.spin("sorting");
+        // A row that holds keys is no longer than the keys in memory; the rows of an empty array
+        // may claim any length, which then bounds nothing.
+        let row_len = (shape.len() > 1)
+            .then(|| usize::try_from(shape[shape.len() - 1]).unwrap_or(usize::MAX));
         match index_out {
             None => {
-                let sorted_on = self.sort_keys(&mut keys, input)?;
+                let sorted_on = match row_len {
+                    Some(row_len) => self.sort_rows(&mut keys, row_len, input)?,
+                    None => self.sort_keys(&mut keys, input)?,
+                };
                 progress.phase("writing", input.data_bytes());
-                self.write(keys_out, &keys, progress)?;
+                self.write(keys_out, shape, &keys, progress)?;
                 Ok(sorted_on)
             }
             Some(index_out) => {
-                // u32 indices where they suffice: half the memory and traffic.
-                let narrow = keys.len() as u64 <= 1 << 32;
-                let (perm, sorted_on) = match self.gpu {
-                    Some(gpu) => {
-                        let algo = match self.algo {
-                            SortAlgo::Radix => GpuAlgo::Radix,
-                            _ => GpuAlgo::Merge,
-                        };
-                        let perm = if narrow {
-                            gpu.argsort_u32_with(algo, &keys, self.order).map(Perm::U32)
-                        } else {
-                            gpu.argsort_with(algo, &keys, self.order).map(Perm::U64)
-                        }
-                        .with_context(|| {
-                            format!("argsorting {} on the GPU", input.path().display())
-                        })?;
-                        let name = algo.name();
-                        (perm, format!("{} ({name} sort, stable)", gpu.device_name()))
-                    }
-                    None => (
-                        if narrow {
-                            Perm::U32(argsort_cpu_u32(&keys, self.order))
-                        } else {
-                            Perm::U64(argsort_cpu(&keys, self.order))
-                        },
-                        format!("the CPU (radix sort, stable, {} threads)", threads()),
-                    ),
+                let (perm, sorted_on) = match row_len {
+                    Some(row_len) => self.argsort_rows(&keys, row_len, input)?,
+                    None => self.argsort(&keys, input)?,
                 };
                 let index_bytes = keys.len() as u64 * size_of::<i64>() as u64;
                 progress.phase("writing", input.data_bytes() + index_bytes);
+                // A 1-D permutation is one row as long as the keys.
+                let row_len = row_len.unwrap_or(keys.len());
+                let outs = (keys_out, index_out);
                 match perm {
                     Perm::U32(perm) => {
-                        self.write_permuted(keys_out, index_out, keys, &perm, progress)?
+                        self.write_permuted(outs, shape, keys, row_len, &perm, progress)?
                     }
                     Perm::U64(perm) => {
-                        self.write_permuted(keys_out, index_out, keys, &perm, progress)?
+                        self.write_permuted(outs, shape, keys, row_len, &perm, progress)?
                     }
                 }
                 Ok(sorted_on)
@@ -366,43 +463,183 @@ impl Job<'_> {
         Ok(gpu.device_name().to_string())
     }
 
-    /// Writes the sorted keys to `out` and renames it into place.
+    /// The stable sorting permutation of `keys` (read from `input`), on the GPU if there is
+    /// one, else on the CPU; and where it was computed.
+    fn argsort<K: LeKey>(&self, keys: &[K], input: &KeyFile) -> Result<(Perm, String)> {
+        // u32 indices where they suffice: half the memory and traffic.
+        let narrow = keys.len() as u64 <= 1 << 32;
+        let Some(gpu) = self.gpu else {
+            let perm = if narrow {
+                Perm::U32(argsort_cpu_u32(keys, self.order))
+            } else {
+                Perm::U64(argsort_cpu(keys, self.order))
+            };
+            return Ok((
+                perm,
+                format!("the CPU (radix sort, stable, {} threads)", threads()),
+            ));
+        };
+        let algo = match self.algo {
+            SortAlgo::Radix => GpuAlgo::Radix,
+            _ => GpuAlgo::Merge,
+        };
+        let perm = if narrow {
+            gpu.argsort_u32_with(algo, keys, self.order).map(Perm::U32)
+        } else {
+            gpu.argsort_with(algo, keys, self.order).map(Perm::U64)
+        }
+        .with_context(|| format!("argsorting {} on the GPU", input.path().display()))?;
+        let name = algo.name();
+        Ok((perm, format!("{} ({name} sort, stable)", gpu.device_name())))
+    }
+
+    /// Sorts each row of `row_len` keys of `keys` (read from `input`) on its own: on the GPU by
+    /// the segmented sort, in batches of rows that fit its memory; on the CPU by std's sort of
+    /// each row on rayon's threads, or, with fewer rows than threads, by the parallel radix sort
+    /// of one row after another. Returns where.
+    fn sort_rows<K: LeKey>(
+        &self,
+        keys: &mut [K],
+        row_len: usize,
+        input: &KeyFile,
+    ) -> Result<String> {
+        let order = self.order;
+        // Rows of no key hold no keys: any chunk length does for them.
+        let chunk = row_len.max(1);
+        let Some(gpu) = self.gpu else {
+            if keys.len() / chunk < threads() {
+                keys.chunks_mut(chunk)
+                    .for_each(|row| CpuAlgo::Radix.sort(row, order));
+                return Ok(format!(
+                    "the CPU (radix sort of each row, {} threads)",
+                    threads()
+                ));
+            }
+            keys.par_chunks_mut(chunk)
+                .for_each(|row| row.sort_unstable_by_key(|k| k.ordered_bits(order)));
+            return Ok(format!(
+                "the CPU (std's sort of each row, {} threads)",
+                threads()
+            ));
+        };
+        let batch = rows_per_batch(gpu, chunk, size_of::<K>())?;
+        for rows in keys.chunks_mut(batch.saturating_mul(chunk)) {
+            gpu.sort_segments(rows, Segments::Rows(row_len), order)
+                .with_context(|| {
+                    format!("sorting the rows of {} on the GPU", input.path().display())
+                })?;
+        }
+        Ok(format!("{} (segmented sort)", gpu.device_name()))
+    }
+
+    /// The stable sorting permutation of each row of `row_len` keys of `keys` (read from
+    /// `input`), as positions within the row, computed as [`Job::sort_rows`] sorts; and where.
+    fn argsort_rows<K: LeKey>(
+        &self,
+        keys: &[K],
+        row_len: usize,
+        input: &KeyFile,
+    ) -> Result<(Perm, String)> {
+        let order = self.order;
+        let narrow = row_len as u64 <= 1 << 32;
+        let chunk = row_len.max(1);
+        let Some(gpu) = self.gpu else {
+            let perm = if narrow {
+                Perm::U32(argsort_rows_cpu(keys, chunk, order))
+            } else {
+                Perm::U64(argsort_rows_cpu(keys, chunk, order))
+            };
+            let how = if keys.len() / chunk < threads() {
+                "radix sort of each row"
+            } else {
+                "std's sort of each row"
+            };
+            return Ok((
+                perm,
+                format!("the CPU ({how}, stable, {} threads)", threads()),
+            ));
+        };
+        let context = || {
+            format!(
+                "argsorting the rows of {} on the GPU",
+                input.path().display()
+            )
+        };
+        if !narrow {
+            // The segmented sort's positions are u32: a row this long is a 1-D argsort.
+            let mut perm = Vec::with_capacity(keys.len());
+            for row in keys.chunks(chunk) {
+                perm.extend(
+                    gpu.argsort_with(GpuAlgo::Merge, row, order)
+                        .with_context(context)?,
+                );
+            }
+            let name = GpuAlgo::Merge.name();
+            let on = format!("{} ({name} sort of each row, stable)", gpu.device_name());
+            return Ok((Perm::U64(perm), on));
+        }
+        let batch = rows_per_batch(gpu, chunk, size_of::<K>() + size_of::<u32>())?;
+        let mut perm: Vec<u32> = Vec::new();
+        for rows in keys.chunks(batch.saturating_mul(chunk)) {
+            let positions = gpu
+                .argsort_segments(rows, Segments::Rows(row_len), order)
+                .with_context(context)?;
+            if perm.is_empty() {
+                perm = positions;
+            } else {
+                perm.extend_from_slice(&positions);
+            }
+        }
+        let on = format!("{} (segmented sort, stable)", gpu.device_name());
+        Ok((Perm::U32(perm), on))
+    }
+
+    /// Writes the sorted keys to `out`, as an array of shape `shape`, and renames it into
+    /// place.
     fn write<K: LeKey>(
         &self,
         mut out: AtomicOutput,
+        shape: &[u64],
         keys: &[K],
         progress: &Progress,
     ) -> Result<()> {
-        out.begin(self.out_format, K::DTYPE, keys.len() as u64)?;
+        out.begin_array(self.out_format, K::DTYPE, shape)?;
         out.write_keys(keys, &mut |n| progress.inc(n))?;
         out.commit()?;
         Ok(())
     }
 
-    /// Writes `keys` gathered through `perm` to `keys_out` and `perm` to `index_out`, as int64
-    /// `.npy`, and renames both into place.
+    /// Writes `keys` gathered through `perm`, the permutations of its rows of `row_len` keys
+    /// (positions within each row), to the first output and `perm` to the second, as int64
+    /// `.npy`, both of shape `shape`, and renames both into place.
     fn write_permuted<K: LeKey, I: Copy + Into<u64> + Send + Sync>(
         &self,
-        mut keys_out: AtomicOutput,
-        mut index_out: AtomicOutput,
+        (mut keys_out, mut index_out): (AtomicOutput, AtomicOutput),
+        shape: &[u64],
         keys: Vec<K>,
+        row_len: usize,
         perm: &[I],
         progress: &Progress,
     ) -> Result<()> {
-        let len = perm.len() as u64;
         // Gathered a chunk at a time, so that the output agrees with the permutation and no
         // second full copy of the keys is made.
         let chunk_len = CHUNK_BYTES / size_of::<u64>();
-        keys_out.begin(self.out_format, K::DTYPE, len)?;
-        for indices in perm.chunks(chunk_len) {
+        keys_out.begin_array(self.out_format, K::DTYPE, shape)?;
+        for (c, indices) in perm.chunks(chunk_len).enumerate() {
+            let first = c * chunk_len;
             let gathered: Vec<K> = indices
                 .par_iter()
-                .map(|&i| keys[i.into() as usize])
+                .enumerate()
+                .map(|(j, &i)| {
+                    // The start of the row of key `first + j` (row_len > 0: it holds a key).
+                    let row = (first + j) / row_len * row_len;
+                    keys[row + i.into() as usize]
+                })
                 .collect();
             keys_out.write_keys(&gathered, &mut |n| progress.inc(n))?;
         }
         drop(keys);
-        index_out.begin(FileFormat::Npy, DType::I64, len)?;
+        index_out.begin_array(FileFormat::Npy, DType::I64, shape)?;
         for indices in perm.chunks(chunk_len) {
             // Lossless: an index is below the length of a slice, at most isize::MAX.
             let indices: Vec<i64> = indices.iter().map(|&i| i.into() as i64).collect();
@@ -414,4 +651,65 @@ impl Job<'_> {
         keys_out.commit()?;
         Ok(())
     }
+}
+
+/// Rows of `row_len` keys of `key_bytes` bytes each (with their positions, for an argsort)
+/// that the GPU sorts at a time: as many as take half its free memory twice over (the keys'
+/// device copy, and the radix sort's scratch for rows longer than a block sorts), so that a
+/// file larger than the device is sorted in batches of whole rows.
+fn rows_per_batch(gpu: &GpuSorter, row_len: usize, key_bytes: usize) -> Result<usize> {
+    let (free, _) = gpu.memory_info().context("reading the GPU's free memory")?;
+    let per_row = (row_len as u64).saturating_mul(2 * key_bytes as u64).max(1);
+    Ok(usize::try_from(free / 2 / per_row)
+        .unwrap_or(usize::MAX)
+        .max(1))
+}
+
+/// Positions within a row: `u32` for rows of up to 2^32 keys, else `u64`.
+trait RowIndex: Copy + Send + Sync + Into<u64> {
+    /// `i`, below the row length.
+    fn from_position(i: usize) -> Self;
+    /// The 1-D argsort of one row, on all threads.
+    fn argsort<K: SortKey>(row: &[K], order: Order) -> Vec<Self>;
+}
+
+impl RowIndex for u32 {
+    fn from_position(i: usize) -> u32 {
+        i as u32
+    }
+    fn argsort<K: SortKey>(row: &[K], order: Order) -> Vec<u32> {
+        argsort_cpu_u32(row, order)
+    }
+}
+
+impl RowIndex for u64 {
+    fn from_position(i: usize) -> u64 {
+        i as u64
+    }
+    fn argsort<K: SortKey>(row: &[K], order: Order) -> Vec<u64> {
+        argsort_cpu(row, order)
+    }
+}
+
+/// The stable permutation of each row of `row_len` (> 0) keys on the CPU, as positions within
+/// the row: std's stable sort of each row's positions by key on rayon's threads, or, with
+/// fewer rows than threads, the parallel 1-D argsort of one row after another.
+fn argsort_rows_cpu<K: SortKey, I: RowIndex>(keys: &[K], row_len: usize, order: Order) -> Vec<I> {
+    if keys.len() / row_len < threads() {
+        let mut perm = Vec::with_capacity(keys.len());
+        for row in keys.chunks(row_len) {
+            perm.extend(I::argsort(row, order));
+        }
+        return perm;
+    }
+    let mut perm = vec![I::from_position(0); keys.len()];
+    perm.par_chunks_mut(row_len)
+        .zip(keys.par_chunks(row_len))
+        .for_each(|(positions, row)| {
+            for (j, p) in positions.iter_mut().enumerate() {
+                *p = I::from_position(j);
+            }
+            positions.sort_by_key(|&p| row[p.into() as usize].ordered_bits(order));
+        });
+    perm
 }

@@ -128,7 +128,15 @@ pub fn run(args: &TopKArgs) -> Result<ExitCode> {
         .as_deref()
         .map(AtomicOutput::create)
         .transpose()?;
-    let mut input = KeyFile::open_matrix(&args.input, format_of(&args.input), args.dtype)?;
+    let mut input = KeyFile::open_array(&args.input, format_of(&args.input), args.dtype)?;
+    if input.shape().len() > 2 {
+        bail!(
+            "{} holds a {}-D array of shape {:?}; top-k takes 1-D arrays, and 2-D ones row by row",
+            args.input.display(),
+            input.shape().len(),
+            input.shape()
+        );
+    }
     let len = input.len();
     let row_len = match (input.row_len(), args.row_len) {
         (Some(file), Some(asked)) if file != asked as u64 => bail!(
@@ -275,7 +283,7 @@ impl Job<'_> {
     /// Starts an output of the result's shape: (k,) or (rows, k).
     fn begin(&self, out: &mut AtomicOutput, format: FileFormat, dtype: DType) -> Result<()> {
         match self.rows {
-            Some(rows) => out.begin_matrix(format, dtype, rows as u64, self.k as u64)?,
+            Some(rows) => out.begin_array(format, dtype, &[rows as u64, self.k as u64])?,
             None => out.begin(format, dtype, self.k as u64)?,
         }
         Ok(())

@@ -70,9 +70,10 @@ pub enum FileError {
         /// Why it is refused.
         why: &'static str,
     },
-    /// Not a 1-D array.
+    /// Not a 1-D array, opened by [`KeyFile::open`](super::KeyFile::open), which reads only
+    /// those.
     #[error(
-        "{} holds a {}-D array of shape {}; only 1-D arrays can be sorted (flatten it first, \
+        "{} holds a {}-D array of shape {}; only 1-D arrays are read here (flatten it first, \
          e.g. numpy's a.ravel())",
         .path.display(), .shape.len(), py_tuple(.shape)
     )]
@@ -81,6 +82,16 @@ pub enum FileError {
         path: PathBuf,
         /// The array's shape.
         shape: Vec<u64>,
+    },
+    /// A 0-D array (a single value), which has no axis to sort along.
+    #[error(
+        "{} holds a 0-D array of shape () (a single value), which has no axis to sort along \
+         (save it as a 1-D array, e.g. numpy's np.atleast_1d(a))",
+        .path.display()
+    )]
+    ZeroDimensional {
+        /// The file.
+        path: PathBuf,
     },
     /// Stored in Fortran order.
     #[error(
@@ -165,15 +176,15 @@ pub enum FileError {
     },
     /// A `.npy` shape whose data would need more bytes than a file can have.
     #[error(
-        "{} has a bad .npy header: shape ({len},) of {dtype} keys needs more than 2^64 bytes",
-        .path.display()
+        "{} has a bad .npy header: shape {} of {dtype} keys needs more than 2^64 bytes",
+        .path.display(), py_tuple(.shape)
     )]
     ShapeOverflow {
         /// The file.
         path: PathBuf,
-        /// Keys the header promises.
-        len: u64,
-        /// Their type.
+        /// The shape the header gives.
+        shape: Vec<u64>,
+        /// The keys' type.
         dtype: DType,
     },
     /// The key type asked for is not the file's.

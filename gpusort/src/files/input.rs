@@ -12,8 +12,8 @@ use std::os::fd::AsFd;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-/// A key file opened read-only and checked: its format, key type and length are known, and
-/// its size matches them. Nothing is read past the header until [`KeyFile::read_keys`].
+/// A key file opened read-only and checked: its format, key type, shape and length are known,
+/// and its size matches them. Nothing is read past the header until [`KeyFile::read_keys`].
 ///
 /// The file is never written to. It stays open until the `KeyFile` is dropped.
 ///
@@ -43,15 +43,16 @@ pub struct KeyFile {
     file: File,
     format: FileFormat,
     dtype: DType,
+    /// A `.npy`'s shape; `[len]` for a raw file.
+    shape: Vec<u64>,
     len: u64,
     data_offset: u64,
-    /// The last dimension of a 2-D `.npy` ([`KeyFile::open_matrix`]); `None` otherwise.
-    row_len: Option<u64>,
 }
 
 impl KeyFile {
-    /// Opens `path` as `format`. A `.npy` file names its key type: `dtype`, if given, must
-    /// agree. A raw file is nothing but little-endian keys, so `dtype` is required.
+    /// Opens `path` as `format`, a 1-D array. A `.npy` file names its key type: `dtype`, if
+    /// given, must agree. A raw file is nothing but little-endian keys, so `dtype` is required.
+    /// [`KeyFile::open_array`] also takes arrays of more dimensions.
     ///
     /// # Errors
     /// [`FileError`] naming the file and the problem: missing or unreadable, not a `.npy`, a bad
@@ -87,33 +88,53 @@ impl KeyFile {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open(path: &Path, format: FileFormat, dtype: Option<DType>) -> Result<Self, FileError> {
-        Self::open_shaped(path, format, dtype, false)
+        Self::open_with(path, format, dtype, false)
     }
 
-    /// Opens `path` as [`KeyFile::open`] does, also accepting a 2-D `.npy` (C order), whose
-    /// keys are its rows one after another and whose row length [`KeyFile::row_len`] gives.
+    /// Opens `path` as [`KeyFile::open`] does, also taking a `.npy` array of two or more
+    /// dimensions in C order: its keys are its rows (along the last axis) one after another,
+    /// [`KeyFile::shape`] gives its shape and [`KeyFile::row_len`] the length of its rows. A
+    /// raw file has no shape: it is read as a 1-D array.
     ///
     /// # Errors
-    /// As [`KeyFile::open`], arrays of more than two dimensions refused.
-    pub fn open_matrix(
+    /// As [`KeyFile::open`], where only a 0-D array is refused for its shape
+    /// ([`FileError::ZeroDimensional`]); an array of two or more dimensions in Fortran order
+    /// is [`FileError::FortranOrder`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gpusort::files::{AtomicOutput, FileFormat, KeyFile};
+    /// use gpusort::DType;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("matrix.npy"); // numpy: np.save(path, a) of a 2 x 3 array
+    /// let mut out = AtomicOutput::create(&path)?;
+    /// out.begin_array(FileFormat::Npy, DType::I32, &[2, 3])?;
+    /// out.write_keys(&[3i32, 1, 2, /* next row */ 0, -5, 7], &mut |_| {})?;
+    /// out.commit()?;
+    ///
+    /// let mut file = KeyFile::open_array(&path, FileFormat::Npy, None)?;
+    /// assert_eq!((file.shape(), file.row_len(), file.len()), (&[2, 3][..], Some(3), 6));
+    /// let keys: Vec<i32> = file.read_keys(&mut |_| {})?; // row after row
+    /// assert_eq!(keys, [3, 1, 2, 0, -5, 7]);
+    /// assert!(KeyFile::open(&path, FileFormat::Npy, None).is_err()); // not 1-D
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open_array(
         path: &Path,
         format: FileFormat,
         dtype: Option<DType>,
     ) -> Result<Self, FileError> {
-        Self::open_shaped(path, format, dtype, true)
+        Self::open_with(path, format, dtype, true)
     }
 
-    /// The row length of a 2-D `.npy` opened with [`KeyFile::open_matrix`]; `None` for 1-D
-    /// and raw files.
-    pub fn row_len(&self) -> Option<u64> {
-        self.row_len
-    }
-
-    fn open_shaped(
+    /// [`KeyFile::open`] (`any_rank` false) or [`KeyFile::open_array`] (true).
+    fn open_with(
         path: &Path,
         format: FileFormat,
         dtype: Option<DType>,
-        matrix: bool,
+        any_rank: bool,
     ) -> Result<Self, FileError> {
         let (path, file) = open_source(path)?;
         let path = path.as_path();
@@ -123,16 +144,23 @@ impl KeyFile {
         };
         let meta = file.metadata().map_err(read_err)?;
         let size = meta.len();
-        let mut row_len = None;
-        let (file_dtype, len, data_offset) = match format {
-            FileFormat::Npy if matrix => {
-                let (header, rows_of) = npy::read_matrix_header(path, &file)?;
-                row_len = rows_of;
-                (header.dtype, header.len, header.data_offset)
-            }
+        let (file_dtype, shape, len, data_offset) = match format {
             FileFormat::Npy => {
                 let header = npy::read_header(path, &file)?;
-                (header.dtype, header.len, header.data_offset)
+                match header.shape.len() {
+                    1 => {}
+                    0 if any_rank => {
+                        return Err(FileError::ZeroDimensional { path: path.into() });
+                    }
+                    _ if any_rank => {}
+                    _ => {
+                        return Err(FileError::NotOneDimensional {
+                            path: path.into(),
+                            shape: header.shape,
+                        });
+                    }
+                }
+                (header.dtype, header.shape, header.len, header.data_offset)
             }
             FileFormat::Raw => {
                 let dtype = dtype.ok_or_else(|| FileError::RawNeedsDtype {
@@ -152,7 +180,8 @@ impl KeyFile {
                         key_bytes,
                     });
                 }
-                (dtype, size / key_bytes as u64, 0)
+                let len = size / key_bytes as u64;
+                (dtype, vec![len], len, 0)
             }
         };
         if let Some(asked) = dtype.filter(|&d| d != file_dtype) {
@@ -167,7 +196,7 @@ impl KeyFile {
             .checked_mul(key_bytes(file_dtype) as u64)
             .ok_or_else(|| FileError::ShapeOverflow {
                 path: path.into(),
-                len,
+                shape: shape.clone(),
                 dtype: file_dtype,
             })?;
         if found < expected {
@@ -190,9 +219,9 @@ impl KeyFile {
             file,
             format,
             dtype: file_dtype,
+            shape,
             len,
             data_offset,
-            row_len,
         })
     }
 
@@ -260,6 +289,47 @@ impl KeyFile {
     /// ```
     pub fn dtype(&self) -> DType {
         self.dtype
+    }
+
+    /// The array's shape: a `.npy`'s, as its header gives it; `[len]` for a raw file. The keys
+    /// are in C order: the last axis varies fastest.
+    ///
+    /// ```
+    /// use gpusort::files::{FileFormat, KeyFile};
+    /// use gpusort::DType;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("keys.bin");
+    /// std::fs::write(&path, [0u8; 24])?;
+    /// let file = KeyFile::open_array(&path, FileFormat::Raw, Some(DType::F32))?;
+    /// assert_eq!(file.shape(), [6]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn shape(&self) -> &[u64] {
+        &self.shape
+    }
+
+    /// The length of the rows of an array of two or more dimensions: its last axis, along
+    /// which NumPy's `np.sort(a)` sorts. `None` for a 1-D array or a raw file.
+    ///
+    /// ```
+    /// use gpusort::files::{AtomicOutput, FileFormat, KeyFile};
+    /// use gpusort::DType;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("empty_rows.npy");
+    /// let mut out = AtomicOutput::create(&path)?;
+    /// out.begin_array(FileFormat::Npy, DType::U64, &[4, 0])?; // four empty rows
+    /// out.commit()?;
+    /// let file = KeyFile::open_array(&path, FileFormat::Npy, None)?;
+    /// assert_eq!((file.row_len(), file.len()), (Some(0), 0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn row_len(&self) -> Option<u64> {
+        match self.shape[..] {
+            [_, .., last] => Some(last),
+            _ => None,
+        }
     }
 
     /// Number of keys.

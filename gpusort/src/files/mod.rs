@@ -1,13 +1,16 @@
-//! Key files: 1-D `.npy` arrays and raw little-endian keys, read in chunks and written
-//! atomically (temporary file, then rename).
+//! Key files: `.npy` arrays and raw little-endian keys, read in chunks and written atomically
+//! (temporary file, then rename).
 //!
-//! - [`KeyFile`] opens a file read-only and checks it (format, key type, length, size) before
-//!   any key is read; [`KeyFile::read_keys`] reads them.
+//! - [`KeyFile`] opens a file read-only and checks it (format, key type, shape, length, size)
+//!   before any key is read; [`KeyFile::read_keys`] reads them. [`KeyFile::open`] takes 1-D
+//!   arrays; [`KeyFile::open_array`] also those of more dimensions, whose rows (the last axis)
+//!   [`KeyFile::shape`] and [`KeyFile::row_len`] describe.
 //! - [`AtomicOutput`] writes a file beside its final path and renames it there on
 //!   [`AtomicOutput::commit`]: a failure leaves no new file and an existing one untouched.
 //! - [`FileError`] says what is wrong, naming the file.
 //!
-//! Supported: the six key types ([`DType`](crate::DType)), little-endian, C order, 1-D.
+//! Supported: the six key types ([`DType`](crate::DType)), little-endian, C order (a 1-D array
+//! in either order); [`AtomicOutput::begin_array`] writes any shape.
 //!
 //! ```
 //! use gpusort::files::{AtomicOutput, FileFormat, KeyFile};

@@ -10,11 +10,12 @@ use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-/// What a `.npy` file's header promises: a 1-D, C-order array of `len` keys of type `dtype`,
-/// whose data starts `data_offset` bytes into the file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a `.npy` file's header promises: a C-order array of shape `shape`, `len` keys of type
+/// `dtype` in all, whose data starts `data_offset` bytes into the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct NpyLayout {
     pub dtype: DType,
+    pub shape: Vec<u64>,
     pub len: u64,
     pub data_offset: u64,
 }
@@ -24,43 +25,10 @@ const MAGIC: &[u8; 6] = b"\x93NUMPY";
 /// Reads and checks the header of the `.npy` file `file` (opened from `path`), by numpy's own
 /// rules (`numpy.lib.format.read_array_header_*`): versions 1.0, 2.0 and 3.0; a Python dict
 /// literal with exactly the keys `descr`, `fortran_order` (a bool) and `shape` (a tuple of
-/// ints). A 1-D array is accepted in either order, its layout being the same.
+/// ints). Arrays of any number of dimensions are read (which ones a caller takes is its own
+/// choice); a 1-D array is accepted in either order, its layout being the same, others only in
+/// C order. The shape's keys and bytes must be countable in a `u64`.
 pub(crate) fn read_header(path: &Path, file: &File) -> Result<NpyLayout, FileError> {
-    let (layout, shape) = read_header_shape(path, file)?;
-    if shape.len() != 1 {
-        return Err(FileError::NotOneDimensional {
-            path: path.into(),
-            shape,
-        });
-    }
-    Ok(layout)
-}
-
-/// Reads and checks the header of a 1-D or 2-D `.npy` file, as [`read_header`] does: the
-/// layout (`len`: every key) and the row length, the last dimension of a 2-D array (`None`
-/// for 1-D).
-pub(crate) fn read_matrix_header(
-    path: &Path,
-    file: &File,
-) -> Result<(NpyLayout, Option<u64>), FileError> {
-    let (layout, shape) = read_header_shape(path, file)?;
-    match shape[..] {
-        [_] => Ok((layout, None)),
-        [rows, row_len] if rows.checked_mul(row_len).is_none() => Err(FileError::BadHeader {
-            path: path.into(),
-            reason: format!("shape ({rows}, {row_len}) has 2^64 keys or more"),
-        }),
-        [_, row_len] => Ok((layout, Some(row_len))),
-        _ => Err(FileError::NotOneDimensional {
-            path: path.into(),
-            shape,
-        }),
-    }
-}
-
-/// The layout of a C-order array of any shape (`len`: the product of the dimensions; 1 for a
-/// 0-D array), and its shape.
-fn read_header_shape(path: &Path, file: &File) -> Result<(NpyLayout, Vec<u64>), FileError> {
     let read_err = |source| FileError::Read {
         path: path.to_owned(),
         source,
@@ -191,20 +159,26 @@ fn read_header_shape(path: &Path, file: &File) -> Result<(NpyLayout, Vec<u64>), 
     if fortran && shape.len() > 1 {
         return Err(FileError::FortranOrder { path: path.into() });
     }
-    // Other shapes are refused by the callers, which name them.
-    let len = match shape[..] {
-        [len] => len,
-        [rows, row_len] => rows.saturating_mul(row_len),
-        _ => 0,
+    // A zero anywhere makes an empty array, whatever the product of the other dimensions.
+    let len = if shape.contains(&0) {
+        Some(0)
+    } else {
+        shape.iter().try_fold(1u64, |len, &d| len.checked_mul(d))
     };
-    Ok((
-        NpyLayout {
+    let Some(len) = len.filter(|len| len.checked_mul(super::key_bytes(dtype) as u64).is_some())
+    else {
+        return Err(FileError::ShapeOverflow {
+            path: path.into(),
+            shape,
             dtype,
-            len,
-            data_offset,
-        },
+        });
+    };
+    Ok(NpyLayout {
+        dtype,
         shape,
-    ))
+        len,
+        data_offset,
+    })
 }
 
 /// The key type of a `.npy` dtype, or why it is not one.
@@ -262,21 +236,106 @@ fn npy_dtype(dtype: DType) -> npyz::DType {
     npyz::DType::Plain(ty)
 }
 
-/// Writes the header of a 1-D, C-order array of `len` keys of type `dtype`.
-pub(crate) fn write_header(out: &mut impl Write, dtype: DType, len: u64) -> io::Result<()> {
-    write_header_shape(out, dtype, &[len])
-}
-
 /// Writes the header of a C-order array of shape `shape` of keys of type `dtype`.
-pub(crate) fn write_header_shape(
-    out: &mut impl Write,
-    dtype: DType,
-    shape: &[u64],
-) -> io::Result<()> {
+pub(crate) fn write_header(out: &mut impl Write, dtype: DType, shape: &[u64]) -> io::Result<()> {
     npyz::WriteOptions::new_header_only()
         .dtype(npy_dtype(dtype))
         .shape(shape)
         .writer(out)
         .write_header_only()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `header` as a version 1.0 `.npy` file with no data, read back.
+    fn parse(header: &str) -> Result<NpyLayout, FileError> {
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&[1, 0]);
+        bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(header.as_bytes());
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&bytes).unwrap();
+        read_header(Path::new("a.npy"), &file)
+    }
+
+    fn dict(descr: &str, fortran: &str, shape: &str) -> String {
+        format!("{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': {shape}, }}\n")
+    }
+
+    #[test]
+    fn shapes_of_every_rank_round_trip() {
+        for shape in [
+            &[][..],
+            &[5],
+            &[0],
+            &[2, 3],
+            &[3, 0],
+            &[0, 3],
+            &[2, 3, 4],
+            &[1, 1, 1, 7],
+        ] {
+            let mut bytes = Vec::new();
+            write_header(&mut bytes, DType::I64, shape).unwrap();
+            let mut file = tempfile::tempfile().unwrap();
+            file.write_all(&bytes).unwrap();
+            let layout = read_header(Path::new("a.npy"), &file).unwrap();
+            assert_eq!(layout.shape, shape);
+            assert_eq!(layout.len, shape.iter().product::<u64>(), "{shape:?}");
+            assert_eq!(
+                (layout.dtype, layout.data_offset),
+                (DType::I64, bytes.len() as u64)
+            );
+        }
+    }
+
+    #[test]
+    fn two_dimensional_headers_as_numpy_writes_them() {
+        let layout = parse(&dict("<f4", "False", "(2, 3)")).unwrap();
+        assert_eq!(
+            (layout.dtype, layout.shape, layout.len),
+            (DType::F32, vec![2, 3], 6)
+        );
+        // Python's spellings of the same tuple.
+        for shape in ["(2,3)", "(2, 3,)", "( 2 , 3 )"] {
+            assert_eq!(
+                parse(&dict("<u8", "False", shape)).unwrap().len,
+                6,
+                "{shape}"
+            );
+        }
+        // A zero dimension empties the array whatever the others (their product overflows).
+        let empty = parse(&dict("<u4", "False", "(0, 18446744073709551615, 3)")).unwrap();
+        assert_eq!(empty.len, 0);
+    }
+
+    #[test]
+    fn fortran_order_is_refused_above_one_dimension() {
+        assert!(matches!(
+            parse(&dict("<i4", "True", "(2, 3)")),
+            Err(FileError::FortranOrder { .. })
+        ));
+        assert_eq!(parse(&dict("<i4", "True", "(4,)")).unwrap().len, 4);
+    }
+
+    #[test]
+    fn shapes_beyond_2_to_the_64_bytes_are_refused() {
+        for (descr, shape) in [
+            ("<f4", "(1099511627776, 1099511627776)"),
+            ("<f8", "(4611686018427387904, 1)"),
+            ("<u4", "(4611686018427387904, 2)"),
+        ] {
+            match parse(&dict(descr, "False", shape)) {
+                Err(e @ FileError::ShapeOverflow { .. }) => {
+                    assert!(e.to_string().contains(shape), "{e}");
+                }
+                other => panic!("{shape}: {other:?}"),
+            }
+        }
+        // Exactly 2^64 - 4 bytes: countable.
+        let most = parse(&dict("<u4", "False", "(4611686018427387903, 1)")).unwrap();
+        assert_eq!(most.len, (1 << 62) - 1);
+    }
 }

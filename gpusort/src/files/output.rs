@@ -192,7 +192,8 @@ fn remove_stale_temporaries(dir: &Path, name: &OsStr) {
 /// dropped before that, it removes its temporary file.
 ///
 /// Use: [`AtomicOutput::create`], then [`AtomicOutput::begin`] once with the format, key type
-/// and number of keys, [`AtomicOutput::write_keys`] as often as needed, and
+/// and number of keys (or [`AtomicOutput::begin_array`] with a shape),
+/// [`AtomicOutput::write_keys`] as often as needed, and
 /// [`AtomicOutput::commit`], which checks that as many keys were written as announced.
 ///
 /// # Examples
@@ -410,8 +411,9 @@ impl AtomicOutput {
         &self.path
     }
 
-    /// Starts a `format` file of `len` keys of type `dtype`: the `.npy` header, nothing for raw.
-    /// Call it once, before [`AtomicOutput::write_keys`].
+    /// Starts a `format` file of `len` keys of type `dtype`: the `.npy` header of a 1-D array,
+    /// nothing for raw ([`AtomicOutput::begin_array`] for other shapes). Call it once, before
+    /// [`AtomicOutput::write_keys`].
     ///
     /// # Errors
     /// [`FileError::Write`].
@@ -431,21 +433,13 @@ impl AtomicOutput {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn begin(&mut self, format: FileFormat, dtype: DType, len: u64) -> Result<(), FileError> {
-        self.expected = len;
-        if format == FileFormat::Npy {
-            let mut header = Vec::new();
-            npy::write_header(&mut header, dtype, len).map_err(|e| self.write_err(e))?;
-            self.temp
-                .file()
-                .write_all(&header)
-                .map_err(|e| self.write_err(e))?;
-        }
-        Ok(())
+        self.begin_array(format, dtype, &[len])
     }
 
-    /// Starts a `format` file of `rows × row_len` keys of type `dtype`: for a `.npy`, the
-    /// header of a 2-D array of that shape; raw files have no shape, so nothing for them. Call
-    /// it once, instead of [`AtomicOutput::begin`].
+    /// Starts a `format` file of an array of shape `shape` of keys of type `dtype`, in C order
+    /// (the last axis varies fastest): for a `.npy`, the header of that shape; a raw file has
+    /// no shape, only the keys. [`AtomicOutput::begin`] is this for a 1-D array. Call one of
+    /// them once, before [`AtomicOutput::write_keys`].
     ///
     /// # Errors
     /// [`FileError::Write`].
@@ -459,25 +453,22 @@ impl AtomicOutput {
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("matrix.npy");
     /// let mut out = AtomicOutput::create(&path)?;
-    /// out.begin_matrix(FileFormat::Npy, DType::U64, 2, 3)?;
-    /// out.write_keys(&[1u64, 2, 3, 4, 5, 6], &mut |_| {})?;
+    /// out.begin_array(FileFormat::Npy, DType::F64, &[2, 2])?;
+    /// out.write_keys(&[1.0f64, 2.0, 3.0, 4.0], &mut |_| {})?;
     /// out.commit()?;
-    /// let file = KeyFile::open_matrix(&path, FileFormat::Npy, None)?;
-    /// assert_eq!((file.len(), file.row_len()), (6, Some(3)));
+    /// assert_eq!(KeyFile::open_array(&path, FileFormat::Npy, None)?.shape(), [2, 2]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn begin_matrix(
+    pub fn begin_array(
         &mut self,
         format: FileFormat,
         dtype: DType,
-        rows: u64,
-        row_len: u64,
+        shape: &[u64],
     ) -> Result<(), FileError> {
-        self.expected = rows.saturating_mul(row_len);
+        self.expected = shape.iter().fold(1, |len: u64, &d| len.saturating_mul(d));
         if format == FileFormat::Npy {
             let mut header = Vec::new();
-            npy::write_header_shape(&mut header, dtype, &[rows, row_len])
-                .map_err(|e| self.write_err(e))?;
+            npy::write_header(&mut header, dtype, shape).map_err(|e| self.write_err(e))?;
             self.temp
                 .file()
                 .write_all(&header)
