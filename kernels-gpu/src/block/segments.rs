@@ -228,20 +228,20 @@ fn keep<E: PartialOrd + Copy>(mine: &mut E, theirs: E, lower: bool) {
     }
 }
 
-/// Sorts block `block`'s segments of `seg` (entries `block·rows_per_block(P) ..`), padded to
-/// 2^`P` positions, in a tile of 2^`tile_log2(P)`. `P` is a constant (`seg.row_log2`, through
-/// [`with_row_log2!`]): every shift, mask and stage is then known, and the code straight-line.
+/// Sorts block `block`'s segments of `seg` (entries `block·rows_per_block(p) ..`), in a tile of
+/// 2^`tile_log2` positions (`tile_log2 ≥ p`, `tile_log2 − 4` threads' worth of whole warps).
 /// `held` keeps each thread's gathered values across a barrier: one run on the GPU (the calling
 /// thread's), one per thread on the CPU.
 ///
 /// # Safety
-/// The team has `threads(tile_log2(P))` threads and `shared_bytes(tile_log2(P),
-/// size_of::<E>())` bytes of shared memory; every entry's segment has at most 2^`P` keys, lies
-/// in `keys` (and `values`, `indices` where not null) and no other block's entries overlap it.
+/// The team has 2^(`tile_log2` − 4) threads and `shared_bytes(tile_log2, size_of::<E>())`
+/// bytes of shared memory; every entry's segment has at most 2^`row_log2` keys, lies in
+/// `keys` (and `values`, `indices` where not null) and no other block's entries overlap it.
 #[inline(always)]
-pub unsafe fn sort<E, V, T, const P: u32>(
+pub unsafe fn sort<E, V, T>(
     team: &mut T,
     seg: &Segments<E::Key, V>,
+    tile_log2: u32,
     block: u64,
     held: &mut [[V; RUN]],
 ) where
@@ -249,8 +249,7 @@ pub unsafe fn sort<E, V, T, const P: u32>(
     V: Copy,
     T: Team<E, RUN>,
 {
-    let p = P;
-    let tile_log2 = crate::segments::tile_log2(P);
+    let p = seg.row_log2;
     let threads = 1u32 << (tile_log2 - RUN_LOG2);
     let first = block << (tile_log2 - p);
     let bytes = size_of::<E>() as u32;
@@ -281,7 +280,7 @@ pub unsafe fn sort<E, V, T, const P: u32>(
             run[r] = unsafe { shared.read(t, slot(t * RUN as u32 + r as u32, bytes)) };
         })
     });
-    network::<E, T, P>(team, bytes);
+    network(team, p, bytes);
     team.each(|t, run, shared| {
         each_register(|r| {
             // SAFETY: as above; the last phase that read shared memory ended in a barrier.
@@ -338,13 +337,13 @@ pub unsafe fn sort<E, V, T, const P: u32>(
     }
 }
 
-/// Stages 1 ..= `P` of the mirrored bitonic network over the runs (thread t holds positions
+/// Stages 1 ..= `p` of the mirrored bitonic network over the runs (thread t holds positions
 /// 16t + r), every stage and step a constant so that registers are addressed by constants.
 #[inline(always)]
-fn network<E: Element, T: Team<E, RUN>, const P: u32>(team: &mut T, bytes: u32) {
+fn network<E: Element, T: Team<E, RUN>>(team: &mut T, p: u32, bytes: u32) {
     macro_rules! stages {
         ($($k:literal)*) => {$(
-            if $k <= P {
+            if $k <= p {
                 stage::<E, T, $k>(team, bytes);
             }
         )*};
@@ -444,31 +443,6 @@ fn across_threads<E: Element, T: Team<E, RUN>>(
     }
 }
 
-/// Runs `$body` with `$P` a constant equal to `$p` (0 ..= `MAX_ROW_LOG2`), as the kernels and
-/// [`sort_like_the_gpu`] call [`sort`]; any other `$p` runs nothing.
-#[macro_export]
-#[doc(hidden)]
-macro_rules! with_row_log2 {
-    ($p:expr, $P:ident => $body:expr) => {
-        $crate::with_row_log2!(@ $p, $P, $body, 0 1 2 3 4 5 6 7 8 9 10 11 12 13)
-    };
-    (@ $p:expr, $P:ident, $body:expr, $($k:literal)*) => {
-        match $p {
-            $( $k => {
-                const $P: u32 = $k;
-                $body
-            } )*
-            _ => {}
-        }
-    };
-}
-pub use with_row_log2;
-
-const _: () = assert!(
-    crate::segments::MAX_ROW_LOG2 == 13,
-    "with_row_log2 covers 0 ..= 13"
-);
-
 /// Runs the launch `seg` block by block on the CPU, as the kernels would (a [`CpuTeam`]
 /// per block, which panics on a shared-memory race).
 ///
@@ -485,14 +459,8 @@ pub unsafe fn sort_like_the_gpu<E: Element, V: Copy + Default>(seg: &Segments<E:
     for block in 0..blocks(seg.count, seg.row_log2) {
         let mut team = CpuTeam::<E, RUN>::new(threads(t), shared_bytes(t, bytes) / bytes);
         let mut held = vec![[V::default(); RUN]; threads(t) as usize];
-        let (team, held) = (&mut team, &mut held[..]);
         // SAFETY: the caller's contract.
-        unsafe {
-            with_row_log2!(
-                seg.row_log2,
-                P => sort::<E, V, CpuTeam<E, RUN>, P>(team, seg, block, held)
-            )
-        };
+        unsafe { sort(&mut team, seg, t, block, &mut held) };
     }
 }
 

@@ -5,7 +5,7 @@
 
 use crate::block::segments::{Indexed32, Indexed64, RUN, Segments, sort};
 use crate::gpu::{CudaTeam, block_dim_x, block_idx_x, dynamic_shared, global_thread_x, grid_dim_x};
-use crate::with_row_log2;
+use crate::segments::tile_log2;
 
 macro_rules! segments_sort {
     ($name:ident, $key:ty, $element:ty, $value:ty) => {
@@ -48,14 +48,15 @@ macro_rules! segments_sort {
                 map,
             };
             let mut held = [[<$value>::default(); RUN]; 1];
-            let block = u64::from(block_idx_x());
             // SAFETY: the launch contract.
             unsafe {
                 let mut team = CudaTeam::<$element, RUN>::new(dynamic_shared::<$element>());
-                let (team, held) = (&mut team, &mut held[..]);
-                with_row_log2!(
-                    row_log2,
-                    P => sort::<$element, $value, CudaTeam<$element, RUN>, P>(team, &seg, block, held)
+                sort(
+                    &mut team,
+                    &seg,
+                    tile_log2(row_log2),
+                    u64::from(block_idx_x()),
+                    &mut held,
                 );
             }
         }
