@@ -167,6 +167,17 @@ mod tests {
         }
     }
 
+    /// The histogram never reads a counter's old value: its counts are `red.shared`, not
+    /// `atom.shared` (which returns the old value, a round trip the count has no use for).
+    #[test]
+    fn the_histogram_counts_with_reductions() {
+        for name in ["radix_histogram_u32", "radix_histogram_u64"] {
+            let body = super::super::kernel_ptx(name);
+            assert!(body.contains("red.shared.add.u32"), "{name}");
+            assert!(!body.contains("atom.shared"), "{name}");
+        }
+    }
+
     #[test]
     fn scratch_grows_with_the_keys_and_values() {
         assert_eq!(scratch_bytes(1, 8, 16), 0);
