@@ -12,7 +12,7 @@
 
 use cust::memory::{CopyDestination, DeviceSlice};
 use gpusort::cpu::merge_rounds;
-use gpusort::gpu::{GpuAlgo, Phase, Progress};
+use gpusort::gpu::{GpuAlgo, Phase, Progress, Sorting};
 use gpusort::{Error, GpuSorter, Order, SortKey, SortValue};
 use gpusort_cli::inputs::{Dist, generate};
 use gpusort_suite::{gpu_or_skip, lengths_around_powers_of_two, sprinkle_specials, test_seed};
@@ -102,24 +102,43 @@ fn assert_pairs_sort<K: SortKey, V: SortValue>(
     }
 }
 
+/// How [`assert_sorts`] sorts keys on the device: with a named sort, or with a default call
+/// (`auto`'s choice).
+#[derive(Clone, Copy)]
+enum DeviceCall {
+    With(GpuAlgo),
+    Unstable,
+    Stable,
+}
+
 /// Sorts `input` with every GPU sort: on the device inside a buffer whose tail is poisoned, and
 /// through the host-slice API; checks against std's stable sort (an unstable sort of keys alone
-/// must give the same bits) and the tail against the poison. The merge sort also sorts the keys
-/// tagged with their input indices, which checks stability.
+/// must give the same bits) and the tail against the poison. The default device calls
+/// (`auto`'s choice, unstable and stable) too. The stable sorts also sort the keys tagged with
+/// their input indices, which checks stability.
 fn assert_sorts<K: SortKey>(gpu: &GpuSorter, input: &[K], order: Order, poison: K, what: &str) {
     let n = input.len();
     let indices: Vec<u32> = (0..n as u32).collect();
     let (want, _) = stable_reference(input, &indices, order);
-    for algo in ALGOS {
-        let context = format!("{what} ({}): n = {n}, {} {order:?}", algo.name(), K::DTYPE);
+    let calls = ALGOS.map(DeviceCall::With);
+    for call in calls
+        .into_iter()
+        .chain([DeviceCall::Unstable, DeviceCall::Stable])
+    {
+        let name = match call {
+            DeviceCall::With(algo) => algo.name(),
+            DeviceCall::Unstable => "sort_unstable_device",
+            DeviceCall::Stable => "sort_device",
+        };
+        let context = format!("{what} ({name}): n = {n}, {} {order:?}", K::DTYPE);
         let mut host = vec![poison; n + GUARD];
         host[..n].copy_from_slice(input);
         let device = gpu.upload(&host).expect("upload");
         let mut keys: DeviceSlice<K> = device.index(..n);
-        match algo {
-            GpuAlgo::Bitonic => gpu.sort_unstable_device(&mut keys, order),
-            GpuAlgo::Merge => gpu.sort_device(&mut keys, order),
-            GpuAlgo::Radix => gpu.sort_device_with(GpuAlgo::Radix, &mut keys, order),
+        match call {
+            DeviceCall::With(algo) => gpu.sort_device_with(algo, &mut keys, order),
+            DeviceCall::Unstable => gpu.sort_unstable_device(&mut keys, order),
+            DeviceCall::Stable => gpu.sort_device(&mut keys, order),
         }
         .unwrap_or_else(|e| panic!("{context}: {e}"));
         device.copy_to(&mut host[..]).expect("download");
@@ -131,6 +150,9 @@ fn assert_sorts<K: SortKey>(gpu: &GpuSorter, input: &[K], order: Order, poison: 
             "{context}: a key past the end was overwritten"
         );
 
+        let DeviceCall::With(algo) = call else {
+            continue;
+        };
         let mut via_host = input.to_vec();
         gpu.sort_with(algo, &mut via_host, order)
             .unwrap_or_else(|e| panic!("{context}: {e}"));
@@ -630,11 +652,195 @@ fn keys_beyond_the_memory_budget_are_sorted_in_chunks_and_merged() {
                     );
                 }
             }
+            // The default calls: `auto`'s choice for each chunk.
+            let (mut unstable, mut stable) = (input.to_vec(), input.to_vec());
+            gpu.sort_unstable(&mut unstable, order)
+                .expect("chunked sort_unstable");
+            gpu.sort(&mut stable, order).expect("chunked sort");
+            for (keys, call) in [(unstable, "sort_unstable"), (stable, "sort")] {
+                if let Some(d) = first_difference(&bits(&keys), &want) {
+                    panic!(
+                        "{call} chunked, n = {}, {} {order:?}: {d}",
+                        input.len(),
+                        K::DTYPE
+                    );
+                }
+            }
         }
     }
     for n in [300_001, 1_000_003] {
         check::<u32>(&gpu, &generate(n, Dist::Few, n as u64));
         check::<f64>(&gpu, &generate(n, Dist::Uniform, n as u64));
+    }
+}
+
+/// `auto`: with memory to spare, the default calls run the device's measured table's choice
+/// (for keys on the device, and for host slices); an unstable sort whose choice's scratch does
+/// not fit the budget runs the in-place bitonic sort (whole where the keys fit, else in chunks),
+/// a stable one keeps its choice.
+#[test]
+fn auto_follows_the_table_and_falls_back_to_the_bitonic_sort() {
+    let Some(mut gpu) = gpu_or_skip("auto_follows_the_table_and_falls_back_to_the_bitonic_sort")
+    else {
+        return;
+    };
+    let (device, host) = (
+        gpu.limits().auto_table().device,
+        gpu.limits().auto_table().host,
+    );
+    for log2 in [10, 13, 16, 17, 19, 20, 21, 22, 23, 24, 25, 26, 27] {
+        let n = 1usize << log2;
+        let m = n as u64;
+        let on_device = |sorting, key_bytes| match key_bytes {
+            4 => gpu.auto_device::<f32>(sorting, n).expect("auto"),
+            _ => gpu.auto_device::<i64>(sorting, n).expect("auto"),
+        };
+        let on_host = |sorting, key_bytes| match key_bytes {
+            4 => gpu.auto_host::<u32>(sorting, n).expect("plan"),
+            _ => gpu.auto_host::<f64>(sorting, n).expect("plan"),
+        };
+        for kb in [4, 8] {
+            let k = kb as u32;
+            let what = format!("2^{log2}, {kb}-byte keys");
+            assert_eq!(
+                on_device(Sorting::Unstable, kb),
+                device.keys(m, k).into(),
+                "{what}"
+            );
+            assert_eq!(
+                on_device(Sorting::Stable, kb),
+                device.stable(m, k, 0).into()
+            );
+            let pairs = Sorting::Pairs { value_bytes: 8 };
+            assert_eq!(on_device(pairs, kb), device.stable(m, k, 8).into());
+            for (sorting, want) in [
+                (Sorting::Unstable, host.keys(m, k)),
+                (Sorting::Stable, host.stable(m, k, 0)),
+                (pairs, host.stable(m, k, 8)),
+            ] {
+                let plan = on_host(sorting, kb);
+                assert_eq!((plan.algo, plan.chunk), (want.into(), None), "{what}");
+            }
+        }
+    }
+
+    // 2^25 + 1 u64 keys (256 MiB): the radix sort on the device, the merge sort for a host slice.
+    let n = (1usize << 25) + 1;
+    assert_eq!(GpuAlgo::from(device.keys(n as u64, 8)), GpuAlgo::Radix);
+    assert_eq!(GpuAlgo::from(host.keys(n as u64, 8)), GpuAlgo::Merge);
+    let seed = test_seed(41);
+    let input: Vec<u64> = generate(n, Dist::Uniform, seed);
+    let want = stable_reference(&input, &vec![(); n], Order::Ascending).0;
+    let check = |keys: &[u64], what: &str| {
+        if let Some(d) = first_difference(&bits(keys), &want) {
+            panic!("seed {seed}, {what}: {d}");
+        }
+    };
+    // 450 MiB: room for the keys, not for the merge sort's scratch beside them. On the device,
+    // where the keys already are, the radix sort's scratch fits.
+    gpu.set_memory_budget(Some(450 << 20));
+    let plan = gpu.auto_host::<u64>(Sorting::Unstable, n).expect("plan");
+    assert_eq!((plan.algo, plan.chunk), (GpuAlgo::Bitonic, None));
+    let on_device = gpu.auto_device::<u64>(Sorting::Unstable, n).expect("auto");
+    assert_eq!(on_device, GpuAlgo::Radix);
+    let mut keys = input.clone();
+    gpu.sort_unstable(&mut keys, Order::Ascending)
+        .expect("sort_unstable, bitonic whole");
+    check(&keys, "bitonic whole");
+    // 200 MiB: the keys do not fit whole, and no scratch fits on the device.
+    gpu.set_memory_budget(Some(200 << 20));
+    let plan = gpu.auto_host::<u64>(Sorting::Unstable, n).expect("plan");
+    assert_eq!(plan.algo, GpuAlgo::Bitonic);
+    assert!(plan.chunk.is_some_and(|c| c < n as u64), "{plan:?}");
+    let mut keys = input.clone();
+    gpu.sort_unstable(&mut keys, Order::Ascending)
+        .expect("sort_unstable in chunks");
+    check(&keys, "bitonic in chunks");
+    let on_device = gpu.auto_device::<u64>(Sorting::Unstable, n).expect("auto");
+    assert_eq!(on_device, GpuAlgo::Bitonic);
+    let mut buffer = gpu.upload(&input).expect("upload");
+    gpu.sort_unstable_device(&mut buffer, Order::Ascending)
+        .expect("sort_unstable_device, bitonic");
+    check(
+        &buffer.as_host_vec().expect("download"),
+        "bitonic on the device",
+    );
+    buffer.copy_from(&input[..]).expect("restore");
+    gpu.enqueue_sort_unstable(&mut buffer, Order::Ascending)
+        .expect("enqueue, bitonic");
+    gpu.synchronize("the bitonic sort").expect("sort");
+    check(&buffer.as_host_vec().expect("download"), "bitonic enqueued");
+    // A stable sort keeps its choice: on the device the budget does not bind it; host slices go
+    // in chunks with room for its scratch.
+    let stable = gpu.auto_device::<u64>(Sorting::Stable, n).expect("auto");
+    assert_eq!(stable, GpuAlgo::from(device.stable(n as u64, 8, 0)));
+    buffer.copy_from(&input[..]).expect("restore");
+    gpu.sort_device(&mut buffer, Order::Ascending)
+        .expect("sort_device");
+    check(
+        &buffer.as_host_vec().expect("download"),
+        "stable on the device",
+    );
+    let plan = gpu.auto_host::<u64>(Sorting::Stable, n).expect("plan");
+    assert_ne!(plan.algo, GpuAlgo::Bitonic);
+    assert!(plan.chunk.is_some(), "{plan:?}");
+    let mut keys = input.clone();
+    gpu.sort(&mut keys, Order::Ascending)
+        .expect("sort in chunks");
+    check(&keys, "stable in chunks");
+}
+
+/// `enqueue_sort_unstable` with `auto`'s merge or radix sort: the scratch is allocated and freed
+/// in the stream's order, so sorts of several buffers queued back to back each get theirs, and
+/// one wait covers them all.
+#[test]
+fn enqueued_sorts_with_scratch_in_stream_order() {
+    let Some(gpu) = gpu_or_skip("enqueued_sorts_with_scratch_in_stream_order") else {
+        return;
+    };
+    let seed = test_seed(43);
+    let lengths = [(1 << 17) + 1, 1 << 20, 1 << 21, (1 << 25) + 12345, 1 << 23];
+    let inputs: Vec<Vec<u32>> = lengths
+        .iter()
+        .map(|&n| generate(n, Dist::Uniform, seed + n as u64))
+        .collect();
+    let wide: Vec<u64> = generate(1 << 20, Dist::Few, seed);
+    let table = gpu.limits().auto_table().device;
+    let chosen: Vec<GpuAlgo> = lengths
+        .iter()
+        .map(|&n| table.keys(n as u64, 4).into())
+        .collect();
+    assert!(chosen.contains(&GpuAlgo::Radix) && chosen.contains(&GpuAlgo::Bitonic));
+    assert_eq!(GpuAlgo::from(table.keys(1 << 20, 8)), GpuAlgo::Merge);
+    let mut buffers: Vec<_> = inputs
+        .iter()
+        .map(|v| gpu.upload(v).expect("upload"))
+        .collect();
+    let mut wide_buffer = gpu.upload(&wide).expect("upload");
+    for round in 0..3 {
+        let order = ORDERS[round % 2];
+        for (buffer, input) in buffers.iter_mut().zip(&inputs) {
+            buffer.copy_from(&input[..]).expect("restore");
+        }
+        wide_buffer.copy_from(&wide[..]).expect("restore");
+        for buffer in buffers.iter_mut() {
+            gpu.enqueue_sort_unstable(buffer, order).expect("enqueue");
+        }
+        gpu.enqueue_sort_unstable(&mut wide_buffer, order)
+            .expect("enqueue");
+        gpu.synchronize("the enqueued sorts").expect("sorts");
+        for ((buffer, input), algo) in buffers.iter().zip(&inputs).zip(&chosen) {
+            let want = stable_reference(input, &vec![(); input.len()], order).0;
+            let got = buffer.as_host_vec().expect("download");
+            if let Some(d) = first_difference(&bits(&got), &want) {
+                panic!("seed {seed}, n = {}, {}: {d}", input.len(), algo.name());
+            }
+        }
+        let want = stable_reference(&wide, &vec![(); wide.len()], order).0;
+        let got = wide_buffer.as_host_vec().expect("download");
+        if let Some(d) = first_difference(&bits(&got), &want) {
+            panic!("seed {seed}, u64 merge: {d}");
+        }
     }
 }
 

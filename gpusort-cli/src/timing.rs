@@ -16,7 +16,7 @@
 use crate::cpu::CpuAlgo;
 use crate::error::{CudaContext, Result};
 use crate::gpu::{GpuAlgo, GpuSorter};
-use crate::keys::{Order, SortKey};
+use crate::keys::{Order, SortKey, SortValue};
 use cust::event::{Event, EventFlags};
 use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy};
 use cust::stream::Stream;
@@ -177,6 +177,86 @@ pub fn gpu_like_peers(
     Ok(Timing::of(
         samples.into_iter().map(|ms| ms - copy_ms).collect(),
     ))
+}
+
+/// [`gpu_kernel`] for a stable sort of pairs: each key of `input` carries its input position
+/// as a value of type `V`, through the sort by `algo` (the merge or the radix sort); the
+/// values' buffers are restored and timed with the keys'. Returns the timing, the last run's
+/// keys and values. Device memory: two buffers of n keys and n values, plus the sort's
+/// scratch; host memory: the positions and the values that come back.
+///
+/// # Errors
+/// [`Error::NotStable`](crate::Error::NotStable) for the bitonic sort, otherwise as
+/// [`gpu_kernel`].
+///
+/// # Panics
+/// If `reps` is 0.
+///
+/// # Examples
+///
+/// ```no_run
+/// use gpusort::gpu::GpuAlgo;
+/// use gpusort::{GpuSorter, Order};
+/// use gpusort_cli::timing::{self, GpuTiming};
+/// use gpusort_cli::{inputs::{Dist, generate}, verify};
+///
+/// let gpu = GpuSorter::new()?;
+/// let input: Vec<u32> = generate(1 << 24, Dist::Uniform, 42);
+/// let (ms, keys, values) = timing::gpu_kernel_pairs::<u32, u32>(
+///     &gpu, GpuAlgo::Radix, &input, Order::Ascending, 10, GpuTiming::Sort,
+/// )?;
+/// println!("{:.3} ms", ms.median);
+/// assert!(verify::check_stable_values(&input, &keys, &values).is_ok());
+/// # Ok::<(), gpusort::Error>(())
+/// ```
+pub fn gpu_kernel_pairs<K: SortKey, V: SortValue>(
+    gpu: &GpuSorter,
+    algo: GpuAlgo,
+    input: &[K],
+    order: Order,
+    reps: u32,
+    timing: GpuTiming,
+) -> Result<(Timing, Vec<K>, Vec<V>)> {
+    let positions: Vec<V> = (0..input.len() as u64).map(V::from_index).collect();
+    let (keys, values) = (gpu.upload(input)?, gpu.upload(&positions)?);
+    let mut work_keys = gpu.alloc::<K>(input.len(), "the working copy")?;
+    let mut work_values = gpu.alloc::<V>(input.len(), "the working copy of the values")?;
+    let mut scratch = gpu.scratch_for::<K>(algo, input.len(), size_of::<V>())?;
+    let stream = gpu.stream();
+    let restore_both = |work_keys: &mut DeviceBuffer<K>, work_values: &mut DeviceBuffer<V>| {
+        restore(work_keys, &keys, stream)?;
+        restore(work_values, &values, stream)
+    };
+    let copy_ms = match timing {
+        GpuTiming::Sort => 0.0,
+        GpuTiming::LikePeers => {
+            let copies = event_samples(gpu, reps, "restoring the input", |start| {
+                record(start, stream)?;
+                restore_both(&mut work_keys, &mut work_values)
+            })?;
+            Timing::of(copies).median
+        }
+    };
+    let what = format!("running the {} sort of pairs", algo.name());
+    let samples = event_samples(gpu, reps, &what, |start| {
+        if timing == GpuTiming::Sort {
+            restore_both(&mut work_keys, &mut work_values)?;
+        }
+        record(start, stream)?;
+        if timing == GpuTiming::LikePeers {
+            restore_both(&mut work_keys, &mut work_values)?;
+        }
+        gpu.enqueue_sort_pairs_with(algo, &mut work_keys, &mut work_values, order, &mut scratch)
+    })?;
+    let samples = samples.into_iter().map(|ms| ms - copy_ms).collect();
+    let (mut out_keys, mut out_values) = (input.to_vec(), positions);
+    work_keys
+        .copy_to(&mut out_keys[..])
+        .context("copying sorted keys back")?;
+    work_values
+        .copy_to(&mut out_values[..])
+        .context("copying sorted values back")?;
+    Ok((Timing::of(samples), out_keys, out_values))
 }
 
 /// Times what `queue` puts on the sorter's stream from the moment it records the event it is

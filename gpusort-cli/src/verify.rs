@@ -14,7 +14,7 @@
 //! verify::check(&output, &input, Order::Ascending).expect("sorted");
 //! ```
 
-use crate::keys::{Order, SortKey};
+use crate::keys::{Order, SortKey, SortValue};
 use rayon::prelude::*;
 
 /// Why an output is wrong: the first problem found, in the order length, sortedness, keys.
@@ -70,6 +70,17 @@ pub enum Mismatch {
         row: usize,
         /// What is wrong with it.
         mismatch: Box<Mismatch>,
+    },
+    /// Keys sorted, but the values that travelled with them (the keys' input positions) are
+    /// not those of a stable sort.
+    #[error("keys sorted, but the value at {at} ({value}) {why}")]
+    Values {
+        /// The first wrong position.
+        at: usize,
+        /// The value there.
+        value: u64,
+        /// What is wrong with it.
+        why: &'static str,
     },
 }
 
@@ -221,5 +232,63 @@ pub fn check_rows<K: SortKey>(
             mismatch: Box::new(mismatch),
         }),
         _ => Ok(()),
+    }
+}
+
+/// Checks the values of a stable sort of pairs whose values were the keys' input positions:
+/// `values[i]` is a position of `input` holding `sorted[i]`'s bits, and positions increase
+/// within every run of equal keys. With `sorted` checked by [`check_against`], that makes the
+/// values the stable sorting permutation. O(n) on rayon's threads.
+///
+/// # Errors
+/// [`Mismatch::Length`], or [`Mismatch::Values`] at the first wrong value.
+///
+/// # Examples
+///
+/// ```
+/// use gpusort::Order;
+/// use gpusort_cli::verify::{Mismatch, check_stable_values};
+///
+/// let input = [5u32, 3, 5, 1];
+/// let sorted = [1, 3, 5, 5];
+/// assert_eq!(check_stable_values(&input, &sorted, &[3u32, 1, 0, 2]), Ok(()));
+/// let swapped = check_stable_values(&input, &sorted, &[3u32, 1, 2, 0]);
+/// assert!(matches!(swapped, Err(Mismatch::Values { at: 3, value: 0, .. })));
+/// ```
+pub fn check_stable_values<K: SortKey, V: SortValue>(
+    input: &[K],
+    sorted: &[K],
+    values: &[V],
+) -> Result<(), Mismatch> {
+    if values.len() != input.len() || sorted.len() != input.len() {
+        return Err(Mismatch::Length {
+            input: input.len(),
+            output: values.len().min(sorted.len()),
+        });
+    }
+    let wrong = |i: usize| -> Option<&'static str> {
+        let at = values[i].to_index();
+        if at >= input.len() as u64 {
+            return Some("is not an input position");
+        }
+        if input[at as usize].to_bits() != sorted[i].to_bits() {
+            return Some("is the position of another key");
+        }
+        let equal_before = i > 0 && sorted[i - 1].to_bits() == sorted[i].to_bits();
+        if equal_before && values[i - 1].to_index() >= at {
+            return Some("breaks the input order of equal keys");
+        }
+        None
+    };
+    match (0..values.len())
+        .into_par_iter()
+        .find_first(|&i| wrong(i).is_some())
+    {
+        None => Ok(()),
+        Some(at) => Err(Mismatch::Values {
+            at,
+            value: values[at].to_index(),
+            why: wrong(at).expect("found wrong"),
+        }),
     }
 }

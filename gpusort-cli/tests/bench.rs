@@ -290,6 +290,76 @@ fn gpu_sweep_times_and_verifies_bitonic_beside_the_cpu() {
     assert!(md.contains("CUDA events"), "{md}");
 }
 
+/// The pairs sweep (`auto`'s pairs breakpoints are measured from it): the stable sorts carrying
+/// values as wide as the keys, each verified as the stable sorting permutation.
+#[test]
+fn gpu_sweep_times_and_verifies_the_stable_sorts_of_pairs() {
+    if !gpu_present() {
+        assert!(!gpu_required(), "REQUIRE_GPU=1 but no GPU");
+        eprintln!("skipped the GPU pairs sweep: no CUDA device");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let run = gpusort(&[
+        "bench",
+        "--backend",
+        "gpu",
+        "--min-log2",
+        "11",
+        "--max-log2",
+        "13",
+        "--algos",
+        "merge_pairs,radix_pairs",
+        "--dtypes",
+        "u32,f64",
+        "--dist",
+        "few",
+        "--gpu-timing",
+        "like-peers",
+        "--reps",
+        "3",
+        "--out",
+        dir.path().to_str().expect("UTF-8"),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let csv = read(&dir.path().join("bench.csv"));
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2 * 2 * 3, "{csv}");
+    assert!(rows.iter().all(|r| r.ends_with(",true")), "{csv}");
+    for sort in ["merge_pairs,", "radix_pairs,"] {
+        let count = rows.iter().filter(|r| r.starts_with(sort)).count();
+        assert_eq!(count, 2 * 3, "{csv}");
+    }
+}
+
+#[test]
+fn pairs_sorts_need_a_gpu() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let out = dir.path().to_str().expect("UTF-8");
+    let run = gpusort(&[
+        "bench",
+        "--backend",
+        "cpu",
+        "--algos",
+        "merge_pairs,radix_pairs",
+        "--max-log2",
+        "10",
+        "--out",
+        out,
+    ]);
+    assert_eq!(run.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("skipping the GPU sorts (merge_pairs, radix_pairs)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("no sort left to time"), "{stderr}");
+}
+
 #[test]
 fn auto_backend_without_gpu_skips_the_gpu_sorts_once_and_runs_the_cpu_ones() {
     if gpu_present() {

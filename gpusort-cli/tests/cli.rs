@@ -59,7 +59,14 @@ fn each_gpu_sort_by_name_sorts_and_verifies() {
     if !gpu_present() {
         return;
     }
-    for algo in ["bitonic", "merge", "auto"] {
+    // 100001 u32 keys: `auto` takes the radix sort on the device and the bitonic sort for host
+    // slices (the measured table, 2^17).
+    for (algo, shown, shown_host) in [
+        ("bitonic", "bitonic", "bitonic"),
+        ("merge", "merge", "merge"),
+        ("radix", "radix", "radix"),
+        ("auto", "radix (auto)", "bitonic (auto)"),
+    ] {
         let out = gpusort(&[
             "--n",
             "100001",
@@ -75,8 +82,17 @@ fn each_gpu_sort_by_name_sorts_and_verifies() {
             "{algo}: {stdout}{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let name = if algo == "merge" { "merge" } else { "bitonic" };
-        assert!(stdout.contains(&format!("gpu {name} (kernels")), "{stdout}");
+        assert!(
+            stdout.contains(&format!("gpu {shown} (kernels")),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains(&format!("gpu {shown_host} (end-to-end")),
+            "{stdout}"
+        );
+        let said = "--algo auto chose the radix sort for the keys on the device and the bitonic \
+                    sort for host slices";
+        assert_eq!(stdout.contains(said), algo == "auto", "{stdout}");
         assert!(stdout.contains("verified: every output"), "{stdout}");
     }
 }

@@ -55,14 +55,32 @@
 //! |---|---|
 //! | `Vec<T>` (owned keys) | [`DeviceBuffer<T>`](cust::memory::DeviceBuffer), from [`GpuSorter::upload`] or [`GpuSorter::alloc`] |
 //! | `&mut [T]` (borrowed keys) | [`&mut DeviceSlice<T>`](cust::memory::DeviceSlice) (a `DeviceBuffer` derefs to one) |
-//! | `<[T]>::sort_unstable` | [`GpuSorter::sort_unstable`] (host slice: one upload, the sort, one download) and [`GpuSorter::sort_unstable_device`] (in place on the device): a bitonic network |
+//! | `<[T]>::sort_unstable` | [`GpuSorter::sort_unstable`] (host slice: one upload, the sort, one download) and [`GpuSorter::sort_unstable_device`] (in place on the device): the fastest of the three GPU sorts for the size and where the keys are (`auto`, below) |
 //! | spawning work and joining it | [`GpuSorter::enqueue_sort_unstable`] queues the sort on [`GpuSorter::stream`]; [`GpuSorter::synchronize`] waits for it |
-//! | `<[T]>::sort` (stable) | [`GpuSorter::sort`] and [`GpuSorter::sort_device`]: the merge-path merge sort |
+//! | `<[T]>::sort` (stable) | [`GpuSorter::sort`] and [`GpuSorter::sort_device`]: the faster of the two stable sorts (merge-path merge sort, LSD radix sort) |
 //! | sorting (key, value) pairs | [`GpuSorter::sort_pairs`] (`u32`/`u64`/`u128` values), [`GpuSorter::sort_by_key`] (any `Copy` payload of up to 16 bytes), [`GpuSorter::sort_pairs_device`] |
 //! | argsort (the sorting permutation) | [`GpuSorter::argsort`], [`GpuSorter::argsort_u32`]; [`argsort::argsort_cpu`] on the CPU |
 //!
 //! Host slices too large for the device are sorted in chunks and merged on the CPU
 //! ([`GpuSorter::set_memory_budget`], [`GpuSorter::set_progress`]).
+//!
+//! # Which sort runs: `auto`
+//!
+//! Three GPU sorts ([`gpu::GpuAlgo`]): a bitonic network (unstable, in place, no scratch), a
+//! merge-path merge sort and an LSD radix sort (both stable, with a scratch buffer as large as
+//! the keys and values). The default calls run `auto`'s choice: the fastest by n, key width and
+//! whether values travel, from a table measured per device policy, with choices for keys on
+//! the device and for host slices ([`kernels_gpu::tuning::auto`]; on an H100, for 4-byte keys
+//! alone on the device the bitonic sort up to 2^16 keys and at 2^21–2^22, the radix sort at
+//! 2^17–2^20 and from 2^23; for host slices, whose copies overlap the bitonic and the merge
+//! sort but not the radix sort, the bitonic sort up to 2^26 keys, the merge sort above).
+//! `sort_unstable*` choose
+//! among all three and run the in-place bitonic sort where the faster choice's scratch does not
+//! fit in free device memory; `sort*`, `sort_pairs*`, `sort_by_key` and `argsort*` choose
+//! between the two stable sorts and keep their choice (an out-of-memory error on the device;
+//! chunks merged on the CPU for host slices). [`GpuSorter::auto_device`] and
+//! [`GpuSorter::auto_host`] say what a call would run; the `*_with` calls run the sort they are
+//! given.
 //!
 //! # Key types and order
 //!
@@ -78,15 +96,18 @@
 //!
 //! # Complexity and memory
 //!
-//! The GPU sort is a bitonic network: O(n log² n) compare-exchanges in ⌈log₂ n⌉ stages, the
-//! same for every input of length n (it never looks at the data to decide what to compare).
-//! Any n works, without padding.
+//! The bitonic network takes O(n log² n) compare-exchanges in ⌈log₂ n⌉ stages, the same for
+//! every input of length n (it never looks at the data to decide what to compare); the merge
+//! sort O(n log n) work, a merge pass per doubling of its sorted runs past the tiles; the radix sort O(n) work in one pass
+//! per 8-bit digit (4 for 4-byte keys, 8 for 8-byte ones). Any n works, without padding.
 //!
-//! - [`GpuSorter::sort_unstable_device`] sorts in place and allocates no temporary device
-//!   memory.
+//! - [`GpuSorter::sort_unstable_device`] sorts in place; where `auto` chooses the merge or the
+//!   radix sort it allocates (and frees) a scratch buffer about as large as the keys, checked
+//!   against free device memory first, and where that does not fit it runs the bitonic
+//!   network, which allocates no temporary device memory.
 //! - [`GpuSorter::sort_unstable`] allocates one device buffer of n keys (n ×
-//!   `size_of::<K>()` bytes), checked against free device memory first, and frees it before it
-//!   returns; no host memory beyond the slice.
+//!   `size_of::<K>()` bytes) and the chosen sort's scratch, checked against free device memory
+//!   first, and frees them before it returns; no host memory beyond the slice.
 //! - [`argsort::argsort_cpu`] needs 16 bytes per key beside the keys (plus a per-thread
 //!   scratch of at most an eighth of that, or 4 MiB).
 //! - [`cpu::radix_sort`] (the CPU fallback) takes a scratch buffer as large as the keys where

@@ -244,15 +244,11 @@ const fn registers_to_fit(threads_log2: u32) -> u32 {
     if fit < 255 { fit } else { 255 }
 }
 
-/// `--algo auto` for keys alone sorts with the bitonic network for n < 2^AUTO_BITONIC_END_LOG2_32
-/// (4-byte keys) or n < 2^AUTO_BITONIC_END_LOG2_64 (8-byte keys), with the merge sort above.
-/// Measured (H200, 2026-11-21, window passes and edge-guided merge partitions), bitonic time /
-/// merge time: u32 0.44–0.82 from 2^10 to 2^16,
-/// 0.92–1.11 from 2^17 to 2^21 (1.02 at 2^21), 1.11 at 2^22 rising to 1.66 at 2^28; u64 0.42–0.86
-/// up to 2^12, 1.01–1.07 from 2^13 to 2^16, 1.4 from 2^17, rising to 2.3 at 2^28.
-pub const AUTO_BITONIC_END_LOG2_32: u32 = 21;
-/// See [`AUTO_BITONIC_END_LOG2_32`].
-pub const AUTO_BITONIC_END_LOG2_64: u32 = 13;
+// `auto`'s choice among the bitonic, merge and radix sorts (by n, key width and values, per
+// device policy, from measurements): `tuning/auto.rs`. The host's alone: the kernels never read
+// it, and outside the nvptx64 build the PTX does not depend on it.
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod auto;
 
 /// Largest number of keys the kernels accept; they use 64-bit positions. The limit was set by
 /// the grid of the earlier bitonic schedule's one-step global passes (n/2 threads in blocks of

@@ -47,24 +47,29 @@ pub mod sweep;
 pub mod topk;
 
 use crate::cpu::CpuAlgo;
+use crate::gpu::GpuAlgo;
 use crate::keys::{DType, Order};
 use crate::timing::Timing;
 use std::fmt;
 
 /// The sorts a sweep can time, named as in `--algos` and the CSV.
 ///
-/// A new GPU sort is one variant here (with its name in [`Algo::name`]) and one arm in the
-/// sweep's GPU timing.
+/// A new GPU sort is one variant here (with its name in [`Algo::name`]) and one arm in
+/// [`Algo::gpu`]. The `_pairs` sorts carry a value per key, as wide as the key (`u32` values
+/// with 4-byte keys, `u64` with 8-byte ones, as `bench/peers`' `pairs` rows): the keys' input
+/// positions, checked to be the stable sorting permutation.
 ///
 /// # Examples
 ///
 /// ```
 /// use gpusort_cli::bench::Algo;
 /// use gpusort::cpu::CpuAlgo;
+/// use gpusort::gpu::GpuAlgo;
 ///
 /// assert_eq!(Algo::CpuRayon.cpu(), Some(CpuAlgo::Rayon));
 /// assert!(Algo::Bitonic.is_gpu());
 /// assert_eq!(Algo::Bitonic.to_string(), "bitonic");
+/// assert_eq!(Algo::RadixPairs.gpu(), Some((GpuAlgo::Radix, true)));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Algo {
@@ -77,6 +82,12 @@ pub enum Algo {
     /// The GPU radix sort on device-resident keys (scratch allocated outside the timing).
     #[value(name = "radix")]
     Radix,
+    /// The GPU merge sort of device-resident pairs: keys with values as wide as the keys.
+    #[value(name = "merge_pairs")]
+    MergePairs,
+    /// The GPU radix sort of device-resident pairs: keys with values as wide as the keys.
+    #[value(name = "radix_pairs")]
+    RadixPairs,
     /// std's `sort_unstable` on one core.
     #[value(name = "cpu_std")]
     CpuStd,
@@ -98,7 +109,26 @@ impl Algo {
     /// use gpusort_cli::bench::Algo;
     /// assert!(Algo::ALL[0].is_gpu());
     /// ```
-    pub const ALL: [Algo; 7] = [
+    pub const ALL: [Algo; 9] = [
+        Algo::Bitonic,
+        Algo::Merge,
+        Algo::Radix,
+        Algo::MergePairs,
+        Algo::RadixPairs,
+        Algo::CpuStd,
+        Algo::CpuRayon,
+        Algo::CpuBitonic1,
+        Algo::CpuBitonicN,
+    ];
+
+    /// The sorts a sweep times when `--algos` names none: every sort of keys alone (the
+    /// `_pairs` sorts run when named).
+    ///
+    /// ```
+    /// use gpusort_cli::bench::Algo;
+    /// assert!(Algo::DEFAULT.iter().all(|a| a.gpu().is_none_or(|(_, pairs)| !pairs)));
+    /// ```
+    pub const DEFAULT: [Algo; 7] = [
         Algo::Bitonic,
         Algo::Merge,
         Algo::Radix,
@@ -119,6 +149,8 @@ impl Algo {
             Algo::Bitonic => "bitonic",
             Algo::Merge => "merge",
             Algo::Radix => "radix",
+            Algo::MergePairs => "merge_pairs",
+            Algo::RadixPairs => "radix_pairs",
             Algo::CpuStd => "cpu_std",
             Algo::CpuRayon => "cpu_rayon",
             Algo::CpuBitonic1 => "cpu_bitonic1",
@@ -136,12 +168,37 @@ impl Algo {
     /// ```
     pub fn cpu(self) -> Option<CpuAlgo> {
         match self {
-            Algo::Bitonic | Algo::Merge | Algo::Radix => None,
+            Algo::Bitonic | Algo::Merge | Algo::Radix | Algo::MergePairs | Algo::RadixPairs => None,
             Algo::CpuStd => Some(CpuAlgo::Std),
             Algo::CpuRayon => Some(CpuAlgo::Rayon),
             Algo::CpuBitonic1 => Some(CpuAlgo::Bitonic1),
             Algo::CpuBitonicN => Some(CpuAlgo::BitonicN),
         }
+    }
+
+    /// The GPU sort this is, and whether it carries values, or `None` for a CPU sort.
+    ///
+    /// ```
+    /// use gpusort::gpu::GpuAlgo;
+    /// use gpusort_cli::bench::Algo;
+    /// assert_eq!(Algo::Merge.gpu(), Some((GpuAlgo::Merge, false)));
+    /// assert_eq!(Algo::MergePairs.gpu(), Some((GpuAlgo::Merge, true)));
+    /// assert_eq!(Algo::CpuStd.gpu(), None);
+    /// ```
+    pub fn gpu(self) -> Option<(GpuAlgo, bool)> {
+        match self {
+            Algo::Bitonic => Some((GpuAlgo::Bitonic, false)),
+            Algo::Merge => Some((GpuAlgo::Merge, false)),
+            Algo::Radix => Some((GpuAlgo::Radix, false)),
+            Algo::MergePairs => Some((GpuAlgo::Merge, true)),
+            Algo::RadixPairs => Some((GpuAlgo::Radix, true)),
+            Algo::CpuStd | Algo::CpuRayon | Algo::CpuBitonic1 | Algo::CpuBitonicN => None,
+        }
+    }
+
+    /// Whether it carries values with the keys (the `_pairs` sorts).
+    pub fn carries_values(self) -> bool {
+        self.gpu().is_some_and(|(_, pairs)| pairs)
     }
 
     /// Whether it runs on the GPU.
@@ -278,7 +335,34 @@ mod tests {
     #[test]
     fn only_bitonic_merge_and_radix_are_on_the_gpu() {
         let gpu: Vec<_> = Algo::ALL.into_iter().filter(|a| a.is_gpu()).collect();
-        assert_eq!(gpu, [Algo::Bitonic, Algo::Merge, Algo::Radix]);
+        assert_eq!(
+            gpu,
+            [
+                Algo::Bitonic,
+                Algo::Merge,
+                Algo::Radix,
+                Algo::MergePairs,
+                Algo::RadixPairs
+            ]
+        );
+        for algo in Algo::ALL {
+            assert_eq!(algo.gpu().is_some(), algo.is_gpu(), "{algo}");
+            let stable = algo.gpu().is_some_and(|(a, _)| a != GpuAlgo::Bitonic);
+            assert!(
+                !algo.carries_values() || stable,
+                "{algo}: only stable sorts carry values"
+            );
+            assert_eq!(algo.carries_values(), algo.name().ends_with("_pairs"));
+        }
+    }
+
+    #[test]
+    fn the_default_sorts_are_every_sort_of_keys_alone() {
+        let keys: Vec<_> = Algo::ALL
+            .into_iter()
+            .filter(|a| !a.carries_values())
+            .collect();
+        assert_eq!(keys, Algo::DEFAULT);
     }
 
     #[test]

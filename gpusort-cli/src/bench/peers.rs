@@ -180,7 +180,8 @@ pub struct Comparison<'a> {
 }
 
 /// Our GPU measurements with a `cub_merge` or `cub_radix` row of the same key type and size
-/// (the first such row where the peers have several), as time ratios: below 1 is ours faster.
+/// (the first such row where the peers have several; for our `_pairs` sorts, their
+/// `cub_merge_pairs` and `cub_radix_pairs` rows), as time ratios: below 1 is ours faster.
 ///
 /// # Examples
 ///
@@ -208,6 +209,12 @@ pub struct Comparison<'a> {
 /// ```
 pub fn compare<'a>(ours: &'a [Measurement], peers: &[PeerRow]) -> Vec<Comparison<'a>> {
     let ms_of = |peer: &str, m: &Measurement| {
+        let pairs = if m.algo.carries_values() {
+            "_pairs"
+        } else {
+            ""
+        };
+        let peer = format!("{peer}{pairs}");
         peers
             .iter()
             .find(|p| p.peer == peer && p.dtype == m.dtype && p.n == m.n)

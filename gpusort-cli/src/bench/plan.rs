@@ -23,7 +23,7 @@ pub const BITONIC1_DEFAULT_MAX_LOG2: u32 = 22;
 /// let plan = Plan {
 ///     min_log2: 20,
 ///     max_log2: 26,
-///     algos: Algo::ALL.to_vec(),
+///     algos: Algo::DEFAULT.to_vec(),
 ///     named: false,
 ///     cpu_max_log2: 24,
 ///     dtypes: vec![DType::U32, DType::F32],
@@ -61,7 +61,7 @@ impl Plan {
     /// let plan = Plan {
     ///     min_log2: 20,
     ///     max_log2: 26,
-    ///     algos: Algo::ALL.to_vec(),
+    ///     algos: Algo::DEFAULT.to_vec(),
     ///     named: false,
     ///     cpu_max_log2: 24,
     ///     dtypes: vec![DType::U32, DType::F32],
@@ -82,7 +82,7 @@ impl Plan {
     /// let plan = Plan {
     ///     min_log2: 20,
     ///     max_log2: 26,
-    ///     algos: Algo::ALL.to_vec(),
+    ///     algos: Algo::DEFAULT.to_vec(),
     ///     named: false,
     ///     cpu_max_log2: 24,
     ///     dtypes: vec![DType::U32, DType::F32],
@@ -108,7 +108,7 @@ impl Plan {
     /// let plan = Plan {
     ///     min_log2: 20,
     ///     max_log2: 26,
-    ///     algos: Algo::ALL.to_vec(),
+    ///     algos: Algo::DEFAULT.to_vec(),
     ///     named: false,
     ///     cpu_max_log2: 24,
     ///     dtypes: vec![DType::U32, DType::F32],
@@ -132,7 +132,7 @@ impl Plan {
     /// let plan = Plan {
     ///     min_log2: 20,
     ///     max_log2: 26,
-    ///     algos: Algo::ALL.to_vec(),
+    ///     algos: Algo::DEFAULT.to_vec(),
     ///     named: false,
     ///     cpu_max_log2: 24,
     ///     dtypes: vec![DType::U32, DType::F32],
@@ -155,7 +155,7 @@ impl Plan {
     /// let plan = Plan {
     ///     min_log2: 20,
     ///     max_log2: 26,
-    ///     algos: Algo::ALL.to_vec(),
+    ///     algos: Algo::DEFAULT.to_vec(),
     ///     named: false,
     ///     cpu_max_log2: 24,
     ///     dtypes: vec![DType::U32, DType::F32],
@@ -192,10 +192,10 @@ mod tests {
     #[test]
     fn gpu_sorts_run_at_every_size_and_cpu_sorts_up_to_the_cpu_cap() {
         use Algo::*;
-        let p = plan(&Algo::ALL, false);
+        let p = plan(&Algo::DEFAULT, false);
         assert_eq!(p.log2_sizes().count(), 19);
-        assert_eq!(p.algos_at(10), Algo::ALL);
-        assert_eq!(p.algos_at(22), Algo::ALL);
+        assert_eq!(p.algos_at(10), Algo::DEFAULT);
+        assert_eq!(p.algos_at(22), Algo::DEFAULT);
         assert_eq!(
             p.algos_at(23),
             [Bitonic, Merge, Radix, CpuStd, CpuRayon, CpuBitonicN]

@@ -4,11 +4,11 @@
 use super::plan::Plan;
 use super::{Algo, Measurement};
 use crate::error::Result;
-use crate::gpu::{GpuAlgo, GpuSorter};
+use crate::gpu::GpuSorter;
 use crate::inputs::{Dist, generate};
 use crate::keys::{DType, Order, SortKey};
 use crate::timing::{self, GpuTiming, Timing};
-use crate::verify::{Mismatch, check_against, reference};
+use crate::verify::{Mismatch, check_against, check_stable_values, reference};
 use crate::with_key_type;
 
 /// How each sort is timed, and the keys.
@@ -209,12 +209,17 @@ fn sweep_size<K: SortKey>(
             order,
             n,
         });
-        let (ms, sorted) = match (algo.cpu(), gpu) {
-            (Some(cpu), _) => timing::cpu(cpu, &input, order, settings.cpu_reps),
+        let (ms, sorted, wrong_values) = match (algo.cpu(), gpu) {
+            (Some(cpu), _) => {
+                let (ms, sorted) = timing::cpu(cpu, &input, order, settings.cpu_reps);
+                (ms, sorted, None)
+            }
             (None, Some(gpu)) => time_gpu(algo, gpu, &input, order, settings)?,
             (None, None) => unreachable!("GPU sorts without a GPU are skipped above"),
         };
-        let mismatch = check_against(&sorted, &oracle, order).err();
+        let mismatch = check_against(&sorted, &oracle, order)
+            .err()
+            .or(wrong_values);
         // Freed before the next sort runs: at 2^28 8-byte keys each copy is 2 GiB.
         drop(sorted);
         measurements.push(Measurement {
@@ -233,23 +238,36 @@ fn sweep_size<K: SortKey>(
     Ok(())
 }
 
-/// Times a GPU sort with CUDA events; see [`timing::gpu_kernel`].
+/// Times a GPU sort with CUDA events ([`timing::gpu_kernel`], or for the `_pairs` sorts
+/// [`timing::gpu_kernel_pairs`] with values as wide as the keys); returns the timing, the
+/// sorted keys and, for pairs, why the values are not the stable sorting permutation.
 fn time_gpu<K: SortKey>(
     algo: Algo,
     gpu: &GpuSorter,
     input: &[K],
     order: Order,
     settings: &Settings,
-) -> Result<(Timing, Vec<K>)> {
+) -> Result<(Timing, Vec<K>, Option<Mismatch>)> {
     let (reps, how) = (settings.reps, settings.gpu_timing);
-    match algo {
-        Algo::Bitonic => timing::gpu_kernel(gpu, GpuAlgo::Bitonic, input, order, reps, how),
-        Algo::Merge => timing::gpu_kernel(gpu, GpuAlgo::Merge, input, order, reps, how),
-        Algo::Radix => timing::gpu_kernel(gpu, GpuAlgo::Radix, input, order, reps, how),
-        Algo::CpuStd | Algo::CpuRayon | Algo::CpuBitonic1 | Algo::CpuBitonicN => {
-            unreachable!("{algo} is a CPU sort")
-        }
+    let Some((sort, pairs)) = algo.gpu() else {
+        unreachable!("{algo} is a CPU sort")
+    };
+    if !pairs {
+        let (ms, sorted) = timing::gpu_kernel(gpu, sort, input, order, reps, how)?;
+        return Ok((ms, sorted, None));
     }
+    let (ms, sorted, wrong) = if size_of::<K>() == 4 {
+        let (ms, keys, values) =
+            timing::gpu_kernel_pairs::<K, u32>(gpu, sort, input, order, reps, how)?;
+        let wrong = check_stable_values(input, &keys, &values).err();
+        (ms, keys, wrong)
+    } else {
+        let (ms, keys, values) =
+            timing::gpu_kernel_pairs::<K, u64>(gpu, sort, input, order, reps, how)?;
+        let wrong = check_stable_values(input, &keys, &values).err();
+        (ms, keys, wrong)
+    };
+    Ok((ms, sorted, wrong))
 }
 
 #[cfg(test)]

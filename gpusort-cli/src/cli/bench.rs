@@ -39,8 +39,10 @@ pub struct BenchArgs {
     /// Largest size, as log2 of the number of keys.
     #[arg(long, default_value_t = 28, value_parser = log2_parser())]
     pub max_log2: u32,
-    /// Sorts to time, comma-separated [default: every available one: the GPU sorts when there
-    /// is a GPU, and the CPU sorts].
+    /// Sorts to time, comma-separated [default: every available sort of keys alone: the GPU
+    /// sorts when there is a GPU, and the CPU sorts]. `merge_pairs` and `radix_pairs` time the
+    /// stable GPU sorts carrying a value per key, as wide as the key (the pairs sweep that
+    /// `auto`'s pairs breakpoints are measured from).
     #[arg(long, value_enum, value_delimiter = ',')]
     pub algos: Option<Vec<Algo>>,
     /// Key types, comma-separated.
@@ -117,7 +119,9 @@ pub struct BenchArgs {
 }
 
 /// Refuses a sweep whose largest size the host cannot hold, before anything is allocated: each
-/// size holds the input, std's sorted reference and one sort's output (3 × n keys).
+/// size holds the input, std's sorted reference and one sort's output (3 × n keys), and with a
+/// `_pairs` sort the input positions and the values that come back (2 × n values as wide as the
+/// keys).
 fn check_memory(plan: &Plan) -> Result<()> {
     let Some(log2) = plan
         .log2_sizes()
@@ -132,9 +136,14 @@ fn check_memory(plan: &Plan) -> Result<()> {
         .map(|&d| crate::files::key_bytes(d) as u64)
         .max()
         .unwrap_or(0);
+    let copies = if plan.algos_at(log2).iter().any(|a| a.carries_values()) {
+        5
+    } else {
+        3
+    };
     let need = 1u64
         .checked_shl(log2)
-        .and_then(|n| n.checked_mul(3 * key))
+        .and_then(|n| n.checked_mul(copies * key))
         .unwrap_or(u64::MAX);
     crate::memory::check(
         need,
@@ -199,7 +208,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         });
     }
     let peer_rows = read_peers(&args.peers)?;
-    let requested = unique(args.algos.as_deref().unwrap_or(&Algo::ALL));
+    let requested = unique(args.algos.as_deref().unwrap_or(&Algo::DEFAULT));
     let gpu = open_gpu_for(args.backend, &requested, args.algos.is_some())?;
     let algos: Vec<Algo> = requested
         .into_iter()

@@ -4,7 +4,7 @@
 use super::sort_file::SortAlgo;
 use crate::cpu::CpuAlgo;
 use crate::error::Error;
-use crate::gpu::GpuSorter;
+use crate::gpu::{GpuAlgo, GpuSorter, Sorting};
 use crate::inputs::{Dist, generate};
 use crate::keys::{DType, Order, SortKey};
 use crate::timing::{self, GpuTiming, Timing};
@@ -70,7 +70,8 @@ pub struct MainJob {
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
     /// GPU sort: bitonic (unstable, in place), merge (stable), radix (stable), or auto (the
-    /// faster of bitonic and merge for the size and key width).
+    /// fastest of the three for the size, key width and device, measured; the report names
+    /// it).
     #[arg(long, value_enum, default_value_t = SortAlgo::Auto)]
     pub algo: SortAlgo,
     /// Timed GPU repetitions after one warm-up (the median is reported).
@@ -347,18 +348,34 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
     let device = gpu
         .as_ref()
         .map_or("CPU only".to_string(), |g| g.device_name().to_string());
+    // What `--algo auto` chose for the keys on the device and for the host slices (the library's
+    // default calls `sort_unstable_device` and `sort_unstable`), said in the rows and on a line.
+    let mut chose = None;
     if let Some(gpu) = &gpu {
-        let algo = job.algo.gpu(n, size_of::<K>());
+        let (algo, host_algo) = match job.algo.gpu() {
+            Some(algo) => (algo, algo),
+            None => {
+                let on_device = gpu.auto_device::<K>(Sorting::Unstable, n)?;
+                let on_host = gpu.auto_host::<K>(Sorting::Unstable, n)?.algo;
+                chose = Some((on_device, on_host));
+                (on_device, on_host)
+            }
+        };
+        let name = |algo: GpuAlgo| match job.algo {
+            SortAlgo::Auto => format!("{} (auto)", algo.name()),
+            _ => algo.name().to_string(),
+        };
         let (kernel_ms, sorted) =
             timing::gpu_kernel(gpu, algo, &input, order, job.reps, GpuTiming::Sort)?;
         record(
-            format!("gpu {} (kernels, device-resident)", algo.name()),
+            format!("gpu {} (kernels, device-resident)", name(algo)),
             kernel_ms,
             verdict(&sorted),
         );
-        let (e2e_ms, sorted) = timing::gpu_end_to_end(gpu, algo, &input, order, job.reps.min(5))?;
+        let (e2e_ms, sorted) =
+            timing::gpu_end_to_end(gpu, host_algo, &input, order, job.reps.min(5))?;
         record(
-            format!("gpu {} (end-to-end, host to host)", algo.name()),
+            format!("gpu {} (end-to-end, host to host)", name(host_algo)),
             e2e_ms,
             verdict(&sorted),
         );
@@ -366,9 +383,9 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
         // a copy of the keys is cheap.
         if n * size_of::<K>() <= COPIES_MAX_BYTES {
             let (pinned_ms, sorted) =
-                timing::gpu_end_to_end_pinned(gpu, algo, &input, order, job.reps.min(5))?;
+                timing::gpu_end_to_end_pinned(gpu, host_algo, &input, order, job.reps.min(5))?;
             record(
-                format!("gpu {} (end-to-end, pinned host buffer)", algo.name()),
+                format!("gpu {} (end-to-end, pinned host buffer)", name(host_algo)),
                 pinned_ms,
                 verdict(&sorted),
             );
@@ -391,6 +408,23 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
         job.seed,
         order
     );
+    if let (Some((on_device, on_host)), Some(gpu)) = (chose, &gpu) {
+        let table = gpu.limits().auto_table();
+        let fastest = GpuAlgo::from(table.device.keys(n as u64, size_of::<K>() as u32));
+        sayln!(
+            "--algo auto chose the {} sort for the keys on the device{} and the {} sort for host \
+             slices: the fastest for {n} {}-byte keys on this device's table (measured on an {})",
+            on_device.name(),
+            if fastest == on_device {
+                String::new()
+            } else {
+                format!(" (the {} sort's scratch did not fit)", fastest.name())
+            },
+            on_host.name(),
+            size_of::<K>(),
+            table.measured_on,
+        );
+    }
     print_table(&rows, n)?;
     if let Some((copies, host_to_host, pinned)) = floor {
         sayln!(

@@ -10,7 +10,7 @@ use super::progress::Progress;
 use crate::argsort::{argsort_cpu, argsort_cpu_u32};
 use crate::cpu::{CpuAlgo, threads};
 use crate::files::{AtomicOutput, CHUNK_BYTES, FileFormat, KeyFile, LeKey, key_bytes, same_file};
-use crate::gpu::{GpuAlgo, GpuSorter, Segments};
+use crate::gpu::{GpuAlgo, GpuSorter, HostPlan, Segments, Sorting};
 use crate::keys::{DType, Order, SortKey};
 use crate::with_key_type;
 use anyhow::{Context as _, Result, bail};
@@ -25,13 +25,18 @@ use std::time::Instant;
 ///
 /// ```
 /// use clap::ValueEnum;
+/// use gpusort::gpu::GpuAlgo;
 /// use gpusort_cli::cli::sort_file::SortAlgo;
 /// assert_eq!(SortAlgo::from_str("bitonic", false), Ok(SortAlgo::Bitonic));
+/// assert_eq!(SortAlgo::Radix.gpu(), Some(GpuAlgo::Radix));
+/// assert_eq!(SortAlgo::Auto.gpu(), None); // the library's default calls choose
+/// assert!(SortAlgo::Bitonic.stable_gpu().is_err());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SortAlgo {
-    /// The faster of bitonic and merge for the size and key width; an argsort uses the merge
-    /// sort.
+    /// The fastest of bitonic, merge and radix for the size, key width, device and where the
+    /// keys are, measured (the bitonic sort where the faster one's scratch does not fit); an
+    /// argsort takes the faster of merge and radix.
     Auto,
     /// The bitonic network (unstable; on the GPU).
     Bitonic,
@@ -42,13 +47,28 @@ pub enum SortAlgo {
 }
 
 impl SortAlgo {
-    /// The GPU sort it names for sorting `n` keys alone of `key_bytes` bytes.
-    pub fn gpu(self, n: usize, key_bytes: usize) -> GpuAlgo {
+    /// The GPU sort it names for keys alone, `None` for `auto`: the library's default calls
+    /// choose then (`sort_unstable`, `sort_unstable_device`; [`GpuSorter::auto_device`]).
+    pub fn gpu(self) -> Option<GpuAlgo> {
         match self {
-            SortAlgo::Auto => GpuAlgo::fastest_for(n, key_bytes),
-            SortAlgo::Bitonic => GpuAlgo::Bitonic,
-            SortAlgo::Merge => GpuAlgo::Merge,
-            SortAlgo::Radix => GpuAlgo::Radix,
+            SortAlgo::Auto => None,
+            SortAlgo::Bitonic => Some(GpuAlgo::Bitonic),
+            SortAlgo::Merge => Some(GpuAlgo::Merge),
+            SortAlgo::Radix => Some(GpuAlgo::Radix),
+        }
+    }
+
+    /// The stable GPU sort it names for an argsort, `None` for `auto`: the library's stable
+    /// choice then (`argsort`, `argsort_u32`).
+    ///
+    /// # Errors
+    /// For the bitonic sort, which is not stable.
+    pub fn stable_gpu(self) -> Result<Option<GpuAlgo>> {
+        match self {
+            SortAlgo::Bitonic => {
+                bail!("--argsort needs a stable sort: use --algo merge, radix or auto, not bitonic")
+            }
+            algo => Ok(algo.gpu()),
         }
     }
 }
@@ -88,7 +108,8 @@ pub struct SortArgs {
     /// Sort order (floats: NaN last ascending, -0.0 before +0.0, like total_cmp).
     #[arg(long, value_enum, default_value_t = Order::Ascending)]
     pub order: Order,
-    /// Sort algorithm on the GPU, for a 1-D INPUT. Rows (an array of two or more dimensions, or
+    /// Sort algorithm on the GPU for a 1-D INPUT (`auto`: the fastest for the size and key
+    /// width, measured; the report names it). Rows (an array of two or more dimensions, or
     /// --row-len) are always sorted by the segmented sort, and an --algo other than auto is
     /// refused with them.
     #[arg(long, value_enum, default_value_t = SortAlgo::Auto)]
@@ -102,10 +123,11 @@ pub struct SortArgs {
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
     /// Also write the sorting permutation to IDX.npy (int64): OUTPUT is INPUT taken at these
-    /// indices. Stable: equal keys keep their input order. Computed on the GPU (the merge sort;
-    /// for rows the segmented sort) if there is one, else on the CPU; `--algo bitonic` is
-    /// refused with it (not stable). For rows, each row's permutation, as positions within the
-    /// row, with INPUT's shape (NumPy's np.argsort(a, axis=-1, kind='stable')).
+    /// indices. Stable: equal keys keep their input order. Computed on the GPU if there is one
+    /// (`--algo auto`: the faster of the merge and radix sorts; or the one named; for rows the
+    /// segmented sort), else on the CPU; `--algo bitonic` is refused with it (not stable). For
+    /// rows, each row's permutation, as positions within the row, with INPUT's shape (NumPy's
+    /// np.argsort(a, axis=-1, kind='stable')).
     #[arg(long, value_name = "IDX.npy")]
     pub argsort: Option<PathBuf>,
     /// Allow OUTPUT to be INPUT, which is then replaced (through a temporary file, like any
@@ -154,8 +176,8 @@ pub fn run(args: &SortArgs) -> Result<ExitCode> {
         })
     };
     check_paths(args)?;
-    if args.argsort.is_some() && args.algo == SortAlgo::Bitonic {
-        bail!("--argsort needs a stable sort: use --algo merge, radix or auto, not bitonic");
+    if args.argsort.is_some() {
+        args.algo.stable_gpu()?;
     }
     // Every output is checked (by creating the file its keys go to) before any keys are read,
     // so that a bad path fails at once, not after minutes of reading and sorting.
@@ -383,6 +405,20 @@ fn py_shape(shape: &[u64]) -> String {
     }
 }
 
+/// How a GPU sort ran, for the report: `auto`'s choice says so, and a sort in chunks says that
+/// it was merged on the CPU (only `auto`'s plan is known to the report; a named sort that
+/// does not fit goes in chunks too).
+fn describe(plan: HostPlan, auto: bool, stable: &str) -> String {
+    let mut how = format!("{} sort{stable}", plan.algo.name());
+    if auto {
+        how += ", chosen by --algo auto";
+    }
+    if let Some(chunk) = plan.chunk {
+        how += &format!(", in chunks of {chunk} keys merged on the CPU");
+    }
+    how
+}
+
 /// A sorting permutation, with indices as narrow as the length allows.
 enum Perm {
     U32(Vec<u32>),
@@ -458,9 +494,20 @@ impl Job<'_> {
             CpuAlgo::Radix.sort(keys, self.order);
             return Ok(format!("the CPU (radix sort, {} threads)", threads()));
         };
-        gpu.sort_with(self.algo.gpu(keys.len(), size_of::<K>()), keys, self.order)
-            .with_context(|| format!("sorting {} on the GPU", input.path().display()))?;
-        Ok(gpu.device_name().to_string())
+        let on_gpu = || format!("sorting {} on the GPU", input.path().display());
+        let plan = match self.algo.gpu() {
+            Some(algo) => {
+                gpu.sort_with(algo, keys, self.order).with_context(on_gpu)?;
+                HostPlan { algo, chunk: None }
+            }
+            None => {
+                let plan = gpu.auto_host::<K>(Sorting::Unstable, keys.len())?;
+                gpu.sort_unstable(keys, self.order).with_context(on_gpu)?;
+                plan
+            }
+        };
+        let how = describe(plan, self.algo == SortAlgo::Auto, "");
+        Ok(format!("{} ({how})", gpu.device_name()))
     }
 
     /// The stable sorting permutation of `keys` (read from `input`), on the GPU if there is
@@ -479,18 +526,22 @@ impl Job<'_> {
                 format!("the CPU (radix sort, stable, {} threads)", threads()),
             ));
         };
-        let algo = match self.algo {
-            SortAlgo::Radix => GpuAlgo::Radix,
-            _ => GpuAlgo::Merge,
-        };
-        let perm = if narrow {
-            gpu.argsort_u32_with(algo, keys, self.order).map(Perm::U32)
-        } else {
-            gpu.argsort_with(algo, keys, self.order).map(Perm::U64)
+        let (n, order) = (keys.len(), self.order);
+        let named = self.algo.stable_gpu()?;
+        let value_bytes = if narrow { 4 } else { 8 };
+        let plan = named.map_or_else(
+            || gpu.auto_host::<K>(Sorting::Pairs { value_bytes }, n),
+            |algo| Ok(HostPlan { algo, chunk: None }),
+        )?;
+        let perm = match (named, narrow) {
+            (None, true) => gpu.argsort_u32(keys, order).map(Perm::U32),
+            (None, false) => gpu.argsort(keys, order).map(Perm::U64),
+            (Some(a), true) => gpu.argsort_u32_with(a, keys, order).map(Perm::U32),
+            (Some(a), false) => gpu.argsort_with(a, keys, order).map(Perm::U64),
         }
         .with_context(|| format!("argsorting {} on the GPU", input.path().display()))?;
-        let name = algo.name();
-        Ok((perm, format!("{} ({name} sort, stable)", gpu.device_name())))
+        let how = describe(plan, named.is_none(), ", stable");
+        Ok((perm, format!("{} ({how})", gpu.device_name())))
     }
 
     /// Sorts each row of `row_len` keys of `keys` (read from `input`) on its own: on the GPU by

@@ -20,6 +20,7 @@
 use crate::error::{CudaContext, Result, driver};
 use cust::device::{Device, DeviceAttribute};
 use cust::sys as cuda;
+use kernels_gpu::tuning::auto::{self, AutoTable};
 use kernels_gpu::tuning::{merge_sort_compact, prefetch_ahead_tiles, window_log2};
 
 /// The limits of a device that the choice of kernels depends on, as the driver reports them
@@ -117,6 +118,13 @@ impl DeviceLimits {
             value_bytes as u32,
             self.max_shared_per_block,
         )
+    }
+
+    /// `auto`'s measured choices for this device's policy
+    /// ([`kernels_gpu::tuning::auto::table`]): the H100's for Hopper, and, until another device
+    /// is swept, for every other device too.
+    pub fn auto_table(&self) -> &'static AutoTable {
+        auto::table(self.compute_capability)
     }
 
     /// How many blocks ahead of its own a block of a streaming pass prefetches, for a kernel

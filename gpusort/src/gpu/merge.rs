@@ -3,7 +3,7 @@
 //! and the kernels' shared-memory settings.
 
 use super::modules::{Family, set_shared_attributes};
-use super::overlap::ChunkedSort;
+use super::overlap::{Chunked, ChunkedSort};
 use super::{DeviceLimits, GpuSorter, prefetch_ahead};
 use crate::error::{CudaContext, Result};
 use cust::launch;
@@ -415,12 +415,7 @@ fn enqueue_step(
 /// where the whole sort would have left it; then the merge passes over the whole array, the
 /// last one's merge in [`LAST_PASS_PARTS`] launches. Keys are encoded by each chunk's tile sort
 /// and decoded by the last pass.
-pub(super) struct Chunked<'a> {
-    pub sorter: &'a GpuSorter,
-    pub launch: Launch,
-}
-
-impl ChunkedSort for Chunked<'_> {
+impl ChunkedSort for Chunked<'_, Launch> {
     fn chunk(&self) -> u64 {
         merge_overlap_chunk(Shape::of(&self.launch).sort_tile)
     }

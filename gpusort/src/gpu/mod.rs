@@ -8,14 +8,20 @@
 //! | `cuMemAlloc`, `cuMemcpyHtoD`, `cuMemGetInfo` | [`GpuSorter::alloc`], [`GpuSorter::upload`], [`GpuSorter::memory_info`] |
 //! | kernel launches | [`GpuSorter::sort_unstable_device`], [`GpuSorter::enqueue_sort_unstable`], [`GpuSorter::sort_device`], [`GpuSorter::enqueue_sort`] |
 //!
-//! Two sorts: `sort_unstable*` (the bitonic network, in place, no scratch per call; up to 2^16
-//! keys in one launch through a 512 KiB workspace each sorter allocates once) and `sort*`,
-//! `sort_pairs*`, `sort_by_key`, `argsort*` (the stable merge-path merge sort, with a scratch
-//! buffer as large as the keys and values; see [`merge::scratch_bytes`]).
+//! Three sorts ([`GpuAlgo`]): the bitonic network (unstable, in place, no scratch per call; up
+//! to 2^16 keys in one launch through a 512 KiB workspace each sorter allocates once), the
+//! stable merge-path merge sort and the stable LSD radix sort (each with a scratch buffer as
+//! large as the keys and values; [`merge::scratch_bytes`], [`radix::scratch_bytes`]). The
+//! default calls run `auto`'s choice ([`Sorting`], [`GpuSorter::auto_device`]): the fastest by
+//! n, key width and values on the device's measured table, among all three for
+//! `sort_unstable*`, among the stable two for `sort*`, `sort_pairs*`, `sort_by_key`,
+//! `argsort*`; an unstable sort whose choice's scratch does not fit runs the bitonic sort. The
+//! `*_with` calls run the sort they are given.
 //!
 //! Host slices whose sort does not fit on the device are sorted in chunks that fit and merged
 //! on the CPU ([`GpuSorter::set_memory_budget`]); [`GpuSorter::set_progress`] reports on it.
 
+mod auto;
 mod bitonic;
 mod context;
 mod limits;
@@ -29,6 +35,7 @@ mod segments;
 mod staging;
 pub mod topk;
 
+pub use auto::{HostPlan, Sorting};
 pub use limits::DeviceLimits;
 #[doc(hidden)]
 pub use limits::DeviceProfile;
@@ -36,8 +43,9 @@ pub use pinned::PinnedBuffer;
 pub use progress::{Phase, Progress, ProgressHook};
 pub use segments::Segments;
 
-use crate::error::{CudaContext, Error, Result};
+use crate::error::{CudaContext, Error, Result, driver};
 use crate::keys::{Order, SortKey, SortValue};
+use auto::Pick;
 pub(crate) use context::ContextKind;
 use context::SorterContext;
 use cust::device::Device;
@@ -48,6 +56,7 @@ use cust::stream::{Stream, StreamFlags};
 use cust::sys as cuda;
 use kernels_gpu::tuning::MAX_KEYS;
 use modules::Modules;
+use overlap::Chunked;
 use rayon::prelude::*;
 use staging::Staging;
 use std::sync::{Mutex, PoisonError};
@@ -90,13 +99,14 @@ fn resident_blocks(module: &Module, (name, threads, shared): (&str, u32, u32)) -
 /// ```
 pub const KERNELS_PTX: &str = include_str!("../../kernels.ptx");
 
-/// The GPU sorts.
+/// The GPU sorts. The default calls choose among them (`auto`: [`GpuAlgo::fastest_for`],
+/// [`GpuSorter::auto_device`]); the `*_with` calls take one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum GpuAlgo {
-    /// The bitonic network: unstable, in place, no scratch ([`GpuSorter::sort_unstable`]).
+    /// The bitonic network: unstable, in place, no scratch.
     Bitonic,
-    /// The merge-path merge sort: stable, with scratch ([`GpuSorter::sort`]).
+    /// The merge-path merge sort: stable, with scratch ([`merge::scratch_bytes`]).
     Merge,
     /// The least-significant-digit radix sort (Onesweep): stable, with scratch
     /// ([`radix::scratch_bytes`]); a pass per 8-bit digit.
@@ -104,29 +114,6 @@ pub enum GpuAlgo {
 }
 
 impl GpuAlgo {
-    /// The faster sort of `n` keys alone of `key_bytes` (4 or 8) bytes, by measurement
-    /// ([`kernels_gpu::tuning::AUTO_BITONIC_END_LOG2_32`]).
-    ///
-    /// ```
-    /// use gpusort::gpu::GpuAlgo;
-    /// assert_eq!(GpuAlgo::fastest_for(1 << 16, 4), GpuAlgo::Bitonic);
-    /// assert_eq!(GpuAlgo::fastest_for(1 << 20, 8), GpuAlgo::Merge);
-    /// assert_eq!(GpuAlgo::fastest_for(1 << 25, 4), GpuAlgo::Merge);
-    /// ```
-    pub fn fastest_for(n: usize, key_bytes: usize) -> GpuAlgo {
-        use kernels_gpu::tuning::{AUTO_BITONIC_END_LOG2_32, AUTO_BITONIC_END_LOG2_64};
-        let end = if key_bytes > 4 {
-            AUTO_BITONIC_END_LOG2_64
-        } else {
-            AUTO_BITONIC_END_LOG2_32
-        };
-        if n < 1usize << end {
-            GpuAlgo::Bitonic
-        } else {
-            GpuAlgo::Merge
-        }
-    }
-
     /// Its name on command lines and in reports.
     pub fn name(self) -> &'static str {
         match self {
@@ -506,21 +493,30 @@ impl GpuSorter {
     ///
     /// # Current implementation
     ///
-    /// Copies the keys into a new device buffer of the same length, sorts it in place with
-    /// the network of [`GpuSorter::sort_unstable_device`] (a bitonic network: O(n log² n)
-    /// compare-exchanges, the same for every input of length n), copies it back and frees it.
-    /// The copies go through eight reused 4 MiB pinned slots, filled and emptied on all cores
-    /// while the DMA engine moves others, and overlap the sort: the keys go up in chunks of
+    /// Copies the keys into a new device buffer of the same length, sorts it there with
+    /// `auto`'s choice ([`GpuSorter::auto_host`] with [`Sorting::Unstable`]), copies it back
+    /// and frees it. `auto` takes the fastest of the three sorts end to end for n and the key
+    /// width on the device's measured table for host slices (on an H100: the bitonic network up
+    /// to 2^26 4-byte or 2^25 8-byte keys, the merge sort above; the radix sort, fastest on the
+    /// device from 2^23 keys, cannot overlap the copies; [`kernels_gpu::tuning::auto`]); where
+    /// that is the merge sort and its scratch (as large as the keys) does not fit in free device
+    /// memory (or the budget of [`GpuSorter::set_memory_budget`]), the bitonic network, which
+    /// sorts in place: O(n log² n) compare-exchanges, the same for every input of length n. The
+    /// copies go through eight reused 4 MiB pinned slots, filled and emptied on all cores while
+    /// the DMA engine moves others, and overlap the sort: the keys go up in chunks of
     /// [`OVERLAP_CHUNK`](kernels_gpu::tuning::OVERLAP_CHUNK) keys, each sorted as soon as it
-    /// has landed, and the last pass is launched in parts, each copied back as soon as it is
-    /// written. Device memory: n keys; host memory: the slots, allocated by the first
-    /// host-slice sort. For 0 or 1 keys it returns at once, without touching the device. With
-    /// keys already on the device, call [`GpuSorter::sort_unstable_device`] and save both
-    /// copies.
+    /// has landed (by the bitonic and the merge sort; the radix sort waits for all of them), and
+    /// the last pass is launched in parts, each copied back as soon as it is written. Device
+    /// memory: n keys, and the scratch of the merge or radix sort where one runs; host memory:
+    /// the slots, allocated by the first host-slice sort. Keys that do not fit even alone are
+    /// sorted in chunks that do and merged on the CPU. For 0 or 1 keys it returns at once,
+    /// without touching the device. With keys already on the device, call
+    /// [`GpuSorter::sort_unstable_device`] and save both copies; [`GpuSorter::sort_with`] runs
+    /// a sort of your choice.
     ///
     /// # Errors
-    /// [`Error::TooLong`] beyond [`MAX_KEYS`] keys, [`Error::OutOfDeviceMemory`] if the
-    /// buffer does not fit, or [`Error::Cuda`] if a copy, launch or the sort fails. On error
+    /// [`Error::TooLong`] beyond [`MAX_KEYS`] keys, [`Error::OutOfDeviceMemory`] if a buffer
+    /// does not fit after all, or [`Error::Cuda`] if a copy, launch or the sort fails. On error
     /// `keys` is unchanged unless the final copy back failed.
     ///
     /// # Examples
@@ -541,16 +537,18 @@ impl GpuSorter {
     /// # Ok::<(), gpusort::Error>(())
     /// ```
     pub fn sort_unstable<K: SortKey>(&self, keys: &mut [K], order: Order) -> Result<()> {
-        self.sort_with(GpuAlgo::Bitonic, keys, order)
+        self.sort_keys(Pick::Auto(Sorting::Unstable), keys, order)
     }
 
     /// Caps the device memory that host-slice sorts ([`GpuSorter::sort_unstable`],
     /// [`GpuSorter::sort`], [`GpuSorter::sort_by_key`], [`GpuSorter::sort_pairs`],
-    /// [`GpuSorter::argsort`]) plan with; `None` (the default) means the memory free when they
+    /// [`GpuSorter::argsort`]) plan with, and the scratch that `auto` gives the default device
+    /// sorts ([`GpuSorter::auto_device`]); `None` (the default) means the memory free when they
     /// start. Keys (and values) whose sort needs more are sorted in chunks that fit, one after
     /// another, and the sorted chunks are merged on the CPU (stably, on all cores), with a host
-    /// buffer as large as the keys and values. Mostly for testing that path without filling a
-    /// GPU.
+    /// buffer as large as the keys and values; an unstable sort whose faster choice's scratch
+    /// does not fit runs the in-place bitonic sort instead. Mostly for testing those paths
+    /// without filling a GPU.
     ///
     /// # Examples
     ///
@@ -604,13 +602,13 @@ impl GpuSorter {
         }
     }
 
-    /// Every host-slice sort: `keys` sorted with `algo`, `values` (one per key; zero-sized for
-    /// keys alone, or any payload of up to 16 bytes for the merge sort) permuted with them.
-    /// Sorted on the device in one round trip when keys, values and scratch fit there, else in
-    /// chunks that fit, merged on the CPU.
+    /// Every host-slice sort: `keys` sorted with `pick` (a named sort or `auto`'s), `values`
+    /// (one per key; zero-sized for keys alone, or any payload of up to 16 bytes for the stable
+    /// sorts) permuted with them. Sorted on the device in one round trip when keys, values and
+    /// scratch fit there, else in chunks that fit, merged on the CPU ([`auto::plan_host`]).
     fn sort_host<K: SortKey, P: Copy + Send + Sync>(
         &self,
-        algo: GpuAlgo,
+        pick: Pick,
         keys: HostKeys<'_, K>,
         values: &mut [P],
         order: Order,
@@ -622,17 +620,10 @@ impl GpuSorter {
             return Ok(());
         }
         check_len(n)?;
-        // Device bytes per key: the keys alone (the bitonic sort carries no values), or keys and
-        // values twice over and the merge sort's splits (its scratch: merge::scratch_bytes).
-        let key_bytes = size_of::<K>() as u64;
-        let per_key = match algo {
-            GpuAlgo::Bitonic => key_bytes,
-            GpuAlgo::Merge => 2 * (key_bytes + slot as u64) + 1,
-            // Keys and values twice over, and status words: at most 4/3 bytes per key.
-            GpuAlgo::Radix => 2 * (key_bytes + slot as u64) + 2,
-        };
-        match self.chunk_len(n, per_key)? {
-            None => self.sort_fitting(keys, values, order, algo),
+        let room = self.room()?;
+        let plan = self.plan_host::<K>(pick, n, slot, room);
+        match plan.chunk {
+            None => self.sort_fitting(keys, values, order, plan.algo),
             Some(chunk) => {
                 // The chunks are sorted in place and merged: an argsort's keys need a copy.
                 let mut copy = Vec::new();
@@ -643,37 +634,52 @@ impl GpuSorter {
                         &mut copy[..]
                     }
                 };
-                self.sort_in_chunks(keys, values, chunk, order, algo)
+                self.sort_in_chunks(keys, values, chunk as usize, order, (pick, room))
             }
         }
     }
 
-    /// Keys per chunk when `n` keys needing `per_key` device bytes each do not fit in the room
-    /// the budget and free memory leave (a sixteenth is kept back for the small buffers);
-    /// `None` when they fit.
-    fn chunk_len(&self, n: usize, per_key: u64) -> Result<Option<usize>> {
+    /// The device memory that host-slice sorts and `auto` plan with: the memory free now, or
+    /// the budget if that is less, less a sixteenth kept back for the small buffers.
+    fn room(&self) -> Result<u64> {
         let (free, _) = self.memory_info()?;
         let room = self.memory_budget.map_or(free, |budget| budget.min(free));
-        let room = room - room / 16;
-        let fits = (n as u64).saturating_mul(per_key) <= room;
-        Ok((!fits).then(|| ((room / per_key) as usize).max(1)))
+        Ok(room - room / 16)
     }
 
-    /// Sorts `keys` (and `values`) chunk by chunk with `algo`, then merges the sorted chunks on
-    /// the CPU. Values hold whatever the caller put there: an argsort's indices are positions
-    /// in the whole input, so equal keys of different chunks merge in input order.
+    /// [`auto::plan_host`] on this device for `n` keys of `K` with values in slots of `slot`
+    /// bytes and `room` bytes of device memory.
+    fn plan_host<K: SortKey>(&self, pick: Pick, n: usize, slot: usize, room: u64) -> HostPlan {
+        let (table, max_shared) = (self.limits.auto_table(), self.limits.max_shared_per_block);
+        auto::plan_host(
+            table,
+            pick,
+            n as u64,
+            size_of::<K>(),
+            slot,
+            room,
+            max_shared,
+        )
+    }
+
+    /// Sorts `keys` (and `values`) chunk by chunk, each with the sort `pick` names or with
+    /// `auto`'s choice for its length in `room` bytes, then merges the sorted chunks on the CPU.
+    /// Values hold whatever the caller put there: an argsort's indices are positions in the
+    /// whole input, so equal keys of different chunks merge in input order.
     fn sort_in_chunks<K: SortKey, P: Copy + Send + Sync>(
         &self,
         keys: &mut [K],
         values: &mut [P],
         chunk: usize,
         order: Order,
-        algo: GpuAlgo,
+        (pick, room): (Pick, u64),
     ) -> Result<()> {
         let n = keys.len() as u64;
+        let slot = value_slot::<P>()?;
         let mut sorted = 0;
         for (part, part_values) in keys.chunks_mut(chunk).zip(values.chunks_mut(chunk)) {
             sorted += part.len() as u64;
+            let algo = self.plan_host::<K>(pick, part.len(), slot, room).algo;
             self.sort_fitting(HostKeys::Sort(part), part_values, order, algo)?;
             self.report(Progress::new(Phase::Sorting, sorted, n));
         }
@@ -705,59 +711,55 @@ impl GpuSorter {
         let key_bytes = size_of::<K>();
         let map = K::key_map(order);
         self.bind()?;
-        match algo {
-            GpuAlgo::Bitonic => {
-                assert_eq!(slot, 0, "the bitonic sort carries no values");
-                self.round_trip(keys, values, |keys, _| {
-                    Ok(bitonic::Chunked {
-                        sorter: self,
-                        keys,
-                        n,
-                        key_bytes,
-                        map,
-                    })
+        if algo == GpuAlgo::Bitonic {
+            assert_eq!(slot, 0, "the bitonic sort carries no values");
+            return self.round_trip(keys, values, |keys, _| {
+                Ok(bitonic::Chunked {
+                    sorter: self,
+                    keys,
+                    n,
+                    key_bytes,
+                    map,
                 })
-            }
-            GpuAlgo::Radix => {
-                let scratch = self.scratch_for::<K>(GpuAlgo::Radix, keys.len(), slot)?;
-                let scratch_ptr = scratch.device_ptr();
-                // `scratch` lives until the round trip has waited for the sort.
-                self.round_trip(keys, values, |keys, values| {
-                    Ok(radix::Chunked {
-                        sorter: self,
-                        launch: radix::Launch {
-                            keys,
-                            values,
-                            scratch: scratch_ptr,
-                            n,
-                            key_bytes,
-                            value_bytes: slot,
-                            map,
-                        },
-                    })
+            });
+        }
+        // `buffer` lives until the round trip has waited for the sort.
+        let buffer = self.scratch_for::<K>(algo, keys.len(), slot)?;
+        let (scratch, max_shared) = (buffer.device_ptr(), self.limits.max_shared_per_block);
+        if algo == GpuAlgo::Radix {
+            self.round_trip(keys, values, |keys, values| {
+                let launch = radix::Launch {
+                    keys,
+                    values,
+                    scratch,
+                    n,
+                    key_bytes,
+                    value_bytes: slot,
+                    map,
+                };
+                Ok(Chunked {
+                    sorter: self,
+                    launch,
                 })
-            }
-            GpuAlgo::Merge => {
-                let scratch = self.sort_scratch::<K>(keys.len(), slot)?;
-                let scratch_ptr = scratch.device_ptr();
-                // `scratch` lives until the round trip has waited for the sort.
-                self.round_trip(keys, values, |keys, values| {
-                    Ok(merge::Chunked {
-                        sorter: self,
-                        launch: merge::Launch {
-                            keys,
-                            values,
-                            scratch: scratch_ptr,
-                            n,
-                            key_bytes,
-                            value_bytes: slot,
-                            encode: map,
-                            decode: map,
-                            max_shared: self.limits.max_shared_per_block,
-                        },
-                    })
+            })
+        } else {
+            self.round_trip(keys, values, |keys, values| {
+                let launch = merge::Launch {
+                    keys,
+                    values,
+                    scratch,
+                    n,
+                    key_bytes,
+                    value_bytes: slot,
+                    encode: map,
+                    decode: map,
+                    max_shared,
+                };
+                Ok(Chunked {
+                    sorter: self,
+                    launch,
                 })
-            }
+            })
         }
     }
 
@@ -769,7 +771,15 @@ impl GpuSorter {
     ///
     /// # Current implementation
     ///
-    /// The bitonic network, in place: no temporary device memory per call. Up to
+    /// `auto`'s choice ([`GpuSorter::auto_device`] with [`Sorting::Unstable`]): the fastest of
+    /// the three sorts for n and the key width on the device's measured table; where that is
+    /// the merge or the radix sort, it allocates (and frees) its scratch, about the size of the
+    /// keys, if that fits in free device memory (and the budget of
+    /// [`GpuSorter::set_memory_budget`]); where it does not, or the table says so, the bitonic
+    /// network, in place, with no temporary device memory. [`GpuSorter::sort_device_with`] runs
+    /// the sort you name.
+    ///
+    /// The bitonic network: up to
     /// [`SMALL_SORT_MAX_KEYS`](kernels_gpu::tuning::SMALL_SORT_MAX_KEYS) (2^16) keys it is one
     /// launch ([`kernels_gpu::small`]): up to 4096 keys one block sorts them in registers; above,
     /// 2 to 16 blocks sort 4096-key tiles and finish the network in a few *windows*, exchanging
@@ -807,7 +817,19 @@ impl GpuSorter {
         keys: &mut DeviceSlice<K>,
         order: Order,
     ) -> Result<()> {
-        self.enqueue_sort_unstable(keys, order)?;
+        let algo = self.auto_device::<K>(Sorting::Unstable, keys.len())?;
+        if algo != GpuAlgo::Bitonic {
+            match self.scratch_for::<K>(algo, keys.len(), 0) {
+                Ok(mut scratch) => {
+                    self.enqueue_sort_with(algo, keys, order, &mut scratch)?;
+                    return self.synchronize(&format!("running the {} sort", algo.name()));
+                }
+                // Less memory than a moment ago: the bitonic sort needs none.
+                Err(Error::OutOfDeviceMemory { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.enqueue_sort_with(GpuAlgo::Bitonic, keys, order, &mut Scratch::none())?;
         self.synchronize("running the bitonic sort")
     }
 
@@ -822,12 +844,17 @@ impl GpuSorter {
     ///
     /// # Current implementation
     ///
-    /// As [`GpuSorter::sort_unstable_device`], which is this followed by
-    /// [`GpuSorter::synchronize`].
+    /// As [`GpuSorter::sort_unstable_device`], `auto`'s choice, except for the merge or radix
+    /// sort's scratch: it is allocated in the order of the sorter's stream
+    /// (`cuMemAllocAsync`, from the device's memory pool) and freed there right after the
+    /// sort's launches (`cuMemFreeAsync`), so the memory goes back once the stream has run the
+    /// sort, before the next synchronisation returns. Where the device has no memory pools, or
+    /// the pool cannot supply the scratch, the bitonic network runs, in place.
     ///
     /// # Errors
-    /// [`Error::TooLong`] beyond [`MAX_KEYS`] keys, or [`Error::Cuda`] if a launch is refused;
-    /// execution errors show at the next synchronisation.
+    /// [`Error::TooLong`] beyond [`MAX_KEYS`] keys, or [`Error::Cuda`] /
+    /// [`Error::DriverCall`] if a launch or the scratch's allocation is refused; execution
+    /// errors show at the next synchronisation.
     ///
     /// # Examples
     ///
@@ -850,17 +877,35 @@ impl GpuSorter {
         order: Order,
     ) -> Result<()> {
         check_len(keys.len())?;
-        self.bind()?;
-        let (ptr, len) = (keys.as_device_ptr().as_raw(), keys.len() as u64);
-        bitonic::enqueue(self, ptr, len, size_of::<K>(), K::key_map(order))
+        let (keys, len) = (keys.as_device_ptr().as_raw(), keys.len());
+        let algo = self.auto_device::<K>(Sorting::Unstable, len)?;
+        if algo != GpuAlgo::Bitonic {
+            let bytes = self.scratch_bytes::<K>(algo, len, 0);
+            if let Some(scratch) = self.stream_scratch(bytes)? {
+                return self.enqueue_scratch_sort::<K>(
+                    algo,
+                    (keys, 0, 0),
+                    len,
+                    order,
+                    scratch.range,
+                );
+            }
+        }
+        self.enqueue_scratch_sort::<K>(GpuAlgo::Bitonic, (keys, 0, 0), len, order, (0, 0))
     }
 
-    /// Sorts `keys` stably (equal keys keep their order; floats as `total_cmp`) with the
-    /// merge-path merge sort, through device buffers: the counterpart of [`slice::sort`].
+    /// Sorts `keys` stably (equal keys keep their order; floats as `total_cmp`) through device
+    /// buffers: the counterpart of [`slice::sort`].
     ///
-    /// Device memory: the keys plus [`merge::scratch_bytes`] (about as much again). Keys whose
-    /// sort does not fit (or exceeds [`GpuSorter::set_memory_budget`]) are sorted in chunks
-    /// that fit and merged on the CPU, stably, with a host buffer as large as the keys.
+    /// `auto` chooses the sort ([`GpuSorter::auto_host`] with [`Sorting::Stable`]): the faster
+    /// end to end of the merge-path merge sort and the radix sort for n and the key width on the
+    /// device's measured table for host slices (on an H100 the merge sort, whose chunks are
+    /// sorted as they land, but for 2^17 to 2^20 4-byte keys: the radix sort);
+    /// [`GpuSorter::sort_with`] runs the one you name.
+    /// Device memory: the keys plus the sort's scratch ([`merge::scratch_bytes`],
+    /// [`radix::scratch_bytes`]: about as much again). Keys whose sort does not fit (or exceeds
+    /// [`GpuSorter::set_memory_budget`]) are sorted in chunks that fit and merged on the CPU,
+    /// stably, with a host buffer as large as the keys.
     ///
     /// # Errors
     /// [`Error::TooLong`], [`Error::OutOfDeviceMemory`], or [`Error::Cuda`]. On error `keys`
@@ -879,24 +924,84 @@ impl GpuSorter {
     /// # Ok::<(), gpusort::Error>(())
     /// ```
     pub fn sort<K: SortKey>(&self, keys: &mut [K], order: Order) -> Result<()> {
-        self.sort_with(GpuAlgo::Merge, keys, order)
+        self.sort_keys(Pick::Auto(Sorting::Stable), keys, order)
     }
 
-    /// Sorts keys already on the device stably, in place, and waits. Allocates (and frees) a
-    /// scratch buffer of [`merge::scratch_bytes`] bytes, about the size of the keys, after
-    /// checking that much memory is free.
+    /// Sorts keys already on the device stably, in place, and waits: `auto`'s stable sort
+    /// ([`GpuSorter::auto_device`] with [`Sorting::Stable`], as [`GpuSorter::sort`] chooses).
+    /// Allocates (and frees) its scratch, about the size of the keys
+    /// ([`merge::scratch_bytes`], [`radix::scratch_bytes`]), after checking that much memory
+    /// is free; a stable sort has no in-place fallback.
     ///
     /// # Errors
     /// [`Error::TooLong`], [`Error::OutOfDeviceMemory`], or [`Error::Cuda`].
     pub fn sort_device<K: SortKey>(&self, keys: &mut DeviceSlice<K>, order: Order) -> Result<()> {
         check_len(keys.len())?;
-        let mut scratch = self.sort_scratch::<K>(keys.len(), 0)?;
-        self.enqueue_sort(keys, order, &mut scratch)?;
-        self.synchronize("running the merge sort")
+        let algo = self.auto_device::<K>(Sorting::Stable, keys.len())?;
+        self.sort_device_with(algo, keys, order)
     }
 
-    /// Scratch for the stable sort of `len` keys of type `K` with values of `value_bytes`
-    /// bytes each (0 for keys only, 4, 8 or 16), checked against free memory first.
+    /// `auto`'s sort for `sorting` of `n` keys of type `K` already on the device: the one
+    /// [`GpuSorter::sort_unstable_device`], [`GpuSorter::enqueue_sort_unstable`],
+    /// [`GpuSorter::sort_device`] and [`GpuSorter::sort_pairs_device`] run. The fastest for n,
+    /// the key width and the values on the device's measured table for keys on the device
+    /// ([`DeviceLimits::auto_table`]; [`GpuAlgo::fastest_for`] reads the H100's); for
+    /// [`Sorting::Unstable`], the bitonic sort where that choice's scratch does not fit in the
+    /// free device memory (or the budget of [`GpuSorter::set_memory_budget`]), less a sixteenth.
+    ///
+    /// # Errors
+    /// [`Error::Cuda`] if the free memory cannot be read.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::GpuSorter;
+    /// use gpusort::gpu::Sorting;
+    ///
+    /// let mut gpu = GpuSorter::new()?;
+    /// println!("2^25 u32 keys: {:?}", gpu.auto_device::<u32>(Sorting::Unstable, 1 << 25)?);
+    /// gpu.set_memory_budget(Some(1 << 20)); // no room for a scratch buffer of 128 MiB
+    /// assert_eq!(
+    ///     gpu.auto_device::<u32>(Sorting::Unstable, 1 << 25)?,
+    ///     gpusort::gpu::GpuAlgo::Bitonic
+    /// );
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
+    pub fn auto_device<K: SortKey>(&self, sorting: Sorting, n: usize) -> Result<GpuAlgo> {
+        let (table, key_bytes) = (&self.limits.auto_table().device, size_of::<K>());
+        let algo = auto::fastest(table, sorting, n as u64, key_bytes);
+        if sorting.is_stable() || algo == GpuAlgo::Bitonic {
+            return Ok(algo);
+        }
+        let max_shared = self.limits.max_shared_per_block;
+        let spare = self.room()?;
+        Ok(auto::choose(
+            table, sorting, n as u64, key_bytes, spare, max_shared,
+        ))
+    }
+
+    /// How a host-slice sort of `n` keys of type `K` runs with `auto` for `sorting` (for
+    /// [`Sorting::Pairs`], `value_bytes` is the slot the values travel in: 4, 8 or 16): the
+    /// sort [`GpuSorter::sort_unstable`], [`GpuSorter::sort`], [`GpuSorter::sort_pairs`],
+    /// [`GpuSorter::sort_by_key`] and [`GpuSorter::argsort`] would run with the memory free
+    /// now, and whether in chunks. The choice is the device table's for host slices, measured
+    /// end to end (the copies overlap the bitonic and the merge sort, not the radix sort). The
+    /// keys, values and the choice's scratch go on the device
+    /// whole where they fit in free memory (and the budget), less a sixteenth; an unstable sort
+    /// that does not fit with its scratch runs the bitonic sort whole if the keys alone fit;
+    /// else the keys go in chunks that fit, each sorted with `auto`'s choice for its length,
+    /// merged on the CPU.
+    ///
+    /// # Errors
+    /// [`Error::Cuda`] if the free memory cannot be read.
+    pub fn auto_host<K: SortKey>(&self, sorting: Sorting, n: usize) -> Result<HostPlan> {
+        let room = self.room()?;
+        Ok(self.plan_host::<K>(Pick::Auto(sorting), n, sorting.value_bytes(), room))
+    }
+
+    /// Scratch for the merge sort of `len` keys of type `K` with values of `value_bytes`
+    /// bytes each (0 for keys only, 4, 8 or 16), checked against free memory first
+    /// ([`GpuSorter::scratch_for`] with [`GpuAlgo::Merge`]).
     ///
     /// # Errors
     /// [`Error::OutOfDeviceMemory`] naming the bytes needed and free, or [`Error::Cuda`].
@@ -916,21 +1021,11 @@ impl GpuSorter {
         len: usize,
         value_bytes: usize,
     ) -> Result<Scratch> {
-        let (bytes, what) = match algo {
-            GpuAlgo::Bitonic => (0, ""),
-            GpuAlgo::Merge => (
-                merge::scratch_bytes_on(
-                    len as u64,
-                    size_of::<K>(),
-                    value_bytes,
-                    self.limits.max_shared_per_block,
-                ),
-                "the merge sort's scratch",
-            ),
-            GpuAlgo::Radix => (
-                radix::scratch_bytes(len as u64, size_of::<K>(), value_bytes),
-                "the radix sort's scratch",
-            ),
+        let bytes = self.scratch_bytes::<K>(algo, len, value_bytes);
+        let what = match algo {
+            GpuAlgo::Bitonic => "",
+            GpuAlgo::Merge => "the merge sort's scratch",
+            GpuAlgo::Radix => "the radix sort's scratch",
         };
         // Device allocations start 256-aligned; the layouts align each part within.
         let buffer = if bytes == 0 {
@@ -957,18 +1052,8 @@ impl GpuSorter {
         order: Order,
         scratch: &mut Scratch,
     ) -> Result<()> {
-        match algo {
-            GpuAlgo::Bitonic => self.enqueue_sort_unstable(keys, order),
-            GpuAlgo::Merge => self.enqueue_sort(keys, order, scratch),
-            GpuAlgo::Radix => self.enqueue_radix::<K>(
-                keys.as_device_ptr().as_raw(),
-                0,
-                0,
-                keys.len(),
-                order,
-                scratch,
-            ),
-        }
+        let (len, keys) = (keys.len(), (keys.as_device_ptr().as_raw(), 0, 0));
+        self.enqueue_scratch_sort::<K>(algo, keys, len, order, scratch.range())
     }
 
     /// Sorts keys already on the device with `algo` and waits for the sort: scratch from
@@ -987,9 +1072,10 @@ impl GpuSorter {
         self.synchronize(&format!("running the {} sort", algo.name()))
     }
 
-    /// Queues the stable sort of device keys on [`GpuSorter::stream`] without waiting, using
-    /// `scratch` (from [`GpuSorter::sort_scratch`] for at least this many keys of this type;
-    /// it must live until the stream is synchronised).
+    /// Queues the stable merge sort of device keys on [`GpuSorter::stream`] without waiting,
+    /// using `scratch` (from [`GpuSorter::sort_scratch`] for at least this many keys of this
+    /// type; it must live until the stream is synchronised). `auto`'s stable sort, queued:
+    /// [`GpuSorter::auto_device`], [`GpuSorter::scratch_for`], [`GpuSorter::enqueue_sort_with`].
     ///
     /// # Errors
     /// [`Error::TooLong`], or [`Error::Cuda`] if a launch is refused.
@@ -1002,22 +1088,17 @@ impl GpuSorter {
         order: Order,
         scratch: &mut Scratch,
     ) -> Result<()> {
-        self.enqueue_merge::<K>(
-            keys.as_device_ptr().as_raw(),
-            0,
-            0,
-            keys.len(),
-            order,
-            scratch,
-        )
+        self.enqueue_sort_with(GpuAlgo::Merge, keys, order, scratch)
     }
 
-    /// Sorts `keys` stably and applies the same permutation to `values` (one per key): the
-    /// merge sort with the values carried along. Values are `u32`, `u64` or `u128`
-    /// ([`SortValue`]); [`GpuSorter::sort_by_key`] takes any payload of up to 16 bytes.
+    /// Sorts `keys` stably and applies the same permutation to `values` (one per key): `auto`'s
+    /// stable sort (the merge or the radix sort) with the values carried along, as in
+    /// [`GpuSorter::sort_by_key`]. Values are `u32`, `u64` or `u128` ([`SortValue`]);
+    /// [`GpuSorter::sort_by_key`] takes any payload of up to 16 bytes.
     ///
-    /// Device memory: keys and values, twice over (see [`merge::scratch_bytes`]); pairs that do
-    /// not fit are sorted in chunks and merged on the CPU, as in [`GpuSorter::sort_by_key`].
+    /// Device memory: keys and values, twice over (see [`merge::scratch_bytes`],
+    /// [`radix::scratch_bytes`]); pairs that do not fit are sorted in chunks and merged on the
+    /// CPU, as in [`GpuSorter::sort_by_key`].
     ///
     /// # Errors
     /// [`Error::LengthMismatch`], [`Error::TooLong`], [`Error::OutOfDeviceMemory`], or
@@ -1057,11 +1138,17 @@ impl GpuSorter {
     ///
     /// # Current implementation
     ///
-    /// The stable merge-path merge sort with the payloads carried along. Device memory: keys
-    /// and payload slots, twice over ([`merge::scratch_bytes`]). When that does not fit in
-    /// free device memory (or the budget of [`GpuSorter::set_memory_budget`]), chunks that fit
-    /// are sorted one after another and merged on the CPU, stably and on all cores, with host
-    /// buffers as large as the keys and payloads; [`GpuSorter::set_progress`] reports on it.
+    /// `auto`'s stable sort with the payloads carried along ([`GpuSorter::auto_host`] with
+    /// [`Sorting::Pairs`]): the faster of the merge-path merge sort and the radix sort for n and
+    /// the key width on the device's table for host slices (its pairs breakpoints are, until a
+    /// sweep with values exists, those measured with keys alone:
+    /// [`kernels_gpu::tuning::auto::HOST_PAIRS_32`]);
+    /// [`GpuSorter::sort_by_key_with`] runs the one you name. Device memory: keys and payload
+    /// slots, twice over ([`merge::scratch_bytes`], [`radix::scratch_bytes`]). When that does
+    /// not fit in free device memory (or the budget of [`GpuSorter::set_memory_budget`]),
+    /// chunks that fit are sorted one after another and merged on the CPU, stably and on all
+    /// cores, with host buffers as large as the keys and payloads; [`GpuSorter::set_progress`]
+    /// reports on it.
     /// Copies go through the sorter's pinned staging slots and overlap the sort, as in
     /// [`GpuSorter::sort_unstable`].
     ///
@@ -1106,7 +1193,13 @@ impl GpuSorter {
         payload: &mut [P],
         order: Order,
     ) -> Result<()> {
-        self.sort_by_key_with(GpuAlgo::Merge, keys, payload, order)
+        let value_bytes = value_slot::<P>()?;
+        let sorting = if value_bytes == 0 {
+            Sorting::Stable
+        } else {
+            Sorting::Pairs { value_bytes }
+        };
+        self.sort_host(Pick::Auto(sorting), HostKeys::Sort(keys), payload, order)
     }
 
     /// [`GpuSorter::sort_by_key`] with a chosen stable sort: [`GpuAlgo::Merge`] or
@@ -1137,11 +1230,13 @@ impl GpuSorter {
         order: Order,
     ) -> Result<()> {
         stable(algo)?;
-        self.sort_host(algo, HostKeys::Sort(keys), payload, order)
+        self.sort_host(Pick::Algo(algo), HostKeys::Sort(keys), payload, order)
     }
 
     /// [`GpuSorter::sort_pairs`] on device buffers, in place; waits. Values are `u32`, `u64` or
-    /// `u128` ([`SortValue`]). Allocates (and frees) the scratch ([`merge::scratch_bytes`]).
+    /// `u128` ([`SortValue`]). `auto`'s stable sort ([`GpuSorter::auto_device`] with
+    /// [`Sorting::Pairs`]); allocates (and frees) its scratch ([`merge::scratch_bytes`],
+    /// [`radix::scratch_bytes`]).
     ///
     /// # Errors
     /// As [`GpuSorter::sort_pairs`].
@@ -1151,7 +1246,9 @@ impl GpuSorter {
         values: &mut DeviceSlice<V>,
         order: Order,
     ) -> Result<()> {
-        self.sort_pairs_device_with(GpuAlgo::Merge, keys, values, order)
+        let value_bytes = size_of::<V>();
+        let algo = self.auto_device::<K>(Sorting::Pairs { value_bytes }, keys.len())?;
+        self.sort_pairs_device_with(algo, keys, values, order)
     }
 
     /// [`GpuSorter::sort_pairs_device`] with a chosen stable sort: [`GpuAlgo::Merge`] or
@@ -1168,27 +1265,48 @@ impl GpuSorter {
     ) -> Result<()> {
         stable(algo)?;
         check_pairs(keys.len(), values.len())?;
-        let n = keys.len();
-        let mut scratch = self.scratch_for::<K>(algo, n, size_of::<V>())?;
-        let (keys, values) = (
-            keys.as_device_ptr().as_raw(),
-            values.as_device_ptr().as_raw(),
-        );
-        let value_bytes = size_of::<V>();
-        if algo == GpuAlgo::Radix {
-            self.enqueue_radix::<K>(keys, values, value_bytes, n, order, &scratch)?;
-        } else {
-            self.enqueue_merge::<K>(keys, values, value_bytes, n, order, &mut scratch)?;
-        }
+        let mut scratch = self.scratch_for::<K>(algo, keys.len(), size_of::<V>())?;
+        self.enqueue_sort_pairs_with(algo, keys, values, order, &mut scratch)?;
         // `scratch` lives until the sort is done.
         self.synchronize(&format!("running the {} sort of pairs", algo.name()))
     }
 
+    /// Queues the stable sort with `algo` of device keys and their values on
+    /// [`GpuSorter::stream`] without waiting, using `scratch` (from [`GpuSorter::scratch_for`]
+    /// with the same `algo`, for at least this many keys of this type with values of this
+    /// type; it must live until the stream is synchronised).
+    ///
+    /// # Errors
+    /// [`Error::NotStable`] for [`GpuAlgo::Bitonic`], [`Error::LengthMismatch`],
+    /// [`Error::TooLong`], or [`Error::Cuda`] if a launch is refused.
+    ///
+    /// # Panics
+    /// If `scratch` is too small.
+    pub fn enqueue_sort_pairs_with<K: SortKey, V: SortValue>(
+        &self,
+        algo: GpuAlgo,
+        keys: &mut DeviceSlice<K>,
+        values: &mut DeviceSlice<V>,
+        order: Order,
+        scratch: &mut Scratch,
+    ) -> Result<()> {
+        stable(algo)?;
+        check_pairs(keys.len(), values.len())?;
+        let buffers = (
+            keys.as_device_ptr().as_raw(),
+            values.as_device_ptr().as_raw(),
+            size_of::<V>(),
+        );
+        self.enqueue_scratch_sort::<K>(algo, buffers, keys.len(), order, scratch.range())
+    }
+
     /// The stable permutation that sorts `keys` in `order`, as `u64` indices (any length):
     /// `keys[perm[0]], keys[perm[1]], …` is sorted, equal keys in input order. `keys` is not
-    /// changed. Device memory: 2 × (keys + 8 bytes per key); keys that do not fit are sorted
-    /// in chunks (with the indices of the whole input) and merged on the CPU, with a host copy
-    /// of the keys.
+    /// changed. The keys are sorted with their indices by `auto`'s stable sort, as in
+    /// [`GpuSorter::sort_pairs`] ([`GpuSorter::argsort_with`] runs the one you name). Device
+    /// memory: 2 × (keys + 8 bytes per key), and the radix sort's status words where it runs;
+    /// keys that do not fit are sorted in chunks (with the indices of the whole input) and
+    /// merged on the CPU, with a host copy of the keys.
     ///
     /// # Errors
     /// As [`GpuSorter::sort_pairs`].
@@ -1205,7 +1323,8 @@ impl GpuSorter {
     /// # Ok::<(), gpusort::Error>(())
     /// ```
     pub fn argsort<K: SortKey>(&self, keys: &[K], order: Order) -> Result<Vec<u64>> {
-        self.argsort_as::<K, u64>(GpuAlgo::Merge, keys, order)
+        let sorting = Sorting::Pairs { value_bytes: 8 };
+        self.argsort_as::<K, u64>(Pick::Auto(sorting), keys, order)
     }
 
     /// [`GpuSorter::argsort`] with a chosen stable sort: [`GpuAlgo::Merge`] or
@@ -1220,7 +1339,7 @@ impl GpuSorter {
         order: Order,
     ) -> Result<Vec<u64>> {
         stable(algo)?;
-        self.argsort_as::<K, u64>(algo, keys, order)
+        self.argsort_as::<K, u64>(Pick::Algo(algo), keys, order)
     }
 
     /// [`GpuSorter::argsort`] with `u32` indices: less memory and traffic (2 × (keys + 4 bytes
@@ -1229,7 +1348,8 @@ impl GpuSorter {
     /// # Errors
     /// [`Error::TooLong`] past 2^32 keys; otherwise as [`GpuSorter::sort_pairs`].
     pub fn argsort_u32<K: SortKey>(&self, keys: &[K], order: Order) -> Result<Vec<u32>> {
-        self.argsort_u32_with(GpuAlgo::Merge, keys, order)
+        let sorting = Sorting::Pairs { value_bytes: 4 };
+        self.argsort_u32_as(Pick::Auto(sorting), keys, order)
     }
 
     /// [`GpuSorter::argsort_u32`] with a chosen stable sort: [`GpuAlgo::Merge`] or
@@ -1244,6 +1364,11 @@ impl GpuSorter {
         order: Order,
     ) -> Result<Vec<u32>> {
         stable(algo)?;
+        self.argsort_u32_as(Pick::Algo(algo), keys, order)
+    }
+
+    /// [`GpuSorter::argsort_as`] with `u32` indices, for up to 2^32 keys.
+    fn argsort_u32_as<K: SortKey>(&self, pick: Pick, keys: &[K], order: Order) -> Result<Vec<u32>> {
         let max = u64::from(u32::MAX) + 1;
         if keys.len() as u64 > max {
             return Err(Error::TooLong {
@@ -1251,14 +1376,14 @@ impl GpuSorter {
                 max,
             });
         }
-        self.argsort_as::<K, u32>(algo, keys, order)
+        self.argsort_as::<K, u32>(pick, keys, order)
     }
 
     /// The stable sort of the indices `0..n` by `keys`: the keys are only read (on the device
     /// they are sorted with the indices, and only the indices come back).
     fn argsort_as<K: SortKey, V: SortValue>(
         &self,
-        algo: GpuAlgo,
+        pick: Pick,
         keys: &[K],
         order: Order,
     ) -> Result<Vec<V>> {
@@ -1266,82 +1391,112 @@ impl GpuSorter {
             .into_par_iter()
             .map(V::from_index)
             .collect();
-        self.sort_host(algo, HostKeys::Read(keys), &mut indices, order)?;
+        self.sort_host(pick, HostKeys::Read(keys), &mut indices, order)?;
         Ok(indices)
     }
 
-    /// Queues the radix sort of `len` keys at device address `keys` and of their values at
-    /// `values` (`value_bytes` each; 0 for none) with `scratch` (at least
-    /// [`radix::scratch_bytes`]).
-    fn enqueue_radix<K: SortKey>(
-        &self,
-        keys: u64,
-        values: u64,
-        value_bytes: usize,
-        len: usize,
-        order: Order,
-        scratch: &Scratch,
-    ) -> Result<()> {
-        check_len(len)?;
-        let needed = radix::scratch_bytes(len as u64, size_of::<K>(), value_bytes);
-        assert!(
-            scratch.bytes >= needed,
-            "scratch of {} bytes for a radix sort that needs {needed}",
-            scratch.bytes
-        );
-        self.bind()?;
-        let launch = radix::Launch {
-            keys,
-            values,
-            scratch: scratch.device_ptr(),
-            n: len as u64,
-            key_bytes: size_of::<K>(),
-            value_bytes,
-            map: K::key_map(order),
-        };
-        radix::enqueue(self, &launch)
-    }
-
-    fn enqueue_merge<K: SortKey>(
-        &self,
-        keys: u64,
-        values: u64,
-        value_bytes: usize,
-        len: usize,
-        order: Order,
-        scratch: &mut Scratch,
-    ) -> Result<()> {
-        check_len(len)?;
+    /// Bytes of scratch `algo` needs for `len` keys of type `K` with values of `value_bytes`
+    /// on this device ([`merge::scratch_bytes`], [`radix::scratch_bytes`]; none for the
+    /// bitonic sort).
+    fn scratch_bytes<K: SortKey>(&self, algo: GpuAlgo, len: usize, value_bytes: usize) -> u64 {
         let max_shared = self.limits.max_shared_per_block;
-        let needed = merge::scratch_bytes_on(len as u64, size_of::<K>(), value_bytes, max_shared);
-        assert!(
-            scratch.bytes >= needed,
-            "scratch of {} bytes for a sort that needs {needed}",
-            scratch.bytes
-        );
-        self.bind()?;
-        let launch = merge::Launch {
-            keys,
-            values,
-            scratch: scratch.device_ptr(),
-            n: len as u64,
-            key_bytes: size_of::<K>(),
-            value_bytes,
-            encode: K::key_map(order),
-            decode: K::key_map(order),
-            max_shared: self.limits.max_shared_per_block,
-        };
-        merge::enqueue(self, &launch)
+        auto::scratch_bytes(algo, len as u64, size_of::<K>(), value_bytes, max_shared)
     }
 
-    /// Sorts host keys with `algo`: [`GpuSorter::sort_unstable`] or [`GpuSorter::sort`].
+    /// Queues the sort with `algo` of `len` keys at device address `keys` and their values at
+    /// `values` (`value_bytes` each; 0 for none), given as `(keys, values, value_bytes)`, with
+    /// the scratch at `scratch` = (address, bytes): at least what `algo` needs.
+    ///
+    /// # Panics
+    /// If the scratch is too small, or the bitonic sort is given values.
+    fn enqueue_scratch_sort<K: SortKey>(
+        &self,
+        algo: GpuAlgo,
+        (keys, values, value_bytes): (u64, u64, usize),
+        len: usize,
+        order: Order,
+        (scratch, scratch_bytes): (u64, u64),
+    ) -> Result<()> {
+        check_len(len)?;
+        let needed = self.scratch_bytes::<K>(algo, len, value_bytes);
+        assert!(
+            scratch_bytes >= needed,
+            "scratch of {scratch_bytes} bytes for a {} sort that needs {needed}",
+            algo.name()
+        );
+        self.bind()?;
+        let (n, key_bytes, map) = (len as u64, size_of::<K>(), K::key_map(order));
+        match algo {
+            GpuAlgo::Bitonic => {
+                assert_eq!(value_bytes, 0, "the bitonic sort carries no values");
+                bitonic::enqueue(self, keys, n, key_bytes, map)
+            }
+            GpuAlgo::Radix => {
+                let launch = radix::Launch {
+                    keys,
+                    values,
+                    scratch,
+                    n,
+                    key_bytes,
+                    value_bytes,
+                    map,
+                };
+                radix::enqueue(self, &launch)
+            }
+            GpuAlgo::Merge => {
+                let launch = merge::Launch {
+                    keys,
+                    values,
+                    scratch,
+                    n,
+                    key_bytes,
+                    value_bytes,
+                    encode: map,
+                    decode: map,
+                    max_shared: self.limits.max_shared_per_block,
+                };
+                merge::enqueue(self, &launch)
+            }
+        }
+    }
+
+    /// `bytes` of scratch allocated in the order of the sorter's stream, freed in that order
+    /// when dropped: `None` where the device has no memory pools or its pool cannot supply
+    /// them.
+    fn stream_scratch(&self, bytes: u64) -> Result<Option<StreamScratch<'_>>> {
+        self.bind()?;
+        let mut ptr = 0;
+        // SAFETY: an out pointer and the sorter's live stream.
+        let status =
+            unsafe { cuda::cuMemAllocAsync(&mut ptr, bytes as usize, self.stream.as_inner()) };
+        use cuda::cudaError_enum as E;
+        match status {
+            E::CUDA_SUCCESS => Ok(Some(StreamScratch {
+                stream: &self.stream,
+                range: (ptr, bytes),
+            })),
+            E::CUDA_ERROR_OUT_OF_MEMORY | E::CUDA_ERROR_NOT_SUPPORTED => Ok(None),
+            other => {
+                let what = || format!("allocating {bytes} bytes of scratch on the sort's stream");
+                driver(other, "cuMemAllocAsync", what).map(|()| None)
+            }
+        }
+    }
+
+    /// Sorts host keys with `algo` rather than `auto`'s choice: as [`GpuSorter::sort_unstable`]
+    /// (any of the three) or [`GpuSorter::sort`] (the merge or the radix sort) otherwise do.
     ///
     /// # Errors
     /// As [`GpuSorter::sort_unstable`] or [`GpuSorter::sort`].
     pub fn sort_with<K: SortKey>(&self, algo: GpuAlgo, keys: &mut [K], order: Order) -> Result<()> {
+        self.sort_keys(Pick::Algo(algo), keys, order)
+    }
+
+    /// Sorts host keys alone with `pick`.
+    fn sort_keys<K: SortKey>(&self, pick: Pick, keys: &mut [K], order: Order) -> Result<()> {
         // Zero-sized values: nothing is allocated, copied or moved for them.
         let mut no_values = vec![(); keys.len()];
-        self.sort_host(algo, HostKeys::Sort(keys), &mut no_values, order)
+        self.sort_host(pick, HostKeys::Sort(keys), &mut no_values, order)
     }
 
     /// Kernel `name`, from its family's module (loaded, and so compiled, on first use), with
@@ -1431,11 +1586,41 @@ impl Scratch {
         self.bytes
     }
 
+    /// No scratch: what the bitonic sort needs.
+    fn none() -> Scratch {
+        Scratch {
+            buffer: None,
+            bytes: 0,
+        }
+    }
+
     /// Its device address, 0 where the sort needs none.
     fn device_ptr(&self) -> u64 {
         self.buffer
             .as_ref()
             .map_or(0, |b| b.as_device_ptr().as_raw())
+    }
+
+    /// Its device address and size.
+    fn range(&self) -> (u64, u64) {
+        (self.device_ptr(), self.bytes)
+    }
+}
+
+/// Scratch from the device's memory pool, allocated on a stream (`cuMemAllocAsync`) and freed
+/// on it when dropped (`cuMemFreeAsync`): work queued on the stream in between may use it, and
+/// the memory goes back to the pool once the stream has run that work.
+struct StreamScratch<'a> {
+    stream: &'a Stream,
+    /// Device address and size.
+    range: (u64, u64),
+}
+
+impl Drop for StreamScratch<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the pointer came from cuMemAllocAsync and is freed once, in stream order. A
+        // failure (the context's earlier error) leaves it to the pool, freed with the context.
+        let _ = unsafe { cuda::cuMemFreeAsync(self.range.0, self.stream.as_inner()) };
     }
 }
 

@@ -58,6 +58,13 @@ pub(super) trait ChunkedSort {
     fn finish(&mut self, written: &mut dyn FnMut(Range<u64>) -> Result<()>) -> Result<()>;
 }
 
+/// A sort whose launches `L` are queued by the pipeline: the merge and the radix sort each
+/// implement [`ChunkedSort`] for their launch beside their launches.
+pub(super) struct Chunked<'a, L> {
+    pub sorter: &'a GpuSorter,
+    pub launch: L,
+}
+
 /// Things that become ready in order, each covering the positions up to its end: the
 /// download waits for them piece by piece.
 struct Gate<T> {

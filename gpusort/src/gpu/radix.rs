@@ -3,7 +3,7 @@
 //! an even number of passes (4 for 32-bit keys, 8 for 64-bit ones) ends in the caller's.
 
 use super::GpuSorter;
-use super::overlap::ChunkedSort;
+use super::overlap::{Chunked, ChunkedSort};
 use crate::error::{CudaContext, Result, driver};
 use cust::launch;
 use cust::sys as cuda;
@@ -131,12 +131,7 @@ pub(super) fn enqueue(sorter: &GpuSorter, l: &Launch) -> Result<()> {
 
 /// A radix sort as one chunk of the host-slice pipeline: the keys must all be on the device
 /// before its first pass, so the copies do not overlap it.
-pub(super) struct Chunked<'a> {
-    pub sorter: &'a GpuSorter,
-    pub launch: Launch,
-}
-
-impl ChunkedSort for Chunked<'_> {
+impl ChunkedSort for Chunked<'_, Launch> {
     fn chunk(&self) -> u64 {
         self.launch.n.max(1)
     }
@@ -164,6 +159,17 @@ mod tests {
                 assert!(super::super::KERNELS_PTX.contains(&format!(".entry {p}(")));
                 assert!(super::super::KERNELS_PTX.contains(&format!(".entry {h}(")));
             }
+        }
+    }
+
+    /// The histogram never reads a counter's old value: its counts are `red.shared`, not
+    /// `atom.shared` (which returns the old value, a round trip the count has no use for).
+    #[test]
+    fn the_histogram_counts_with_reductions() {
+        for name in ["radix_histogram_u32", "radix_histogram_u64"] {
+            let body = super::super::kernel_ptx(name);
+            assert!(body.contains("red.shared.add.u32"), "{name}");
+            assert!(!body.contains("atom.shared"), "{name}");
         }
     }
 

@@ -50,7 +50,7 @@ pub unsafe fn histogram<K: Digits>(
                     let mut shift = 0;
                     while shift < size_of::<K>() as u32 * 8 {
                         let word = shift / RADIX_BITS * RADIX + digit(key, shift);
-                        shared_atomic_add(shared.add(word as usize), 1);
+                        shared_reduce_add(shared.add(word as usize), 1);
                         shift += RADIX_BITS;
                     }
                 }
