@@ -6,6 +6,8 @@
     python3 bench/peers/torch_peers.py topk LO HI    torch.topk of f32 keys, k = 1, 8, 64, 256, 1024
     python3 bench/peers/torch_peers.py topk-rows     torch.topk along the rows of 16384 x 4096 and
                                                      1024 x 65536 f32 matrices, k = 8 .. 256
+    python3 bench/peers/torch_peers.py rows LOG2     torch.sort(dim=-1) (stable and not) of 2^LOG2
+                                                     i32 and i64 keys as rows of 16 .. 65536 keys
 
 CSV on stdout: peer,dtype,n,ms_median,mkeys_per_ms,correct (what `gpusort bench --peers`
 reads). PyTorch has no sort of unsigned 32- or 64-bit keys, so its rows are i32, f32 and i64:
@@ -15,6 +17,9 @@ Timing: CUDA events around (a device copy that restores the input + the call), o
 PEERS_REPS (default 10) timed runs, median, less the median of the copy timed alone: the same
 procedure as bench/peers/peers.cu. The outputs come from PyTorch's caching allocator, warm after
 the first run.
+
+Rows are named like `gpusort bench --rows`'s layouts: torch_sort_rows{L} (i32, i64), with the
+row length in the name; n is all the keys.
 
 Top-k rows are named like `gpusort bench --topk`'s: torch_topk_k{k} for an array of n keys,
 torch_topk_rows{L}_k{k} for n / L rows of L keys.
@@ -148,8 +153,39 @@ def topk_rows():
         del descending
 
 
+def rows(log2):
+    """torch.sort along the last axis of (2^log2 / L, L) matrices, timed as sorts'."""
+    generator = torch.Generator(device="cuda")
+    n = 1 << log2
+    for name in ("i32", "i64"):
+        generator.manual_seed(42)
+        flat = make_keys(name, n, generator)
+        length = 16
+        while length <= min(65536, n):
+            x = flat.view(n // length, length)
+            work = torch.empty_like(x)
+            copy = median_ms(lambda: work.copy_(x))
+            for stable, peer in ((False, "torch_sort"), (True, "torch_sort_stable")):
+                result = []
+
+                def run():
+                    work.copy_(x)
+                    result[:] = torch.sort(work, dim=-1, stable=stable)
+
+                ms = median_ms(run) - copy
+                values, indices = result
+                correct = bool((values[:, 1:] >= values[:, :-1]).all()) and torch.equal(
+                    torch.gather(x, 1, indices), values
+                )
+                row(f"{peer}_rows{length}", name, n, ms, correct)
+                del result, values, indices
+            length *= 2
+
+
 def main(argv):
-    if len(argv) == 2 and argv[1] == "topk-rows":
+    if len(argv) == 3 and argv[1] == "rows":
+        lo = hi = int(argv[2])
+    elif len(argv) == 2 and argv[1] == "topk-rows":
         lo = hi = 0
     elif len(argv) != 4 or argv[1] not in ("sort", "topk"):
         sys.exit(__doc__)
@@ -161,7 +197,9 @@ def main(argv):
         sys.exit("torch_peers: PyTorch sees no CUDA device")
     print(f"torch_peers: {torch.cuda.get_device_name(0)}, torch {torch.__version__}", file=sys.stderr)
     print("peer,dtype,n,ms_median,mkeys_per_ms,correct", flush=True)
-    if argv[1] == "topk-rows":
+    if argv[1] == "rows":
+        rows(lo)
+    elif argv[1] == "topk-rows":
         topk_rows()
     else:
         (sorts if argv[1] == "sort" else topk)(lo, hi)

@@ -229,22 +229,29 @@ mod tests {
     use kernels_gpu::tuning::MAX_SHARED_BYTES;
     use kernels_gpu::tuning::auto::table;
     use std::collections::BTreeMap;
-    use std::path::Path;
 
     const GIB: u64 = 1 << 30;
 
-    /// The H100 sweeps the Hopper table was written from.
-    const H100: &str = "docs/data/h100-2026-11-25";
+    /// The H100 sweeps the Hopper table was written from (docs/data/h100-2026-11-25), built
+    /// into the tests so that they run wherever the test executable does.
+    const BENCH: (&str, &str) = (
+        "bench.csv",
+        include_str!("../../../docs/data/h100-2026-11-25/bench.csv"),
+    );
+    const BENCH_2P28: (&str, &str) = (
+        "2p28.csv",
+        include_str!("../../../docs/data/h100-2026-11-25/2p28.csv"),
+    );
+    const HOST_SLICES: (&str, &str) = (
+        "host-slices.csv",
+        include_str!("../../../docs/data/h100-2026-11-25/host-slices.csv"),
+    );
 
-    /// Median ms by (dtype, n) and sort, from the CSVs `files` in `dir` (header row first; lines
-    /// starting with `#` are notes): `algo`, `dtype`, `n`, `ms_median` columns, any others.
-    fn sweep(dir: &str, files: &[&str]) -> BTreeMap<(String, u64), BTreeMap<String, f64>> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir);
+    /// Median ms by (dtype, n) and sort, from the CSVs `files` (name, text; header row first;
+    /// lines starting with `#` are notes): `algo`, `dtype`, `n`, `ms_median` columns, any others.
+    fn sweep(files: &[(&str, &str)]) -> BTreeMap<(String, u64), BTreeMap<String, f64>> {
         let mut all: BTreeMap<(String, u64), BTreeMap<String, f64>> = BTreeMap::new();
-        for file in files {
-            let path = dir.join(file);
-            let text = std::fs::read_to_string(&path)
-                .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+        for &(path, text) in files {
             let mut lines = text
                 .lines()
                 .filter(|l| !l.starts_with('#') && !l.is_empty());
@@ -253,7 +260,7 @@ mod tests {
                 header
                     .iter()
                     .position(|h| *h == name)
-                    .unwrap_or_else(|| panic!("no column {name} in {}", path.display()))
+                    .unwrap_or_else(|| panic!("no column {name} in {path}"))
             };
             let (algo, dtype, n, ms) = (
                 column("algo"),
@@ -317,7 +324,7 @@ mod tests {
     /// among the stable ones.
     #[test]
     fn the_hopper_table_is_within_five_percent_of_the_h100_sweep() {
-        let sweep = sweep(H100, &["bench.csv", "2p28.csv"]);
+        let sweep = sweep(&[BENCH, BENCH_2P28]);
         let t = &table((9, 0)).device;
         let keys = within_five_percent(&sweep, &["bitonic", "merge", "radix"], "keys", |n, kb| {
             fastest(t, Sorting::Unstable, n, kb)
@@ -350,7 +357,7 @@ mod tests {
     /// up to 30%: the choice there is documented in `HOST_KEYS_32`).
     #[test]
     fn the_hopper_host_table_is_within_five_percent_of_the_h100_host_sweep() {
-        let mut sweep = sweep(H100, &["host-slices.csv"]);
+        let mut sweep = sweep(&[HOST_SLICES]);
         sweep.retain(|&(_, n), _| n >= 1 << 21);
         let t = &table((9, 0)).host;
         let keys = within_five_percent(&sweep, &["bitonic", "merge", "radix"], "host", |n, kb| {
