@@ -134,7 +134,7 @@ fn ties_go_to_the_lowest_indices() {
             assert_eq!(top.indices, (0..k as u64).collect::<Vec<_>>(), "n = {n}");
         }
         let few: Vec<u32> = generate(n, Dist::Few, 3);
-        for k in [7, 512, 1024, 1025] {
+        for k in [7, 512, 1024, 1025].into_iter().filter(|&k| k <= n) {
             check(&gpu, &few, n, k, Order::Ascending, "few distinct");
         }
     }
