@@ -230,7 +230,7 @@ pub(super) fn enqueue(
 }
 
 /// Queues the sort of every row of 2^`row_log2` of the `n` keys at `keys` (`n` a multiple of
-/// the row, the row longer than a tile): the window passes of one row's network
+/// the row, the row at least a tile): the window passes of one row's network
 /// ([`WindowPass::over`]), each launched over every row.
 pub(super) fn enqueue_rows(
     sorter: &GpuSorter,
@@ -241,7 +241,7 @@ pub(super) fn enqueue_rows(
     map: u32,
 ) -> Result<()> {
     let (_, log2) = kernels(key_bytes, &sorter.limits);
-    debug_assert!(row_log2 > log2 && n.is_multiple_of(1 << row_log2));
+    debug_assert!(row_log2 >= log2 && n.is_multiple_of(1 << row_log2));
     let all = ceil_log2(n);
     let passes = windows(1 << row_log2, log2, WINDOW_PASSENGERS).map(|w| w.over(all));
     enqueue_windows(sorter, keys, n, key_bytes, passes, (map, map))

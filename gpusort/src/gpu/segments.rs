@@ -9,6 +9,7 @@ use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use cust::module::Module;
 use cust::sys as cuda;
+use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::segments::{
     MAX_ROW_LOG2, blocks, element_bytes, max_row_log2, row_log2, shared_bytes, threads, tile_log2,
 };
@@ -80,8 +81,8 @@ pub(crate) struct Plan {
     pub offsets: Vec<u64>,
     /// For rows: their length.
     pub row_len: u64,
-    /// Segments longer than a block sorts, `(first key, length)`: a sort each.
-    pub long: Vec<(u64, u64)>,
+    /// Segments longer than a block sorts, `(first key, length, segment id)`.
+    pub long: Vec<(u64, u64, u32)>,
     /// Whether every key lies in some segment.
     pub covers_all: bool,
 }
@@ -121,7 +122,10 @@ pub(crate) fn plan(
             } else if p <= max_row_log2 {
                 plan.launches.push((p, rows, 0));
             } else {
-                plan.long = (0..rows).map(|r| (r * len, len)).collect();
+                if rows > u64::from(u32::MAX) {
+                    return bad(format!("{rows} rows: at most 2^32 − 1 are supported"));
+                }
+                plan.long = (0..rows).map(|r| (r * len, len, r as u32)).collect();
             }
             Ok(plan)
         }
@@ -156,7 +160,7 @@ pub(crate) fn plan(
                 if p <= max_row_log2 {
                     counts[p as usize] += 1;
                 } else {
-                    long.push((offsets[i], len));
+                    long.push((offsets[i], len, i as u32));
                 }
             }
             let mut starts = [0usize; MAX_ROW_LOG2 as usize + 1];
@@ -195,6 +199,8 @@ pub(crate) fn plan(
 /// Device addresses of one segmented sort.
 struct Launch {
     keys: u64,
+    /// Keys (and values, indices) in the buffers.
+    n: u64,
     /// Values permuted with the keys (0: none).
     values: u64,
     value_bytes: usize,
@@ -215,7 +221,15 @@ impl Launch {
 struct InFlight {
     _offsets: Option<DeviceBuffer<u64>>,
     _ids: Option<DeviceBuffer<u32>>,
+    _long: Long,
+}
+
+/// What the sorts of the long segments use until they are done.
+#[derive(Default)]
+struct Long {
     _scratch: Option<super::Scratch>,
+    _buffers: Vec<DeviceBuffer<u64>>,
+    _ids: Vec<DeviceBuffer<u32>>,
 }
 
 impl GpuSorter {
@@ -229,9 +243,13 @@ impl GpuSorter {
     /// Every segment of up to 8192 keys (fewer for 8-byte keys on devices with less shared
     /// memory) is sorted in shared memory and registers by one block's bitonic network, padded
     /// to a power of two: one launch per padded length, several segments to a block. Longer
-    /// segments are sorted one after another by the bitonic sort (keys alone) or the radix sort
-    /// (pairs, argsorts). Device memory: the keys (and values, indices), the offsets, and for
-    /// long segments the radix sort's scratch for the longest.
+    /// segments: rows of keys alone whose length is a power of two by one bitonic network over
+    /// all rows, in place; other segments of 4-byte keys packed with their positions into
+    /// 8-byte items, grouped by padded length, sorted as rows by the same network and put back
+    /// (8 bytes per padded position of the long segments, and a copy of the values); segments
+    /// of 8-byte keys one after another by the bitonic sort (keys alone) or the radix sort
+    /// (pairs, argsorts; its scratch for the longest). Device memory beside that: the keys (and
+    /// values, indices) and the offsets.
     ///
     /// # Errors
     /// [`Error::BadSegments`] for rows that do not divide the keys, decreasing offsets or
@@ -456,6 +474,7 @@ impl GpuSorter {
     ) -> Launch {
         Launch {
             keys: keys.as_device_ptr().as_raw(),
+            n: keys.len() as u64,
             values,
             value_bytes,
             indices,
@@ -521,21 +540,24 @@ impl GpuSorter {
                 1u64 << p
             ))?;
         }
-        let scratch = self.enqueue_long_segments(plan, l)?;
+        let long = self.enqueue_long_segments(plan, l, offsets_at)?;
         Ok(InFlight {
             _offsets: offsets,
             _ids: ids,
-            _scratch: scratch,
+            _long: long,
         })
     }
 
-    /// Queues the segments too long for a block: rows of a power of two of keys alone in one
-    /// bitonic network over them all; otherwise a sort of its own for each segment, the in-place
-    /// bitonic sort for keys alone, else the radix sort of the keys with their values, or with
-    /// their positions (written first) as the indices.
-    fn enqueue_long_segments(&self, plan: &Plan, l: &Launch) -> Result<Option<super::Scratch>> {
-        let Some(longest) = plan.long.iter().map(|&(_, len)| len).max() else {
-            return Ok(None);
+    /// Queues the segments too long for a block. Rows of a power of two of keys alone: one
+    /// bitonic network over them all, in place. Other segments of 4-byte keys: each key and its
+    /// position packed into a `u64`, the segments of each padded length side by side as rows of
+    /// that length, one network over those rows, and the keys, positions and values put back.
+    /// 8-byte keys: a sort of its own for each segment, the in-place bitonic sort for keys
+    /// alone, else the radix sort of the keys with their values, or with their positions
+    /// (written first) as the indices. `offsets_at`: the offsets on the device (0 for rows).
+    fn enqueue_long_segments(&self, plan: &Plan, l: &Launch, offsets_at: u64) -> Result<Long> {
+        let Some(longest) = plan.long.iter().map(|&(_, len, _)| len).max() else {
+            return Ok(Long::default());
         };
         let (kb, vb) = (l.key_bytes as u64, l.value_bytes as u64);
         let n = plan.long.len() as u64 * longest;
@@ -543,13 +565,16 @@ impl GpuSorter {
             // Rows of a power of two: one network over all of them.
             let row_log2 = row_log2(longest);
             bitonic::enqueue_rows(self, l.keys, n, l.key_bytes, row_log2, l.map)?;
-            return Ok(None);
+            return Ok(Long::default());
+        }
+        if l.key_bytes == 4 {
+            return self.enqueue_packed(plan, l, offsets_at);
         }
         if !l.indexed() {
-            for &(begin, len) in &plan.long {
+            for &(begin, len, _) in &plan.long {
                 bitonic::enqueue(self, l.keys + begin * kb, len, l.key_bytes, l.map)?;
             }
-            return Ok(None);
+            return Ok(Long::default());
         }
         let bytes = radix::scratch_bytes(longest, l.key_bytes, l.value_bytes);
         let buffer = self.alloc::<u64>(bytes.div_ceil(8) as usize, "the radix sort's scratch")?;
@@ -558,7 +583,7 @@ impl GpuSorter {
             bytes,
         };
         let positions = self.function("segments_positions_u32")?;
-        for &(begin, len) in &plan.long {
+        for &(begin, len, _) in &plan.long {
             let values = if l.indices != 0 {
                 let at = l.indices + begin * 4;
                 let grid = len.div_ceil(256).min(65_535) as u32;
@@ -583,7 +608,87 @@ impl GpuSorter {
                 },
             )?;
         }
-        Ok(Some(scratch))
+        Ok(Long {
+            _scratch: Some(scratch),
+            ..Long::default()
+        })
+    }
+
+    /// The long segments of 4-byte keys of `plan`, by padded length: packed with their
+    /// positions (`segments_pack_u32`), sorted as rows by the window passes, put back
+    /// (`segments_unpack_u32_*`, which gathers the values from a copy).
+    fn enqueue_packed(&self, plan: &Plan, l: &Launch, offsets_at: u64) -> Result<Long> {
+        let mut long = Long::default();
+        let stream = &self.stream;
+        let values_in = if l.values == 0 {
+            0
+        } else {
+            let bytes = l.n * l.value_bytes as u64;
+            let copy = self.alloc::<u64>(bytes.div_ceil(8) as usize, "a copy of the values")?;
+            let at = copy.as_device_ptr().as_raw();
+            // SAFETY: both buffers hold `bytes` bytes; the copy is ordered on the stream.
+            let status = unsafe {
+                cuda::cuMemcpyDtoDAsync_v2(at, l.values, bytes as usize, stream.as_inner())
+            };
+            driver(status, "cuMemcpyDtoDAsync", || {
+                "copying the values of the long segments".into()
+            })?;
+            long._buffers.push(copy);
+            at
+        };
+        let mut by_length: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
+        for &(_, len, id) in &plan.long {
+            by_length.entry(row_log2(len)).or_default().push(id);
+        }
+        let pack = self.function("segments_pack_u32")?;
+        let unpack = self.function(match l.value_bytes {
+            8 => "segments_unpack_u32_u64",
+            16 => "segments_unpack_u32_u128",
+            _ => "segments_unpack_u32_u32",
+        })?;
+        for (p, ids) in by_length {
+            let count = ids.len() as u64;
+            let all = count << p;
+            let list = DeviceBuffer::from_slice(&ids)
+                .context("copying the long segments' ids to the device")?;
+            let packed =
+                self.alloc::<u64>(all as usize, "the long segments' keys and positions")?;
+            let (list_at, packed_at) = (
+                list.as_device_ptr().as_raw(),
+                packed.as_device_ptr().as_raw(),
+            );
+            let grid = all.div_ceil(256).min(1 << 16) as u32;
+            let what = || format!("{count} segments of up to {} keys", 1u64 << p);
+            // SAFETY: the segments lie in the keys (checked by `plan`), `packed` holds `all`
+            // items, the values' copy is apart from the values; any grid does.
+            unsafe {
+                launch!(pack<<<grid, 256, 0, stream>>>(
+                    l.keys, packed_at, count, plan.row_len, offsets_at, list_at, p, l.map
+                ))
+            }
+            .context(&format!("launching the packing of {}", what()))?;
+            bitonic::enqueue_rows(self, packed_at, all, 8, p, IDENTITY)?;
+            // SAFETY: as above.
+            unsafe {
+                launch!(unpack<<<grid, 256, 0, stream>>>(
+                    packed_at,
+                    l.keys,
+                    l.indices,
+                    l.values,
+                    values_in,
+                    count,
+                    plan.row_len,
+                    offsets_at,
+                    list_at,
+                    p,
+                    l.map
+                ))
+            }
+            .context(&format!("launching the unpacking of {}", what()))?;
+            long._buffers.push(packed);
+            long._ids.push(list);
+        }
+        Ok(long)
     }
 }
 
@@ -598,7 +703,10 @@ mod tests {
         assert!(p.ids.is_empty() && p.long.is_empty() && p.covers_all);
         let p = plan(Segments::Rows(10_000), 30_000, 13, false).unwrap();
         assert!(p.launches.is_empty());
-        assert_eq!(p.long, [(0, 10_000), (10_000, 10_000), (20_000, 10_000)]);
+        assert_eq!(
+            p.long,
+            [(0, 10_000, 0), (10_000, 10_000, 1), (20_000, 10_000, 2)]
+        );
         // Rows of one key: nothing to sort, but an argsort writes their index.
         assert!(
             plan(Segments::Rows(1), 5, 13, false)
@@ -626,7 +734,7 @@ mod tests {
         // Lengths 0, 1, 2, 4, 1, 4, 19988, 2.
         assert_eq!(p.launches, [(1, 2, 0), (2, 2, 2)]);
         assert_eq!(p.ids, [2, 7, 3, 5]);
-        assert_eq!(p.long, [(12, 19_988)]);
+        assert_eq!(p.long, [(12, 19_988, 6)]);
         assert!(p.covers_all);
         let singles = plan(Segments::Offsets(&offsets), 20_002, 13, true).unwrap();
         assert_eq!(singles.launches[0], (0, 2, 0));

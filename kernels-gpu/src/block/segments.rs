@@ -185,7 +185,7 @@ impl<K, V> Segments<K, V> {
     /// # Safety
     /// `offsets` and `list`, where not null, hold what the launch's contract says.
     #[inline(always)]
-    unsafe fn segment(&self, e: u64) -> (u64, u64) {
+    pub unsafe fn segment(&self, e: u64) -> (u64, u64) {
         if e >= self.count {
             return (0, 0);
         }
@@ -202,6 +202,61 @@ impl<K, V> Segments<K, V> {
                 let begin = *self.offsets.add(id as usize);
                 (begin, *self.offsets.add(id as usize + 1) - begin)
             }
+        }
+    }
+}
+
+/// The item of position `g` of the launch's padded rows (entry `g >> row_log2`, position `g %
+/// 2^row_log2` in it) for the sort of segments too long for a block: a 4-byte key, encoded, above
+/// its position, so that one 64-bit comparison orders them stably; `u64::MAX` past the segment's
+/// end, above every item.
+///
+/// # Safety
+/// Entry `g >> row_log2`'s segment lies in `keys`, as [`Segments::segment`] asks.
+#[inline(always)]
+pub unsafe fn packed_item<V>(seg: &Segments<u32, V>, g: u64) -> u64 {
+    let (e, j) = (g >> seg.row_log2, g & ((1 << seg.row_log2) - 1));
+    // SAFETY: the caller's contract.
+    unsafe {
+        let (begin, len) = seg.segment(e);
+        if j < len {
+            let key = (*seg.keys.add((begin + j) as usize)).encode(seg.map);
+            (u64::from(key) << 32) | j
+        } else {
+            u64::MAX
+        }
+    }
+}
+
+/// Puts back position `g` of the sorted padded rows `packed` (of [`packed_item`]s): the key,
+/// decoded, at its segment's position `g % 2^row_log2`; its input position in `indices` (if not
+/// null); the value of that input position, read from `values_in`, in `values` (if not null).
+///
+/// # Safety
+/// As [`packed_item`]; `packed` holds position `g`; `values_in` holds the values of the
+/// segment when `values` is not null, and is not `values`.
+#[inline(always)]
+pub unsafe fn unpack_item<V: Copy>(
+    seg: &Segments<u32, V>,
+    packed: *const u64,
+    values_in: *const V,
+    g: u64,
+) {
+    let (e, j) = (g >> seg.row_log2, g & ((1 << seg.row_log2) - 1));
+    // SAFETY: the caller's contract.
+    unsafe {
+        let (begin, len) = seg.segment(e);
+        if j >= len {
+            return;
+        }
+        let item = *packed.add(g as usize);
+        let (at, from) = ((begin + j) as usize, item as u32);
+        *seg.keys.add(at) = ((item >> 32) as u32).decode(seg.map);
+        if !seg.indices.is_null() {
+            *seg.indices.add(at) = from;
+        }
+        if !seg.values.is_null() {
+            *seg.values.add(at) = *values_in.add(begin as usize + from as usize);
         }
     }
 }
@@ -566,6 +621,69 @@ mod tests {
                 assert_eq!(&indices[r * len..(r + 1) * len], want, "len {len}");
             }
         }
+    }
+
+    #[test]
+    fn packed_items_sorted_by_row_unpack_to_the_stable_order() {
+        let mut next = xorshift(5);
+        let lens = [20_000u64, 9000, 16_384];
+        let mut offsets = vec![0u64];
+        for l in lens {
+            offsets.push(offsets.last().unwrap() + l);
+        }
+        let n = *offsets.last().unwrap() as usize;
+        let floats: Vec<f32> = (0..n)
+            .map(|i| {
+                if i % 7 == 0 {
+                    -0.0
+                } else {
+                    (next() % 5) as f32 - 2.0
+                }
+            })
+            .collect();
+        let mut keys: Vec<u32> = floats.iter().map(|f| f.to_bits()).collect();
+        let values_in: Vec<u64> = (0..n as u64).map(|i| i * 7).collect();
+        let mut values = vec![0u64; n];
+        let mut indices = vec![u32::MAX; n];
+        // Segments 0 and 2 (padded to 2^15), descending.
+        let list = [0u32, 2];
+        let map = key_map(KIND_FLOAT, true);
+        let seg = Segments {
+            keys: keys.as_mut_ptr(),
+            values: values.as_mut_ptr(),
+            indices: indices.as_mut_ptr(),
+            count: 2,
+            row_len: 0,
+            offsets: offsets.as_ptr(),
+            list: list.as_ptr(),
+            row_log2: 15,
+            map,
+        };
+        let mut packed: Vec<u64> = (0..2u64 << 15)
+            .map(|g| unsafe { packed_item(&seg, g) })
+            .collect();
+        packed
+            .chunks_mut(1 << 15)
+            .for_each(|row| row.sort_unstable());
+        for g in 0..2u64 << 15 {
+            unsafe { unpack_item(&seg, packed.as_ptr(), values_in.as_ptr(), g) };
+        }
+        for &id in &list {
+            let (a, b) = (
+                offsets[id as usize] as usize,
+                offsets[id as usize + 1] as usize,
+            );
+            let mut want: Vec<u32> = (0..(b - a) as u32).collect();
+            want.sort_by(|&x, &y| floats[a + y as usize].total_cmp(&floats[a + x as usize]));
+            assert_eq!(indices[a..b], want[..], "segment {id}");
+            for (j, &i) in want.iter().enumerate() {
+                assert_eq!(keys[a + j], floats[a + i as usize].to_bits());
+                assert_eq!(values[a + j], (a + i as usize) as u64 * 7);
+            }
+        }
+        // Segment 1 is not in the launch: untouched.
+        let (a, b) = (offsets[1] as usize, offsets[2] as usize);
+        assert!(indices[a..b].iter().all(|&i| i == u32::MAX));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! sort each key with its position, for argsorts (`indices`) and pairs (`values`, of 4, 8 or 16
 //! bytes, only moved).
 
-use crate::block::segments::{Indexed32, Indexed64, RUN, Segments, sort};
+use crate::block::segments::{Indexed32, Indexed64, RUN, Segments, packed_item, sort, unpack_item};
 use crate::gpu::{CudaTeam, block_dim_x, block_idx_x, dynamic_shared, global_thread_x, grid_dim_x};
 use crate::segments::tile_log2;
 
@@ -80,6 +80,102 @@ macro_rules! segments_positions {
                 // SAFETY: i < n.
                 unsafe { *indices.add(i as usize) = i as $key };
                 i += stride;
+            }
+        }
+    };
+}
+
+macro_rules! segments_pack {
+    ($name:ident, $key:ty) => {
+        /// Writes `packed[g] = packed_item(g)` for every position `g < count·2^row_log2` of the
+        /// padded rows of the launch's segments (as `segments_sort_*` describes them, every one
+        /// longer than a block sorts): each key, encoded with `map`, above its position in its
+        /// segment, +∞ past its end. A grid-stride loop: any grid of any block size.
+        ///
+        /// # Safety
+        /// As `segments_sort_*`; `packed` holds `count·2^row_log2` items.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            keys: *mut $key,
+            packed: *mut u64,
+            count: u64,
+            row_len: u64,
+            offsets: *const u64,
+            list: *const u32,
+            row_log2: u32,
+            map: u32,
+        ) {
+            let seg = Segments::<$key, u32> {
+                keys,
+                values: core::ptr::null_mut(),
+                indices: core::ptr::null_mut(),
+                count,
+                row_len,
+                offsets,
+                list,
+                row_log2,
+                map,
+            };
+            let (stride, all) = (
+                u64::from(block_dim_x()) * u64::from(grid_dim_x()),
+                count << row_log2,
+            );
+            let mut g = global_thread_x();
+            while g < all {
+                // SAFETY: the launch contract; g < count·2^row_log2.
+                unsafe { *packed.add(g as usize) = packed_item(&seg, g) };
+                g += stride;
+            }
+        }
+    };
+}
+
+macro_rules! segments_unpack {
+    ($name:ident, $key:ty, $value:ty) => {
+        /// Puts back every position of the sorted padded rows `packed` (`unpack_item`): keys,
+        /// decoded with `map`; unless null, each key's position in its segment in `indices`,
+        /// and the value of that position, read from `values_in`, in `values`. A grid-stride
+        /// loop: any grid of any block size.
+        ///
+        /// # Safety
+        /// As `segments_pack_*`, whose items `packed` holds, sorted row by row; `values_in`
+        /// holds the segments' values when `values` is not null, apart from `values`.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            packed: *const u64,
+            keys: *mut $key,
+            indices: *mut u32,
+            values: *mut $value,
+            values_in: *const $value,
+            count: u64,
+            row_len: u64,
+            offsets: *const u64,
+            list: *const u32,
+            row_log2: u32,
+            map: u32,
+        ) {
+            let seg = Segments {
+                keys,
+                values,
+                indices,
+                count,
+                row_len,
+                offsets,
+                list,
+                row_log2,
+                map,
+            };
+            let (stride, all) = (
+                u64::from(block_dim_x()) * u64::from(grid_dim_x()),
+                count << row_log2,
+            );
+            let mut g = global_thread_x();
+            while g < all {
+                // SAFETY: the launch contract; g < count·2^row_log2.
+                unsafe { unpack_item(&seg, packed, values_in, g) };
+                g += stride;
             }
         }
     };
