@@ -204,6 +204,18 @@ impl<K, V> Segments<K, V> {
             }
         }
     }
+
+    /// Position `j` of entry `e`'s segment: `(first key, global index)` if the segment holds
+    /// it, `None` past its end (padding).
+    ///
+    /// # Safety
+    /// As [`Segments::segment`].
+    #[inline(always)]
+    pub unsafe fn position(&self, e: u64, j: u64) -> Option<(u64, usize)> {
+        // SAFETY: the caller's contract.
+        let (begin, len) = unsafe { self.segment(e) };
+        (j < len).then_some((begin, (begin + j) as usize))
+    }
 }
 
 /// The item of position `g` of the launch's padded rows (entry `g >> row_log2`, position `g %
@@ -218,12 +230,9 @@ pub unsafe fn packed_item<V>(seg: &Segments<u32, V>, g: u64) -> u64 {
     let (e, j) = (g >> seg.row_log2, g & ((1 << seg.row_log2) - 1));
     // SAFETY: the caller's contract.
     unsafe {
-        let (begin, len) = seg.segment(e);
-        if j < len {
-            let key = (*seg.keys.add((begin + j) as usize)).encode(seg.map);
-            (u64::from(key) << 32) | j
-        } else {
-            u64::MAX
+        match seg.position(e, j) {
+            Some((_, at)) => (u64::from((*seg.keys.add(at)).encode(seg.map)) << 32) | j,
+            None => u64::MAX,
         }
     }
 }
@@ -245,12 +254,11 @@ pub unsafe fn unpack_item<V: Copy>(
     let (e, j) = (g >> seg.row_log2, g & ((1 << seg.row_log2) - 1));
     // SAFETY: the caller's contract.
     unsafe {
-        let (begin, len) = seg.segment(e);
-        if j >= len {
+        let Some((begin, at)) = seg.position(e, j) else {
             return;
-        }
+        };
         let item = *packed.add(g as usize);
-        let (at, from) = ((begin + j) as usize, item as u32);
+        let from = item as u32;
         *seg.keys.add(at) = ((item >> 32) as u32).decode(seg.map);
         if !seg.indices.is_null() {
             *seg.indices.add(at) = from;
@@ -315,13 +323,10 @@ pub unsafe fn sort<E, V, T>(
             let s = r as u32 * threads + t;
             // SAFETY: the contract: the entry's segment lies in `keys`.
             unsafe {
-                let (begin, len) = seg.segment(first + u64::from(s >> p));
                 let j = s & row_mask;
-                let e = if u64::from(j) < len {
-                    let key = *seg.keys.add((begin + u64::from(j)) as usize);
-                    E::new(key.encode(seg.map), j)
-                } else {
-                    E::new(<E::Key as KeyBits>::INFINITY, j)
+                let e = match seg.position(first + u64::from(s >> p), u64::from(j)) {
+                    Some((_, at)) => E::new((*seg.keys.add(at)).encode(seg.map), j),
+                    None => E::new(<E::Key as KeyBits>::INFINITY, j),
                 };
                 shared.write(t, slot(s, bytes), e);
             }
@@ -355,11 +360,9 @@ pub unsafe fn sort<E, V, T>(
             let s = r as u32 * threads + fresh;
             // SAFETY: the contract, as for the loads.
             unsafe {
-                let (begin, len) = seg.segment(first + u64::from(s >> p));
                 let j = s & row_mask;
-                if u64::from(j) < len {
+                if let Some((begin, at)) = seg.position(first + u64::from(s >> p), u64::from(j)) {
                     let e = shared.read(t, slot(s, bytes));
-                    let at = (begin + u64::from(j)) as usize;
                     *seg.keys.add(at) = e.key().decode(seg.map);
                     if E::INDEXED && !seg.indices.is_null() {
                         *seg.indices.add(at) = e.index();
@@ -381,10 +384,9 @@ pub unsafe fn sort<E, V, T>(
                 let s = r as u32 * threads + fresh;
                 // SAFETY: as above.
                 unsafe {
-                    let (begin, len) = seg.segment(first + u64::from(s >> p));
-                    let j = s & row_mask;
-                    if u64::from(j) < len {
-                        *seg.values.add((begin + u64::from(j)) as usize) = mine[r];
+                    let j = u64::from(s & row_mask);
+                    if let Some((_, at)) = seg.position(first + u64::from(s >> p), j) {
+                        *seg.values.add(at) = mine[r];
                     }
                 }
             })
