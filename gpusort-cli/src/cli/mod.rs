@@ -37,9 +37,23 @@ mod progress;
 pub mod sort_file;
 pub mod topk_file;
 
+use crate::files::FileFormat;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
+use std::path::Path;
 use std::process::ExitCode;
+
+/// The format of the key file `path` for the file commands: `given` (their `--format`), else by
+/// its name, where standard input (`-`), which has no name to go by, is a `.npy`.
+fn file_format(path: &Path, given: Option<FileFormat>) -> FileFormat {
+    given.unwrap_or_else(|| {
+        if path == Path::new("-") {
+            FileFormat::Npy
+        } else {
+            FileFormat::from_path(path)
+        }
+    })
+}
 
 pub use main_job::{Backend, MainJob};
 

@@ -165,16 +165,7 @@ pub struct SortArgs {
 /// # Ok::<(), anyhow::Error>(())
 /// ```
 pub fn run(args: &SortArgs) -> Result<ExitCode> {
-    let format_of = |path: &Path| {
-        args.format.unwrap_or_else(|| {
-            // Standard input has no name to go by: a .npy unless --format says otherwise.
-            if path == Path::new("-") {
-                FileFormat::Npy
-            } else {
-                FileFormat::from_path(path)
-            }
-        })
-    };
+    let format_of = |path: &Path| super::file_format(path, args.format);
     check_paths(args)?;
     if args.argsort.is_some() {
         args.algo.stable_gpu()?;

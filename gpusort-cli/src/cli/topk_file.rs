@@ -112,15 +112,7 @@ impl TopKArgs {
 /// # Ok::<(), anyhow::Error>(())
 /// ```
 pub fn run(args: &TopKArgs) -> Result<ExitCode> {
-    let format_of = |path: &Path| {
-        args.format.unwrap_or_else(|| {
-            if path == Path::new("-") {
-                FileFormat::Npy
-            } else {
-                FileFormat::from_path(path)
-            }
-        })
-    };
+    let format_of = |path: &Path| super::file_format(path, args.format);
     check_paths(args)?;
     let keys_out = AtomicOutput::create(&args.output)?;
     let index_out = args
