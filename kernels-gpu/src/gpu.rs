@@ -263,19 +263,29 @@ impl<K: KeyBits + WarpShuffle, const RUN: usize> Team<K, RUN> for CudaTeam<K, RU
     }
 }
 
-/// `__match_any_sync(0xffffffff, value)`: the lanes of the warp whose `value` equals this
-/// lane's. Every lane of the warp must call it (no divergence).
+/// The lanes of this thread's warp whose `value` agrees with this lane's in its low `BITS`
+/// bits, by one ballot per bit (as CUB's `MatchAny`): what `match.any.sync` returns for values
+/// below `2^BITS`, at a few instructions per bit, where `match.any.sync` issues far slower
+/// (docs/decisions.md, "Ranking by ballots"). Every lane of the warp must call it (no
+/// divergence).
 #[inline(always)]
-pub fn match_any(value: u32) -> u32 {
-    let peers: u32;
-    // SAFETY: a full-warp match (sm_70 and later); callers keep the whole warp converged.
-    unsafe {
-        core::arch::asm!(
-            "match.any.sync.b32 {peers}, {value}, 0xffffffff;",
-            peers = out(reg32) peers,
-            value = in(reg32) value,
-        )
-    };
+pub fn match_bits<const BITS: u32>(value: u32) -> u32 {
+    let mut peers = u32::MAX;
+    let mut bit = 0;
+    while bit < BITS {
+        let set: u32;
+        // SAFETY: a full-warp ballot; callers keep the whole warp converged.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .pred p; and.b32 {set}, {value}, {mask}; setp.ne.u32 p, {set}, 0; vote.sync.ballot.b32 {set}, p, 0xffffffff; @!p not.b32 {set}, {set}; }}",
+                set = out(reg32) set,
+                value = in(reg32) value,
+                mask = in(reg32) 1u32 << bit,
+            )
+        };
+        peers &= set;
+        bit += 1;
+    }
     peers
 }
 

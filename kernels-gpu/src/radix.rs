@@ -28,22 +28,17 @@ pub const fn passes(key_bytes: u32) -> u32 {
     key_bytes * 8 / RADIX_BITS
 }
 
-/// Keys a thread of a digit pass ranks for keys of `key_bytes` with values of `value_bytes`:
-/// 16, fewer as keys and values widen, so that a tile's keys and values fit in 48 KiB of
-/// shared memory, which every device gives a block without asking.
+/// Keys a thread of a digit pass ranks for keys of `key_bytes` with values of `value_bytes`
+/// ([`crate::tuning::radix_pass_items`]).
 ///
 /// ```
-/// use kernels_gpu::radix::items_per_thread;
-/// assert_eq!(items_per_thread(4, 0), 16);
-/// assert_eq!(items_per_thread(8, 8), 8);
-/// assert_eq!(items_per_thread(8, 16), 6);
+/// use kernels_gpu::radix::{items_per_thread, pass_shared_bytes};
+/// assert_eq!(items_per_thread(4, 0), 32);
+/// assert_eq!(items_per_thread(8, 8), 12);
+/// assert!(pass_shared_bytes(8, 16) <= 64 * 1024);
 /// ```
 pub const fn items_per_thread(key_bytes: u32, value_bytes: u32) -> u32 {
-    match key_bytes + value_bytes {
-        0..=8 => 16,
-        9..=16 => 8,
-        _ => 6,
-    }
+    crate::tuning::radix_pass_items(key_bytes, value_bytes)
 }
 
 /// Keys per tile of a digit pass.
@@ -61,7 +56,7 @@ pub const WARPS: u32 = RADIX / 32;
 ///
 /// ```
 /// use kernels_gpu::radix::pass_shared_bytes;
-/// assert_eq!(pass_shared_bytes(4, 0), 4096 * 4 + 8 * 256 * 4 + 16 + 256 * 8 + 2 * 8 * 8);
+/// assert_eq!(pass_shared_bytes(4, 0), 8192 * 4 + 8 * 256 * 4 + 16 + 256 * 8 + 2 * 8 * 8);
 /// ```
 pub const fn pass_shared_bytes(key_bytes: u32, value_bytes: u32) -> u32 {
     let tile = tile_keys(key_bytes, value_bytes);
@@ -329,7 +324,7 @@ mod tests {
     }
 
     #[test]
-    fn a_tile_fits_48_kib_of_shared_memory() {
+    fn a_tile_fits_the_64_kib_every_device_gives() {
         for (kb, vb) in [
             (4, 0),
             (4, 4),
@@ -340,7 +335,10 @@ mod tests {
             (8, 8),
             (8, 16),
         ] {
-            assert!(pass_shared_bytes(kb, vb) <= 48 * 1024, "{kb} {vb}");
+            let bytes = pass_shared_bytes(kb, vb);
+            assert!(bytes <= 64 * 1024, "{kb} {vb}: {bytes}");
+            // The tiles grow with the items' registers: no item takes fewer than 8 per thread.
+            assert!(items_per_thread(kb, vb) >= 8, "{kb} {vb}");
         }
     }
 }

@@ -197,12 +197,34 @@ pub const fn compact_merge_sort_shared_bytes(key_bytes: u32, value_bytes: u32) -
     merge_shared_bytes(MERGE_TILE, key_bytes, value_bytes)
 }
 
-/// Registers a thread of the radix digit passes may use: three blocks of
-/// [`RADIX`](crate::radix::RADIX) threads per multiprocessor (65536 registers), which hide the
-/// look-back's and the shared-memory atomics' latencies better than two blocks with more
-/// registers; at 64 (four blocks) the pass of 8-byte keys spills (docs/decisions.md, "Register
-/// cap of the digit passes").
-pub const RADIX_PASS_MAX_REGISTERS: u32 = 80;
+/// Keys per thread of a radix digit pass, by the bytes of a key and of its value. Larger
+/// tiles make longer runs of each digit in the scatter (fewer partly written sectors) and
+/// spread each tile's scans and look-back over more keys, as long as the keys stay in
+/// registers: 32 for 4-byte keys alone and 20 for 8-byte items with a cap of 128 registers
+/// (two blocks per multiprocessor); 8-byte keys alone keep 16 under a cap of 80 (three
+/// blocks), which measured faster than 20 under 128. Every tile fits in 64 KiB of shared
+/// memory, which every device from sm_70 lets a block opt into (docs/decisions.md, "Tiles and
+/// register caps of the digit passes").
+pub const fn radix_pass_items(key_bytes: u32, value_bytes: u32) -> u32 {
+    match (key_bytes, value_bytes) {
+        (4, 0) => 32,
+        (8, 0) => 16,
+        (4, 4) => 20,
+        _ if key_bytes + value_bytes <= 16 => 12,
+        _ => 8,
+    }
+}
+
+/// Registers a thread of a radix digit pass may use ([`radix_pass_items`]): 80 (three blocks
+/// of [`RADIX`](crate::radix::RADIX) threads per multiprocessor) for 8-byte keys alone, 128
+/// (two blocks) for the others, whose larger tiles would spill under 80.
+pub const fn radix_pass_max_registers(key_bytes: u32, value_bytes: u32) -> u32 {
+    if key_bytes == 8 && value_bytes == 0 {
+        80
+    } else {
+        128
+    }
+}
 
 /// Registers a thread of the compact tile sorts may use: one block of [`MERGE_THREADS`]
 /// threads fits a multiprocessor's 65536 (the architecture's 255).

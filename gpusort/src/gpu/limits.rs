@@ -232,6 +232,7 @@ mod tests {
     fn launches(limits: &DeviceLimits) -> Vec<(&'static str, u32, u32)> {
         let mut all = super::super::bitonic::launches(limits);
         all.extend(super::super::merge::launches(limits.max_shared_per_block));
+        all.extend(super::super::radix::launches());
         for what in ["sample", "ranks", "fill", "check"] {
             for bits in [32, 64] {
                 let name: &'static str = format!("multi_{what}_u{bits}").leak();

@@ -6,7 +6,7 @@
 //! kernels it runs (docs/decisions.md, "A module per family"). The driver caches what it
 //! compiled (its compute cache), so later processes on the machine wait for none of it.
 
-use super::{DeviceLimits, KERNELS_PTX, bitonic, merge, segments, topk};
+use super::{DeviceLimits, KERNELS_PTX, bitonic, merge, radix, segments, topk};
 use crate::error::{CudaContext, Error, Result};
 use cust::function::Function;
 use cust::module::Module;
@@ -95,8 +95,9 @@ impl Modules {
             Family::GenericWindows => ahead = bitonic::configure_windows(&module, limits, false)?,
             Family::Merge => ahead = merge::configure(&module, limits)?,
             Family::Segments => segments::configure(&module, limits)?,
+            Family::Radix => radix::configure(&module, limits)?,
             // Their blocks fit in the 48 KiB every device gives without asking.
-            Family::Multi | Family::Radix => {}
+            Family::Multi => {}
             Family::TopK => topk::configure(&module, limits)?,
         }
         Ok(slot.get_or_init(|| Loaded {
@@ -124,19 +125,50 @@ pub(crate) fn set_shared_attributes(
     name: &str,
     bytes: u32,
 ) -> Result<()> {
+    use cuda::CUfunction_attribute as A;
+    set_attributes(
+        module,
+        limits,
+        name,
+        bytes,
+        &[
+            (
+                A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                bytes as i32,
+            ),
+            (A::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100),
+        ],
+    )
+}
+
+/// As [`set_shared_attributes`], but leaves the carve-out to the driver, which then keeps
+/// more of the multiprocessor's memory as L1 cache for kernels that want it.
+pub(crate) fn allow_dynamic_shared(
+    module: &Module,
+    limits: &DeviceLimits,
+    name: &str,
+    bytes: u32,
+) -> Result<()> {
+    use cuda::CUfunction_attribute as A;
+    let max = (
+        A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        bytes as i32,
+    );
+    set_attributes(module, limits, name, bytes, &[max])
+}
+
+fn set_attributes(
+    module: &Module,
+    limits: &DeviceLimits,
+    name: &str,
+    bytes: u32,
+    settings: &[(cuda::CUfunction_attribute, i32)],
+) -> Result<()> {
     if !limits.fits(bytes) {
         return Ok(());
     }
-    use cuda::CUfunction_attribute as A;
     let f = function(module, name)?;
-    let settings = [
-        (
-            A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            bytes as i32,
-        ),
-        (A::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100),
-    ];
-    for (attribute, value) in settings {
+    for &(attribute, value) in settings {
         // SAFETY: a valid function handle and a documented attribute.
         let status = unsafe { cuda::cuFuncSetAttribute(f.to_raw(), attribute, value) };
         if status != cuda::CUresult::CUDA_SUCCESS {

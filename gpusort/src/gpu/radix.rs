@@ -3,9 +3,11 @@
 //! an even number of passes (4 for 32-bit keys, 8 for 64-bit ones) ends in the caller's.
 
 use super::GpuSorter;
+use super::modules::allow_dynamic_shared;
 use super::overlap::{Chunked, ChunkedSort};
 use crate::error::{CudaContext, Result, driver};
 use cust::launch;
+use cust::module::Module;
 use cust::sys as cuda;
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::radix::{
@@ -25,6 +27,24 @@ const KERNELS: [((usize, usize), &str, &str); 8] = [
     ((8, 8), "radix_histogram_u64", "radix_pass_u64_u64"),
     ((8, 16), "radix_histogram_u64", "radix_pass_u64_u128"),
 ];
+
+/// The digit passes as every device launches them: (name, threads, dynamic shared bytes).
+pub(crate) fn launches() -> impl Iterator<Item = (&'static str, u32, u32)> {
+    KERNELS
+        .iter()
+        .map(|&((kb, vb), _, pass)| (pass, RADIX, pass_shared_bytes(kb as u32, vb as u32)))
+}
+
+/// Lets each digit pass use its tile's shared memory: up to 64 KiB, above the 48 KiB a block
+/// gets without asking, which every device from sm_70 gives a block that asks. The carve-out
+/// stays the driver's: asking for the largest one took 2^25 u32 keys from 0.90 to 0.96 ms on
+/// an H100 (docs/decisions.md).
+pub(super) fn configure(module: &Module, limits: &super::DeviceLimits) -> Result<()> {
+    for (name, _, shared) in launches() {
+        allow_dynamic_shared(module, limits, name, shared)?;
+    }
+    Ok(())
+}
 
 /// Bytes of scratch a radix sort of `n` keys of `key_bytes` with values of `value_bytes`
 /// needs: a second buffer for the keys and for the values, the histograms and tile counters,

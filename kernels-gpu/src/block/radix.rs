@@ -9,7 +9,7 @@
 
 use crate::block::merge::unrolled;
 use crate::gpu::{
-    atomic_add, block_idx_x, grid_dim_x, lanemask_lt, load_relaxed, match_any, reduce_add,
+    atomic_add, block_idx_x, grid_dim_x, lanemask_lt, load_relaxed, match_bits, reduce_add,
     shared_atomic_add, shared_reduce_add, shfl_idx, shfl_up, store_relaxed, sync_threads,
     thread_idx_x,
 };
@@ -221,7 +221,8 @@ pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize>(
 /// shared-memory add per key), so that the tile's count of each digit is published before any
 /// key is ranked and later tiles' look-backs find it early; the counts' scans give each warp,
 /// per digit, the first slot of its keys in the tile's sorted order. Then each warp ranks item
-/// by item with one match per item (the lanes holding the same digit): the lowest of them adds
+/// by item with one match per item (the lanes holding the same digit, found by a ballot per
+/// digit bit): the lowest of them adds
 /// their number to the warp's slot counter of the digit by an atomic add, whose old value is
 /// their first slot, and every key goes to its slot in shared memory at once. Ranking item by
 /// item, lanes in order, keeps the order stable. The look-back runs while the keys are in
@@ -297,13 +298,18 @@ unsafe fn place_tile<K: Digits, V: Copy + Default, const ITEMS: usize, const FUL
         let below = lanemask_lt();
         unrolled::<ITEMS>(|k| {
             let valid = present(first + 32 * (k as u32));
-            // RADIX matches no digit: the lanes past the end rank among themselves, unused.
+            // RADIX matches no digit (a ninth bit tells it apart): the lanes past the end rank
+            // among themselves, unused. Full tiles have none, and match on the digit's bits.
             let d = if valid {
                 digit(keys[k], pass.shift)
             } else {
                 RADIX
             };
-            let peers = match_any(d);
+            let peers = if FULL {
+                match_bits::<RADIX_BITS>(d)
+            } else {
+                match_bits::<{ RADIX_BITS + 1 }>(d)
+            };
             let leader = peers.trailing_zeros();
             let mut first_slot = 0;
             if lane == leader && valid {

@@ -179,22 +179,22 @@ macro_rules! kernel_list {
     (radix, $then:ident) => {
         $then! {
             radix_histogram_u32: Radix => radix_histogram!(u32);
-            radix_pass_u32: Radix, registers RADIX_PASS_MAX_REGISTERS
+            radix_pass_u32: Radix, registers radix_pass_max_registers(4, 0)
                 => radix_pass!(u32, ());
-            radix_pass_u32_u32: Radix, registers RADIX_PASS_MAX_REGISTERS
+            radix_pass_u32_u32: Radix, registers radix_pass_max_registers(4, 4)
                 => radix_pass!(u32, u32);
-            radix_pass_u32_u64: Radix, registers RADIX_PASS_MAX_REGISTERS
+            radix_pass_u32_u64: Radix, registers radix_pass_max_registers(4, 8)
                 => radix_pass!(u32, u64);
-            radix_pass_u32_u128: Radix, registers RADIX_PASS_MAX_REGISTERS
+            radix_pass_u32_u128: Radix, registers radix_pass_max_registers(4, 16)
                 => radix_pass!(u32, u128);
             radix_histogram_u64: Radix => radix_histogram!(u64);
-            radix_pass_u64: Radix, registers RADIX_PASS_MAX_REGISTERS
+            radix_pass_u64: Radix, registers radix_pass_max_registers(8, 0)
                 => radix_pass!(u64, ());
-            radix_pass_u64_u32: Radix, registers RADIX_PASS_MAX_REGISTERS
+            radix_pass_u64_u32: Radix, registers radix_pass_max_registers(8, 4)
                 => radix_pass!(u64, u32);
-            radix_pass_u64_u64: Radix, registers RADIX_PASS_MAX_REGISTERS
+            radix_pass_u64_u64: Radix, registers radix_pass_max_registers(8, 8)
                 => radix_pass!(u64, u64);
-            radix_pass_u64_u128: Radix, registers RADIX_PASS_MAX_REGISTERS
+            radix_pass_u64_u128: Radix, registers radix_pass_max_registers(8, 16)
                 => radix_pass!(u64, u128);
         }
     };
