@@ -48,7 +48,7 @@ pub(super) fn configure(module: &Module, limits: &super::DeviceLimits) -> Result
 
 /// Bytes of scratch a radix sort of `n` keys of `key_bytes` with values of `value_bytes`
 /// needs: a second buffer for the keys and for the values, the histograms and tile counters,
-/// and a status word per digit per tile (8 bytes per 16 keys of 4-byte keys alone).
+/// and a status word per digit per tile (8 bytes per 32 keys of 4-byte keys alone).
 ///
 /// ```
 /// use gpusort::gpu::radix::scratch_bytes;
