@@ -96,7 +96,7 @@ impl Modules {
             Family::Merge => ahead = merge::configure(&module, limits)?,
             Family::Segments => segments::configure(&module, limits)?,
             // Their blocks fit in the 48 KiB every device gives without asking.
-            Family::Multi | Family::Radix => {}
+            Family::Multi | Family::Radix | Family::ShortSegments => {}
             Family::TopK => topk::configure(&module, limits)?,
         }
         Ok(slot.get_or_init(|| Loaded {
