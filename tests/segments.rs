@@ -1,10 +1,11 @@
 //! The segmented sorts (`GpuSorter::sort_segments`, `_pairs`, `argsort_segments`, on host slices
 //! and device buffers) against std's sort of each segment: rows of every length around each
-//! power of two up to past a block's tile (the longest rows sorted one by one), variable-length
-//! segments mixing empty, single-key, tile-sized and huge ones, offsets that leave keys outside
-//! every segment, all six key types, both orders, NaN and signed zeros, stability (argsort and
-//! pairs: equal keys keep their input order), values of 4, 8 and 16 bytes, writes past the end
-//! (guard keys), and bad segments as typed errors. Runs when a CUDA device is present; skipped
+//! power of two up to past a block's tile (the longest rows sorted one by one), rows of every
+//! length that the register sort of short segments takes (up to 64) for every key type,
+//! variable-length segments mixing empty, single-key, short, tile-sized and huge ones, offsets
+//! that leave keys outside every segment, all six key types, both orders, NaN and signed zeros,
+//! stability (argsort and pairs: equal keys keep their input order), values of 4, 8 and 16
+//! bytes, writes past the end (guard keys), and bad segments as typed errors. Runs when a CUDA device is present; skipped
 //! (said on stderr) when not; fails without one under `REQUIRE_GPU=1`.
 
 use cust::memory::{CopyDestination, DeviceSlice};
@@ -12,6 +13,7 @@ use gpusort::gpu::Segments;
 use gpusort::{Error, GpuSorter, Order, SortKey, SortValue};
 use gpusort_cli::inputs::{Dist, generate};
 use gpusort_suite::{gpu_or_skip, sprinkle_specials, test_seed};
+use kernels_gpu::segments::SHORT_TILE;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
 const ORDERS: [Order; 2] = [Order::Ascending, Order::Descending];
@@ -370,4 +372,107 @@ fn random_rows_and_segments() {
         let what = format!("case {case}: {rows} rows of {len} (seed {seed})");
         assert_segments_sort(&gpu, &keys, Segments::Rows(len), order, &what);
     }
+}
+
+/// Rows of `lens` of `K` (made by `make` from a length and a seed), in both orders: a block of
+/// the register sort's tile or less, or two full ones and part of a third.
+fn short_rows_of<K: SortKey>(gpu: &GpuSorter, lens: &[usize], make: impl Fn(usize, u64) -> Vec<K>) {
+    let seed = test_seed(64);
+    for (i, &len) in lens.iter().enumerate() {
+        let rows = if i % 2 == 0 {
+            2 * (SHORT_TILE as usize / len.next_power_of_two()) + 3
+        } else {
+            7
+        };
+        let keys = make(rows * len, seed + i as u64);
+        let order = ORDERS[(i / 2) % 2];
+        let what = format!("{:?} rows of {len}, {order:?} (seed {seed})", K::DTYPE);
+        assert_segments_sort(gpu, &keys, Segments::Rows(len), order, &what);
+    }
+}
+
+/// The lengths of the register sort of short segments (up to 64 keys; two threads to a row of
+/// 33 ..= 64) and the first ones past it.
+fn short_lengths() -> Vec<usize> {
+    (1..=34).chain([47, 48, 63, 64, 65, 66, 127, 128]).collect()
+}
+
+/// f32 keys with NaNs, infinities and both zeros among ties.
+fn floats_with_specials(n: usize, seed: u64) -> Vec<f32> {
+    let mut keys = keys_of::<f32>(n, seed, seed % 2 == 0);
+    sprinkle_specials(&mut keys, 3);
+    keys
+}
+
+#[test]
+fn short_rows_of_every_length_and_key_type() {
+    let Some(gpu) = gpu_or_skip("segmented sort") else {
+        return;
+    };
+    let lens = short_lengths();
+    let ties = |seed: u64| seed % 3 == 0;
+    short_rows_of::<u32>(&gpu, &lens, |n, s| keys_of(n, s, ties(s)));
+    short_rows_of::<i32>(&gpu, &lens, |n, s| keys_of(n, s, ties(s)));
+    short_rows_of::<f32>(&gpu, &lens, floats_with_specials);
+    short_rows_of::<u64>(&gpu, &lens, |n, s| keys_of(n, s, ties(s)));
+    short_rows_of::<i64>(&gpu, &lens, |n, s| keys_of(n, s, ties(s)));
+    short_rows_of::<f64>(&gpu, &lens, |n, s| {
+        floats_with_specials(n, s)
+            .into_iter()
+            .map(f64::from)
+            .collect()
+    });
+}
+
+/// Offsets of every length from 0 to past the register sort (each twice, in a random order),
+/// with segments for the block sort and one longer than a block among them.
+fn short_and_long_offsets(seed: u64) -> Vec<usize> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut lens: Vec<usize> = (0..=70).chain(0..=70).collect();
+    lens.extend([100, 129, 1000, 5000, 8192, 9000]);
+    for i in (1..lens.len()).rev() {
+        lens.swap(i, rng.random_range(0..=i));
+    }
+    let mut offsets = vec![0usize];
+    for l in lens {
+        offsets.push(offsets.last().unwrap() + l);
+    }
+    offsets
+}
+
+fn short_and_long_segments_of<K: SortKey>(gpu: &GpuSorter, keys: impl Fn(usize, u64) -> Vec<K>) {
+    let seed = test_seed(33);
+    let offsets = short_and_long_offsets(seed);
+    let n = *offsets.last().unwrap();
+    for (i, order) in ORDERS.into_iter().enumerate() {
+        let keys = keys(n + 10, seed + i as u64);
+        let what = format!(
+            "{:?} short and long segments, {order:?} (seed {seed})",
+            K::DTYPE
+        );
+        // The keys past the last offset are in no segment.
+        assert_segments_sort(gpu, &keys, Segments::Offsets(&offsets), order, &what);
+        // Nor are those before the first offset and after the last here.
+        let inner = &offsets[5..offsets.len() - 5];
+        assert_segments_sort(gpu, &keys, Segments::Offsets(inner), order, &what);
+    }
+}
+
+#[test]
+fn short_segments_among_long_ones_every_key_type() {
+    let Some(gpu) = gpu_or_skip("segmented sort") else {
+        return;
+    };
+    let ties = |seed: u64| seed % 2 == 0;
+    short_and_long_segments_of::<u32>(&gpu, |n, s| keys_of(n, s, ties(s)));
+    short_and_long_segments_of::<i32>(&gpu, |n, s| keys_of(n, s, ties(s)));
+    short_and_long_segments_of::<f32>(&gpu, floats_with_specials);
+    short_and_long_segments_of::<u64>(&gpu, |n, s| keys_of(n, s, ties(s)));
+    short_and_long_segments_of::<i64>(&gpu, |n, s| keys_of(n, s, ties(s)));
+    short_and_long_segments_of::<f64>(&gpu, |n, s| {
+        floats_with_specials(n, s)
+            .into_iter()
+            .map(f64::from)
+            .collect()
+    });
 }

@@ -239,7 +239,14 @@ impl<K: KeyBits + WarpShuffle, const RUN: usize> Team<K, RUN> for CudaTeam<K, RU
 
     #[inline(always)]
     fn exchange(&mut self, lane_mask: u32, mut f: impl FnMut(u32, &mut [K; RUN], &[K; RUN])) {
-        let theirs: [K; RUN] = core::array::from_fn(|r| self.run[r].shfl_xor(lane_mask));
+        // Written out: a loop over a run of wide keys is not always unrolled, and a run indexed
+        // in a loop moves to local memory.
+        let mut theirs = self.run;
+        macro_rules! shuffles {
+            ($($r:literal)*) => { $( if $r < RUN { theirs[$r] = self.run[$r].shfl_xor(lane_mask); } )* };
+        }
+        shuffles!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+        const { assert!(RUN <= 32, "runs of up to 32 keys") };
         f(thread_idx_x(), &mut self.run, &theirs)
     }
 

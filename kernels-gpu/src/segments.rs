@@ -13,6 +13,14 @@
 //! sort as one element, compared key first, then position: the result is the stable order, and
 //! rows of any length need no more than 2^(p+1) − 1 work slots.
 //!
+//! Short segments (padded rows of up to 2^[`SHORT_SEGMENTS_MAX_ROW_LOG2`] positions, [`is_short`])
+//! take a register sort instead ([`crate::block::short_segments`]): a block of
+//! [`SHORT_SEGMENTS_THREADS`] threads holds a tile of 32 positions per thread, each thread its 32
+//! consecutive positions in registers, that is 2^(5 − p) whole rows, or half a row of 64. Every
+//! step of stages 1 ..= 5 is then a compare-exchange of two registers; rows of 64 take their
+//! top two steps by a shuffle with the neighbouring lane. Shared memory only stages the
+//! coalesced loads and stores ([`short_slot`]).
+//!
 //! ```
 //! use kernels_gpu::segments::{row_log2, tile_log2};
 //!
@@ -23,7 +31,10 @@
 //! ```
 
 use crate::bitonic::ceil_log2;
-use crate::tuning::{SEGMENTS_MIN_TILE_LOG2, SMALL_RUN_LOG2};
+use crate::tuning::{
+    SEGMENTS_MIN_TILE_LOG2, SHORT_SEGMENTS_MAX_ROW_LOG2, SHORT_SEGMENTS_RUN_LOG2,
+    SHORT_SEGMENTS_THREADS, SMALL_RUN_LOG2,
+};
 
 /// Positions each thread holds in registers (log2).
 pub const RUN_LOG2: u32 = SMALL_RUN_LOG2;
@@ -138,6 +149,74 @@ pub const fn blocks(segments: u64, row_log2: u32) -> u64 {
     segments.div_ceil(rows_per_block(row_log2))
 }
 
+/// Whether segments padded to 2^`row_log2` positions take the register sort of short segments
+/// rather than the block sort.
+///
+/// ```
+/// use kernels_gpu::segments::{is_short, row_log2};
+/// assert!(is_short(row_log2(1)) && is_short(row_log2(33)) && is_short(row_log2(64)));
+/// assert!(!is_short(row_log2(65)));
+/// ```
+pub const fn is_short(row_log2: u32) -> bool {
+    row_log2 <= SHORT_SEGMENTS_MAX_ROW_LOG2
+}
+
+/// Positions of a block's tile in the register sort of short segments: 32 per thread.
+pub const SHORT_TILE: u32 = SHORT_SEGMENTS_THREADS << SHORT_SEGMENTS_RUN_LOG2;
+
+// Whole warps (rows of 64 shuffle with the neighbouring lane), a multiple of every short row
+// (each thread's iterations then stay at one position of their rows), and short rows that the
+// block sort could take as well.
+const _: () = assert!(
+    SHORT_SEGMENTS_THREADS % 32 == 0
+        && SHORT_SEGMENTS_THREADS.is_multiple_of(1 << SHORT_SEGMENTS_MAX_ROW_LOG2)
+        && SHORT_SEGMENTS_MAX_ROW_LOG2 <= MAX_ROW_LOG2
+);
+
+/// Padded rows (or segments) per block of the register sort of short segments.
+///
+/// ```
+/// use kernels_gpu::segments::short_rows_per_block;
+/// // Two warps of 32 positions per thread: 64 rows of 32, 128 of 16, 32 of 64.
+/// assert_eq!([5, 4, 6].map(short_rows_per_block), [64, 128, 32]);
+/// ```
+pub const fn short_rows_per_block(row_log2: u32) -> u64 {
+    (SHORT_TILE >> row_log2) as u64
+}
+
+/// Blocks of a launch of the register sort of short segments over `segments` segments (or rows)
+/// padded to 2^`row_log2` ([`is_short`]).
+pub const fn short_blocks(segments: u64, row_log2: u32) -> u64 {
+    segments.div_ceil(short_rows_per_block(row_log2))
+}
+
+/// The shared-memory slot of tile position `s` in the register sort of short segments: one
+/// unused slot after every 32 elements, so that the 32 lanes of a warp reading their runs
+/// (thread t position 32t + r) meet every bank once per wavefront for elements of 4, 8 and 16
+/// bytes (tested below), and the coalesced loads and stores (thread t position i·threads + t)
+/// too.
+///
+/// ```
+/// use kernels_gpu::segments::short_slot;
+/// assert_eq!([0, 31, 32, 64].map(short_slot), [0, 31, 33, 66]);
+/// ```
+#[inline(always)]
+pub const fn short_slot(s: u32) -> u32 {
+    s + (s >> SHORT_SEGMENTS_RUN_LOG2)
+}
+
+/// Dynamic shared memory of a block of the register sort of short segments with elements of
+/// `element_bytes` ([`element_bytes`]).
+///
+/// ```
+/// use kernels_gpu::segments::short_shared_bytes;
+/// assert_eq!(short_shared_bytes(4), 2112 * 4);
+/// assert!(short_shared_bytes(16) <= 48 * 1024);
+/// ```
+pub const fn short_shared_bytes(element_bytes: u32) -> u32 {
+    short_slot(SHORT_TILE) * element_bytes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,6 +272,86 @@ mod tests {
                 assert!(!seen[at]);
                 seen[at] = true;
             }
+        }
+    }
+
+    #[test]
+    fn short_tiles_fit_every_device_without_asking() {
+        for bytes in [4, 8, 16] {
+            assert!(short_shared_bytes(bytes) <= 48 * 1024);
+        }
+        assert!((0..=MAX_ROW_LOG2).all(|p| is_short(p) == (p <= SHORT_SEGMENTS_MAX_ROW_LOG2)));
+    }
+
+    /// The banks of the 4-byte words that a warp's lanes `lanes` touch reading element slots
+    /// `slot_of(lane)` of `bytes`, wavefront by wavefront (128 bytes each): none twice.
+    fn conflict_free(bytes: u32, slot_of: impl Fn(u32) -> u32) -> bool {
+        let words = bytes / 4;
+        let per_wavefront = 32 / words;
+        (0..words).all(|wave| {
+            let mut banks = std::collections::HashSet::new();
+            (wave * per_wavefront..(wave + 1) * per_wavefront).all(|lane| {
+                let first = slot_of(lane) * words;
+                (0..words).all(|w| banks.insert((first + w) % 32))
+            })
+        })
+    }
+
+    #[test]
+    fn short_runs_and_coalesced_phases_meet_every_bank_once() {
+        for bytes in [4u32, 8, 16] {
+            for warp in 0..SHORT_SEGMENTS_THREADS / 32 {
+                for r in 0..32 {
+                    // Runs: lane t holds positions 32t + r.
+                    let run = |lane| short_slot((warp * 32 + lane) * 32 + r);
+                    assert!(conflict_free(bytes, run), "{bytes} B, runs, r {r}");
+                    // Loads and stores: thread t takes position i·threads + t.
+                    let phase = |lane| short_slot(r * SHORT_SEGMENTS_THREADS + warp * 32 + lane);
+                    assert!(conflict_free(bytes, phase), "{bytes} B, phases, i {r}");
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Over a launch of `count` segments padded to 2^`p`: the load and store positions of
+        /// the threads (iteration i, thread t: tile position i·threads + t) and their runs (thread t:
+        /// 32t ..= 32t + 31) each cover every position of every block's tile once; a run holds
+        /// whole rows, or for rows of 64 half of one, the other half in the neighbouring lane;
+        /// every (segment, position) of the launch lies in exactly one block's tile.
+        #[test]
+        fn short_launches_cover_every_position_once(count in 0u64..2000, p in 0u32..=SHORT_SEGMENTS_MAX_ROW_LOG2) {
+            let threads = SHORT_SEGMENTS_THREADS;
+            let mut phases = vec![0u8; SHORT_TILE as usize];
+            for i in 0..32 {
+                for t in 0..threads {
+                    phases[(i * threads + t) as usize] += 1;
+                }
+            }
+            proptest::prop_assert!(phases.iter().all(|&c| c == 1));
+            for t in 0..threads {
+                let (lo, hi) = (32 * t, 32 * t + 31);
+                if p <= SHORT_SEGMENTS_RUN_LOG2 {
+                    proptest::prop_assert_eq!(lo >> p << p, lo);
+                    proptest::prop_assert_eq!((hi + 1) >> p << p, hi + 1);
+                } else {
+                    proptest::prop_assert_eq!(lo >> p, (32 * (t ^ 1)) >> p);
+                    proptest::prop_assert_eq!(t / 32, (t ^ 1) / 32);
+                }
+            }
+            let rows = short_rows_per_block(p);
+            proptest::prop_assert_eq!(rows << p, u64::from(SHORT_TILE));
+            let mut seen = vec![0u8; (count << p) as usize];
+            for b in 0..short_blocks(count, p) {
+                for s in 0..SHORT_TILE {
+                    let (e, j) = (b * rows + u64::from(s >> p), u64::from(s) & ((1 << p) - 1));
+                    if e < count {
+                        seen[((e << p) + j) as usize] += 1;
+                    }
+                }
+            }
+            proptest::prop_assert!(seen.iter().all(|&c| c == 1));
+            proptest::prop_assert!(short_blocks(count, p) * rows < count + rows);
         }
     }
 }

@@ -158,6 +158,21 @@ pub const SEGMENTS_MIN_TILE_LOG2: u32 = 11;
 /// have 512 threads, which the 65536 registers of a block allow 128 each.
 pub const SEGMENTS_MAX_REGISTERS: u32 = 65536 / (1 << (13 - SMALL_RUN_LOG2));
 
+/// log2 of the positions each thread of the segmented sort's register sort of short segments
+/// holds ([`crate::block::short_segments`]): 32, one padded row of 32 or several shorter ones.
+pub const SHORT_SEGMENTS_RUN_LOG2: u32 = 5;
+
+/// log2 of the longest padded row that the register sort of short segments takes: rows of up to
+/// 64 keys, two threads to a row of 33 ..= 64 (their two top steps by warp shuffles). Longer
+/// rows take the block sort, whose steps above a warp go through shared memory.
+pub const SHORT_SEGMENTS_MAX_ROW_LOG2: u32 = 6;
+
+/// Threads per block of the register sort of short segments: two warps, a tile of 2048
+/// positions, at most 33 KiB of shared memory (16-byte elements), under the 48 KiB that every
+/// device gives a block without asking, with enough blocks per multiprocessor to keep the
+/// memory busy.
+pub const SHORT_SEGMENTS_THREADS: u32 = 64;
+
 /// The most dynamic shared memory per block that every device from sm_70 lets a kernel opt
 /// into: the T4's (sm_75) 64 KiB. (V100: 96 KiB; A100: 163; sm_86, sm_89, sm_120: 99; H100,
 /// H200: 227.) Every kernel has a shape that fits it.

@@ -97,7 +97,7 @@ impl Modules {
             Family::Segments => segments::configure(&module, limits)?,
             Family::Radix => radix::configure(&module, limits)?,
             // Their blocks fit in the 48 KiB every device gives without asking.
-            Family::Multi => {}
+            Family::Multi | Family::ShortSegments => {}
             Family::TopK => topk::configure(&module, limits)?,
         }
         Ok(slot.get_or_init(|| Loaded {

@@ -1,6 +1,7 @@
-//! Sorting many rows or segments at once ([`kernels_gpu::segments`]): every segment that a
-//! block holds is sorted by one block's bitonic network, a launch per padded length (one in
-//! all for rows of one length); longer segments each take a sort of their own.
+//! Sorting many rows or segments at once ([`kernels_gpu::segments`]): segments of up to 64 keys
+//! are sorted in registers, 32 positions per thread; every other segment that a block holds by
+//! one block's bitonic network; a launch per padded length (one in all for rows of one length);
+//! longer segments each take a sort of their own.
 
 use super::{GpuSorter, bitonic, check_len, check_pairs, radix};
 use crate::error::{CudaContext, Error, Result, driver};
@@ -11,8 +12,10 @@ use cust::module::Module;
 use cust::sys as cuda;
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::segments::{
-    MAX_ROW_LOG2, blocks, element_bytes, max_row_log2, row_log2, shared_bytes, threads, tile_log2,
+    MAX_ROW_LOG2, blocks, element_bytes, is_short, max_row_log2, row_log2, shared_bytes,
+    short_blocks, short_shared_bytes, threads, tile_log2,
 };
+use kernels_gpu::tuning::SHORT_SEGMENTS_THREADS;
 
 /// How the keys are cut into independently sorted segments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +56,24 @@ fn kernel(key_bytes: usize, indexed: bool, value_bytes: usize) -> &'static str {
         .expect("keys of 4 or 8 bytes, values of 4, 8 or 16")
 }
 
+/// The register sorts of short segments per (key bytes, whether each key travels with its
+/// position); values of any width go through the indexed kernels as 4-byte words.
+const SHORT_KERNELS: [((usize, bool), &str); 4] = [
+    ((4, false), "segments_short_u32"),
+    ((8, false), "segments_short_u64"),
+    ((4, true), "segments_short_indexed_u32"),
+    ((8, true), "segments_short_indexed_u64"),
+];
+
+/// The register sort of short segments of keys of `key_bytes`, alone or `indexed`.
+fn short_kernel(key_bytes: usize, indexed: bool) -> &'static str {
+    SHORT_KERNELS
+        .iter()
+        .find(|(w, _)| *w == (key_bytes, indexed))
+        .map(|(_, name)| *name)
+        .expect("keys of 4 or 8 bytes")
+}
+
 /// Lets every segment kernel use the shared memory of the longest row it sorts on a device of
 /// `limits` (up to 139 KB, for 8-byte keys with positions in rows of 8192).
 pub(super) fn configure(module: &Module, limits: &super::DeviceLimits) -> Result<()> {
@@ -73,7 +94,9 @@ pub(super) fn configure(module: &Module, limits: &super::DeviceLimits) -> Result
 /// The launches of a segmented sort, worked out on the host.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Plan {
-    /// Block launches: `(row_log2, entries, first entry in ids)`.
+    /// Launches of the segments that one block holds, one per padded length:
+    /// `(row_log2, entries, first entry in ids)`. Those of up to 64 keys ([`is_short`]) run the
+    /// register sort, the others the block sort.
     pub launches: Vec<(u32, u64, usize)>,
     /// The segment ids of the launches' entries, launch after launch (empty for rows).
     pub ids: Vec<u32>,
@@ -240,9 +263,12 @@ impl GpuSorter {
     ///
     /// # Current implementation
     ///
-    /// Every segment of up to 8192 keys (fewer for 8-byte keys on devices with less shared
-    /// memory) is sorted in shared memory and registers by one block's bitonic network, padded
-    /// to a power of two: one launch per padded length, several segments to a block. Longer
+    /// Segments are padded to a power of two and grouped by it, one launch per padded length.
+    /// Segments of up to 64 keys are sorted in registers by a bitonic network, each thread 32
+    /// positions (several segments of up to 32 keys, or half of one of up to 64), loaded and
+    /// stored through shared memory. Every other segment of up to 8192 keys (fewer for 8-byte
+    /// keys on devices with less shared memory) is sorted in shared memory and registers by one
+    /// block's bitonic network, several segments to a block. Longer
     /// segments: rows of keys alone whose length is a power of two by one bitonic network over
     /// all rows, in place; other segments of 4-byte keys packed with their positions into
     /// 8-byte items, grouped by padded length, sorted as rows by the same network and put back
@@ -505,37 +531,64 @@ impl GpuSorter {
         };
         let offsets_at = offsets.as_ref().map_or(0, |b| b.as_device_ptr().as_raw());
         let ids_at = ids.as_ref().map_or(0, |b| b.as_device_ptr().as_raw());
-        let name = kernel(l.key_bytes, l.indexed(), l.value_bytes);
         let bytes = element_bytes(l.key_bytes as u32, l.indexed());
-        let f = self.function(name)?;
+        let value_words = if l.values == 0 {
+            0
+        } else {
+            (l.value_bytes / 4) as u32
+        };
         let stream = &self.stream;
-        for &(p, count, first) in &plan.launches {
-            let t = tile_log2(p);
-            let grid = u32::try_from(blocks(count, p)).map_err(|_| Error::TooLong {
-                len: count,
+        let grid_of = |blocks: u64| {
+            u32::try_from(blocks).map_err(|_| Error::TooLong {
+                len: blocks,
                 max: u64::from(u32::MAX),
-            })?;
+            })
+        };
+        for &(p, count, first) in &plan.launches {
             let list = if ids_at == 0 {
                 0
             } else {
                 ids_at + first as u64 * 4
             };
-            // SAFETY: every entry's segment lies in the keys (checked by `plan`), values and
-            // indices are as long as the keys; the launch shape is the kernel's.
-            unsafe {
-                launch!(f<<<grid, threads(t), shared_bytes(t, bytes), stream>>>(
-                    l.keys,
-                    l.values,
-                    l.indices,
-                    count,
-                    plan.row_len,
-                    offsets_at,
-                    list,
-                    p,
-                    l.map
-                ))
-            }
-            .context(&format!(
+            let launched = if is_short(p) {
+                let f = self.function(short_kernel(l.key_bytes, l.indexed()))?;
+                let grid = grid_of(short_blocks(count, p))?;
+                // SAFETY: every entry's segment lies in the keys (checked by `plan`), values
+                // (of `value_words` words) and indices are as long as the keys; the launch
+                // shape is the kernel's.
+                unsafe {
+                    launch!(f<<<grid, SHORT_SEGMENTS_THREADS, short_shared_bytes(bytes), stream>>>(
+                        l.keys,
+                        l.values,
+                        l.indices,
+                        count,
+                        plan.row_len,
+                        offsets_at,
+                        list,
+                        p,
+                        l.map,
+                        value_words
+                    ))
+                }
+            } else {
+                let f = self.function(kernel(l.key_bytes, l.indexed(), l.value_bytes))?;
+                let (t, grid) = (tile_log2(p), grid_of(blocks(count, p))?);
+                // SAFETY: as above.
+                unsafe {
+                    launch!(f<<<grid, threads(t), shared_bytes(t, bytes), stream>>>(
+                        l.keys,
+                        l.values,
+                        l.indices,
+                        count,
+                        plan.row_len,
+                        offsets_at,
+                        list,
+                        p,
+                        l.map
+                    ))
+                }
+            };
+            launched.context(&format!(
                 "launching the segmented sort of {count} segments of up to {} keys",
                 1u64 << p
             ))?;
@@ -695,6 +748,7 @@ impl GpuSorter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kernels_gpu::kernels::Family;
 
     #[test]
     fn rows_launch_once_and_long_rows_sort_alone() {
@@ -782,7 +836,41 @@ mod tests {
     }
 
     #[test]
+    fn short_rows_and_segments_take_the_register_sort() {
+        // Rows of up to 64 keys (padded to 2^6) take the register sort, longer ones the block.
+        for (len, short) in [(1, true), (16, true), (33, true), (64, true), (65, false)] {
+            let p = plan(Segments::Rows(len), len * 10, 13, true).unwrap();
+            assert_eq!(p.launches.len(), 1);
+            assert_eq!(is_short(p.launches[0].0), short, "rows of {len}");
+        }
+        // Segments: a launch per padded length, short ones and long ones apart.
+        let offsets = [0, 5, 37, 101, 102, 300, 364];
+        let p = plan(Segments::Offsets(&offsets), 364, 13, false).unwrap();
+        // Lengths 5, 32, 64, 1, 198, 64.
+        assert_eq!(p.launches, [(3, 1, 0), (5, 1, 1), (6, 2, 2), (8, 1, 4)]);
+        let short: Vec<bool> = p.launches.iter().map(|l| is_short(l.0)).collect();
+        assert_eq!(short, [true, true, true, false]);
+    }
+
+    #[test]
+    fn the_register_sorts_keep_their_runs_in_registers() {
+        for (_, name) in SHORT_KERNELS {
+            super::super::assert_no_local_memory(
+                name,
+                "docs/decisions.md, \"Short segments in registers\"",
+            );
+        }
+    }
+
+    #[test]
     fn every_width_has_a_kernel() {
+        for (kb, indexed) in [(4, false), (8, false), (4, true), (8, true)] {
+            let k = kernels_gpu::kernels::kernel(short_kernel(kb, indexed)).unwrap();
+            assert_eq!(
+                (k.key_bytes as usize, k.family),
+                (kb, Family::ShortSegments)
+            );
+        }
         for kb in [4, 8] {
             assert!(kernel(kb, false, 0).starts_with("segments_sort"));
             for vb in [0, 4, 8, 16] {

@@ -2,8 +2,8 @@
 //! is generic over the block's threads, seen in one of two ways:
 //! - a [`Team`]: each thread holds a run of `RUN` keys in registers, exchanges them with other
 //!   lanes of its warp (shuffles) and with other threads through shared memory between
-//!   barriers. The bitonic sorts' block code ([`tiny`], [`small`], [`window`]) is written
-//!   against it. On the GPU a team is the calling thread (`gpu::CudaTeam`); on the CPU,
+//!   barriers. The bitonic sorts' block code ([`tiny`], [`small`], [`window`], [`segments`],
+//!   [`short_segments`]) is written against it. On the GPU a team is the calling thread (`gpu::CudaTeam`); on the CPU,
 //!   [`CpuTeam`] runs every thread of the block in turn and panics on a shared-memory race (a
 //!   missing barrier).
 //! - a [`Block`] of *units*: per-unit state kept across barriers ([`Block::Regs`]) and shared
@@ -15,6 +15,7 @@ pub mod network_merge;
 #[cfg(target_arch = "nvptx64")]
 pub mod radix;
 pub mod segments;
+pub mod short_segments;
 pub mod small;
 pub mod tiny;
 pub mod topk;

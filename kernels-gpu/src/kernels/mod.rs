@@ -208,6 +208,10 @@ macro_rules! kernel_list {
             segments_indexed_u64_u32: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u64, Indexed64, u32);
             segments_indexed_u64_u64: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u64, Indexed64, u64);
             segments_indexed_u64_u128: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u64, Indexed64, u128);
+            segments_short_u32: ShortSegments => segments_short!(u32, u32);
+            segments_short_u64: ShortSegments => segments_short!(u64, u64);
+            segments_short_indexed_u32: ShortSegments => segments_short!(u32, Indexed32);
+            segments_short_indexed_u64: ShortSegments => segments_short!(u64, Indexed64);
             segments_positions_u32: Segments => segments_positions!(u32);
             segments_pack_u32: Segments => segments_pack!(u32);
             segments_unpack_u32_u32: Segments => segments_unpack!(u32, u32);

@@ -1,11 +1,13 @@
 //! Segmented sort kernels ([`crate::segments`]): many rows or segments, each sorted in one
-//! block by a bitonic network. One kernel per key width sorts keys alone; the indexed kernels
-//! sort each key with its position, for argsorts (`indices`) and pairs (`values`, of 4, 8 or 16
-//! bytes, only moved).
+//! block by a bitonic network, or short ones each in one thread's registers. One kernel per key
+//! width sorts keys alone; the indexed kernels sort each key with its position, for argsorts
+//! (`indices`) and pairs (`values`, of 4, 8 or 16 bytes, only moved).
 
 use crate::block::segments::{Indexed32, Indexed64, RUN, Segments, packed_item, sort, unpack_item};
+use crate::block::short_segments;
 use crate::gpu::{CudaTeam, block_dim_x, block_idx_x, dynamic_shared, global_thread_x, grid_dim_x};
 use crate::segments::tile_log2;
+use crate::tuning::SHORT_SEGMENTS_THREADS;
 
 macro_rules! segments_sort {
     ($name:ident, $key:ty, $element:ty, $value:ty) => {
@@ -56,6 +58,63 @@ macro_rules! segments_sort {
                     &seg,
                     tile_log2(row_log2),
                     u64::from(block_idx_x()),
+                    &mut held,
+                );
+            }
+        }
+    };
+}
+
+macro_rules! segments_short {
+    ($name:ident, $key:ty, $element:ty) => {
+        /// Sorts `count` segments of at most 2^`row_log2` ≤ 64 keys in place, as
+        /// `segments_sort_*` does, each thread 32 positions of them in registers
+        /// (`block::short_segments`). Values, unless null, are `value_words` 4-byte words each,
+        /// permuted with the keys; indices, unless null, receive each segment's sorting
+        /// permutation (indexed kernels only; keys-alone kernels ignore both).
+        ///
+        /// Launch: `short_blocks(count, row_log2)` blocks of `SHORT_SEGMENTS_THREADS` threads,
+        /// `short_shared_bytes(size_of::<element>())` bytes of dynamic shared memory.
+        ///
+        /// # Safety
+        /// As `segments_sort_*`; the launch is as above.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            keys: *mut $key,
+            values: *mut u32,
+            indices: *mut u32,
+            count: u64,
+            row_len: u64,
+            offsets: *const u64,
+            list: *const u32,
+            row_log2: u32,
+            map: u32,
+            value_words: u32,
+        ) {
+            let seg = Segments {
+                keys,
+                values,
+                indices,
+                count,
+                row_len,
+                offsets,
+                list,
+                row_log2,
+                map,
+            };
+            let mut held = [[0u32; short_segments::RUN]; 1];
+            // SAFETY: the launch contract.
+            unsafe {
+                let mut team = CudaTeam::<$element, { short_segments::RUN }>::new(
+                    dynamic_shared::<$element>(),
+                );
+                short_segments::sort(
+                    &mut team,
+                    &seg,
+                    SHORT_SEGMENTS_THREADS,
+                    u64::from(block_idx_x()),
+                    value_words,
                     &mut held,
                 );
             }

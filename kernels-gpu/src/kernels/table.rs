@@ -57,13 +57,17 @@ pub enum Family {
     Radix,
     /// The segmented sort's block sorts of rows and segments (`segments_*`).
     Segments,
+    /// The segmented sort's register sorts of short rows and segments (`segments_short_*`): a
+    /// module of their own, so that a sort of short segments alone does not wait for the
+    /// block sorts to compile.
+    ShortSegments,
     /// The rounds of top-k selection (`topk_*`).
     TopK,
 }
 
 impl Family {
     /// Every family, in the order of their discriminants.
-    pub const ALL: [Family; 9] = [
+    pub const ALL: [Family; 10] = [
         Family::Small,
         Family::Tiles,
         Family::Windows,
@@ -72,6 +76,7 @@ impl Family {
         Family::Multi,
         Family::Radix,
         Family::Segments,
+        Family::ShortSegments,
         Family::TopK,
     ];
 
