@@ -2,11 +2,12 @@
 //! against a stable sort): every key type, both orders, NaN and signed zeros, ties (the lowest
 //! indices must win), k = 1, 2, 31, 32, 33, 1023, 1024 and 1025 (the sort fallback), lengths
 //! around the blocks' tiles and parts, sorted and reversed inputs (every key passes the
-//! filter), rows of many shapes, keys already on the device, and the typed errors. Runs when a
+//! filter), rows of many shapes, keys already on the device (also starting off a 16-byte
+//! boundary, which the tiles load key by key), and the typed errors. Runs when a
 //! CUDA device is present; skipped (said on stderr) when not; fails without one under
 //! `REQUIRE_GPU=1`.
 
-use cust::memory::CopyDestination;
+use cust::memory::{CopyDestination, DeviceSlice};
 use gpusort::topk::{TopK, top_k_cpu, top_k_rows_cpu};
 use gpusort::{Error, GpuSorter, Order, SortKey};
 use gpusort_cli::inputs::{Dist, generate};
@@ -232,6 +233,69 @@ fn keys_on_the_device_stay_and_give_the_same_top_k() {
     let mut after = vec![0u64; keys.len()];
     device.copy_to(&mut after[..]).unwrap();
     assert!(after == keys, "the device keys changed");
+}
+
+/// The GPU's top-k of keys already on the device equals the CPU's, bit for bit.
+fn check_device<K: SortKey>(
+    gpu: &GpuSorter,
+    keys: &DeviceSlice<K>,
+    host: &[K],
+    (row_len, k): (usize, usize),
+    what: &str,
+) {
+    let got = gpu
+        .top_k_rows_device(keys, row_len, k, Order::Descending)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let want = top_k_rows_cpu(host, row_len, k, Order::Descending).unwrap();
+    assert!(
+        bits(&got) == bits(&want),
+        "{what}: {} {} keys in rows of {row_len}, k = {k}",
+        host.len(),
+        K::DTYPE
+    );
+}
+
+#[test]
+fn keys_off_a_16_byte_boundary_select_like_aligned_ones() {
+    // A slice that starts one to three keys into its allocation: its tiles load key by key,
+    // where an aligned one loads 16-byte vectors; rows of an odd length are never aligned.
+    let Some(gpu) = gpu_or_skip("keys_off_a_16_byte_boundary_select_like_aligned_ones") else {
+        return;
+    };
+    let keys: Vec<f32> = generate((1 << 20) + 7, Dist::Uniform, 12);
+    let device = gpu.upload(&keys).unwrap();
+    for skip in 0..4 {
+        let tail = device.index(skip..);
+        let host = &keys[skip..];
+        for k in [1, 64, 1024] {
+            check_device(
+                &gpu,
+                &tail,
+                host,
+                (host.len(), k),
+                &format!("f32, {skip} keys in"),
+            );
+        }
+        let row_len = 4093;
+        let rows = host.len() / row_len;
+        let matrix = tail.index(..rows * row_len);
+        for k in [8, 256] {
+            let what = format!("f32 rows, {skip} keys in");
+            check_device(&gpu, &matrix, &host[..rows * row_len], (row_len, k), &what);
+        }
+    }
+    let wide: Vec<u64> = generate(300_001, Dist::Uniform, 13);
+    let device = gpu.upload(&wide).unwrap();
+    let tail = device.index(1..);
+    for k in [3, 1000] {
+        check_device(
+            &gpu,
+            &tail,
+            &wide[1..],
+            (wide.len() - 1, k),
+            "u64, 1 key in",
+        );
+    }
 }
 
 #[test]

@@ -134,6 +134,21 @@ impl<const THREADS: u32> crate::block::Block for CudaBlock<THREADS> {
     fn prefetch<T>(&self, at: *const T) {
         prefetch_l2(at)
     }
+    #[inline(always)]
+    fn opaque(&self, x: u32) -> u32 {
+        opaque(x)
+    }
+}
+
+/// `x` through a register move the optimizer cannot see through: values computed from it are
+/// computed after it, not hoisted above it.
+#[inline(always)]
+pub fn opaque(x: u32) -> u32 {
+    let mut x = x;
+    // SAFETY: a register move; volatile, so LLVM cannot reuse values computed from `x` before
+    // it.
+    unsafe { core::arch::asm!("mov.u32 {x}, {x};", x = inout(reg32) x) };
+    x
 }
 
 /// Asks for the 128-byte line of device memory holding `at` to be brought into the L2 cache,
@@ -142,6 +157,74 @@ impl<const THREADS: u32> crate::block::Block for CudaBlock<THREADS> {
 pub fn prefetch_l2<T>(at: *const T) {
     // SAFETY: a prefetch only hints the L2 cache; it neither faults nor changes memory.
     unsafe { core::arch::asm!("prefetch.global.L2 [{at}];", at = in(reg64) at) };
+}
+
+/// The 16 bytes of device memory at `at` in one vector load (`ld.global.nc.v4.u32`, through
+/// the read-only data cache): memory that no thread of the launch writes. A plain read of a
+/// 16-byte value becomes four loads where LLVM merges it with a branch that loads key by key.
+///
+/// # Safety
+/// `at` is 16-byte aligned device memory (generic address), valid for 16 bytes and not written
+/// during the launch.
+#[inline(always)]
+pub unsafe fn load_global_16(at: *const u8) -> [u32; 4] {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .u64 %g; cvta.to.global.u64 %g, {at}; ld.global.nc.v4.u32 {{{a}, {b}, {c}, {d}}}, [%g]; }}",
+            at = in(reg64) at as u64,
+            a = out(reg32) a,
+            b = out(reg32) b,
+            c = out(reg32) c,
+            d = out(reg32) d,
+            options(readonly, nostack),
+        )
+    };
+    [a, b, c, d]
+}
+
+/// The 32-bit word at `at` if `valid`, else `default`: one predicated load
+/// (`ld.global.nc.u32`), no branch, so that a thread's loads all go out before the first
+/// arrives.
+///
+/// # Safety
+/// Where `valid`, `at` is an aligned device word (generic address) not written during the
+/// launch; elsewhere it is not read.
+#[inline(always)]
+pub unsafe fn load_global_u32_if(at: *const u32, valid: bool, default: u32) -> u32 {
+    let mut word = default;
+    // SAFETY: the caller's contract; the load runs only where `valid`.
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .pred %p; .reg .u64 %g; setp.ne.u32 %p, {valid}, 0; cvta.to.global.u64 %g, {at}; @%p ld.global.nc.u32 {word}, [%g]; }}",
+            at = in(reg64) at as u64,
+            valid = in(reg32) u32::from(valid),
+            word = inout(reg32) word,
+            options(readonly, nostack),
+        )
+    };
+    word
+}
+
+/// [`load_global_u32_if`] of a 64-bit word.
+///
+/// # Safety
+/// As [`load_global_u32_if`].
+#[inline(always)]
+pub unsafe fn load_global_u64_if(at: *const u64, valid: bool, default: u64) -> u64 {
+    let mut word = default;
+    // SAFETY: the caller's contract; the load runs only where `valid`.
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .pred %p; .reg .u64 %g; setp.ne.u32 %p, {valid}, 0; cvta.to.global.u64 %g, {at}; @%p ld.global.nc.u64 {word}, [%g]; }}",
+            at = in(reg64) at as u64,
+            valid = in(reg32) u32::from(valid),
+            word = inout(reg64) word,
+            options(readonly, nostack),
+        )
+    };
+    word
 }
 
 /// `cooperative_groups::this_grid().sync()`: every thread of every block of the launch waits
@@ -262,11 +345,7 @@ impl<K: KeyBits + WarpShuffle, const RUN: usize> Team<K, RUN> for CudaTeam<K, RU
 
     #[inline(always)]
     fn opaque(x: u32) -> u32 {
-        let mut x = x;
-        // SAFETY: a register move; volatile, so LLVM cannot reuse values computed from `x`
-        // before it.
-        unsafe { core::arch::asm!("mov.u32 {x}, {x};", x = inout(reg32) x) };
-        x
+        opaque(x)
     }
 }
 

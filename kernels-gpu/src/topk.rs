@@ -33,6 +33,7 @@
 //! ```
 
 use crate::keys::KeyBits;
+use crate::tuning::{TOPK_MAX_REGISTERS_32, TOPK_MAX_REGISTERS_64};
 
 /// Threads per block.
 pub const THREADS: u32 = 256;
@@ -43,9 +44,23 @@ pub const MAX_K: u32 = 1024;
 /// The index of a candidate slot that holds no key (a part shorter than k).
 pub const NO_INDEX: u64 = u64::MAX;
 
-/// Blocks per multiprocessor a round aims for: enough loads in flight to keep the memory busy
-/// while some blocks sort their candidates.
-pub const BLOCKS_PER_MULTIPROCESSOR: u32 = 4;
+/// Blocks of a round that a multiprocessor holds at once, from the kernels' register caps
+/// ([`TOPK_MAX_REGISTERS_32`], [`TOPK_MAX_REGISTERS_64`]): four with 4-byte keys, three with
+/// 8-byte keys. A round cuts a segment into this many parts per multiprocessor, so that they
+/// all run in one wave with their loads in flight together.
+///
+/// ```
+/// use kernels_gpu::topk::blocks_per_multiprocessor;
+/// assert_eq!((blocks_per_multiprocessor(4), blocks_per_multiprocessor(8)), (4, 3));
+/// ```
+pub const fn blocks_per_multiprocessor(key_bytes: u32) -> u32 {
+    let registers = if key_bytes > 4 {
+        TOPK_MAX_REGISTERS_64
+    } else {
+        TOPK_MAX_REGISTERS_32
+    };
+    65536 / (registers * THREADS)
+}
 
 /// The fewest keys a part holds, as a multiple of k: each round shrinks its input at least
 /// this many times, so there are few rounds.
@@ -59,7 +74,7 @@ pub const PART_MIN_KEYS: u64 = 1 << 14;
 pub const MAX_CHUNK: u64 = 1 << 31;
 
 /// Keys each thread loads per tile: 16 keys of 4 bytes, 8 of 8 bytes (64 bytes in flight per
-/// thread).
+/// thread, four 16-byte loads).
 ///
 /// ```
 /// use kernels_gpu::topk::items_per_thread;
@@ -67,6 +82,26 @@ pub const MAX_CHUNK: u64 = 1 << 31;
 /// ```
 pub const fn items_per_thread(key_bytes: u32) -> u32 {
     if key_bytes > 4 { 8 } else { 16 }
+}
+
+/// Bytes of one load of a thread's keys: a tile is read in vectors of this many bytes, thread
+/// after thread, so a warp's load covers 512 contiguous bytes.
+pub const VECTOR_BYTES: u32 = 16;
+
+/// Position within its tile of a thread's key `q` (of [`items_per_thread`]): the thread's
+/// keys are [`VECTOR_BYTES`]-byte vectors `r = q / per_vector`, each `THREADS` vectors apart.
+///
+/// ```
+/// use kernels_gpu::topk::{THREADS, tile_position};
+/// // 4-byte keys: thread 1's first vector is keys 4..8; its second starts a row of vectors on.
+/// assert_eq!((tile_position(4, 1, 0), tile_position(4, 1, 3)), (4, 7));
+/// assert_eq!(tile_position(4, 1, 4), 4 * THREADS + 4);
+/// assert_eq!(tile_position(8, 2, 5), 2 * (2 * THREADS + 2) + 1);
+/// ```
+#[inline(always)]
+pub const fn tile_position(key_bytes: u32, thread: u32, q: u32) -> u32 {
+    let per_vector = VECTOR_BYTES / key_bytes;
+    ((q / per_vector) * THREADS + thread) * per_vector + q % per_vector
 }
 
 /// Keys a block loads per tile.
@@ -100,6 +135,35 @@ pub const fn candidate_slots(k: u32) -> u32 {
     }
 }
 
+/// Items a thread holds in registers for a bitonic network over `len` items (a power of two
+/// up to [`candidate_slots`]`(MAX_K)`): `len / THREADS`, at least one. Thread `t` holds items
+/// `t·v .. t·v + v`; threads past `len` hold none.
+///
+/// ```
+/// use kernels_gpu::topk::{NETWORK_REGISTERS, network_per_thread};
+/// assert_eq!((network_per_thread(16), network_per_thread(512)), (1, 2));
+/// assert_eq!(network_per_thread(2048), NETWORK_REGISTERS as u32);
+/// ```
+pub const fn network_per_thread(len: u32) -> u32 {
+    if len > THREADS { len / THREADS } else { 1 }
+}
+
+/// Registers of a thread's part of a network: enough for a full candidate buffer.
+pub const NETWORK_REGISTERS: usize = (2 * MAX_K / THREADS) as usize;
+
+/// Samples each thread gives to bound the first tile of a part: the minima of as many groups
+/// of its keys, so that the samples fill the candidate buffer (2 for k up to 256, 8 for
+/// k = 1024). The k-th smallest sample bounds the part's k-th smallest item, since k of the
+/// part's items do not exceed it.
+///
+/// ```
+/// use kernels_gpu::topk::samples_per_thread;
+/// assert_eq!((samples_per_thread(1), samples_per_thread(256), samples_per_thread(1024)), (2, 2, 8));
+/// ```
+pub const fn samples_per_thread(k: u32) -> u32 {
+    candidate_slots(k) / THREADS
+}
+
 /// Bytes of `items` items of `key_bytes`-byte keys in shared memory, a multiple of 16 so that
 /// the next region stays aligned for 16-byte items.
 const fn region(items: u32, key_bytes: u32) -> u32 {
@@ -107,29 +171,55 @@ const fn region(items: u32, key_bytes: u32) -> u32 {
 }
 
 /// Dynamic shared memory of a block selecting the top `k` of `key_bytes`-byte keys: the
-/// running top-k, the candidate buffer, one item per thread (the threads' best keys of a
-/// tile) and four `u32` counters, in that order.
+/// running top-k, the candidate buffer, one item (the bound of a part's first tile) and four
+/// `u32` counters, in that order.
 ///
 /// ```
 /// use kernels_gpu::topk::shared_bytes;
-/// assert_eq!(shared_bytes(4, 8), (8 + 512 + 256) * 8 + 16);
-/// assert_eq!(shared_bytes(8, 1024), (1024 + 2048 + 256) * 16 + 16);
+/// assert_eq!(shared_bytes(4, 8), (8 + 512) * 8 + 16 + 16);
+/// assert_eq!(shared_bytes(8, 1024), (1024 + 2048) * 16 + 16 + 16);
 /// ```
 pub const fn shared_bytes(key_bytes: u32, k: u32) -> u32 {
     region(padded_k(k), key_bytes)
         + region(candidate_slots(k), key_bytes)
-        + region(THREADS, key_bytes)
+        + region(1, key_bytes)
         + 16
 }
 
-/// Byte offsets of [`shared_bytes`]'s regions: running top-k, candidates, threads' bests,
-/// counters.
+/// Byte offsets of [`shared_bytes`]'s regions: running top-k, candidates, the first tile's
+/// bound, counters.
 pub const fn shared_layout(key_bytes: u32, k: u32) -> [u32; 4] {
     let top = 0;
     let candidates = top + region(padded_k(k), key_bytes);
-    let bests = candidates + region(candidate_slots(k), key_bytes);
-    let counters = bests + region(THREADS, key_bytes);
-    [top, candidates, bests, counters]
+    let bound = candidates + region(candidate_slots(k), key_bytes);
+    let counters = bound + region(1, key_bytes);
+    [top, candidates, bound, counters]
+}
+
+/// An item that the lanes of a warp exchange (a shuffle on the GPU).
+pub trait Lane: Copy {
+    /// This value as lane `lane ^ lane_mask` of the warp holds it. Every lane of the warp
+    /// must call it.
+    #[cfg(target_arch = "nvptx64")]
+    fn shfl_xor(self, lane_mask: u32) -> Self;
+}
+
+impl Lane for u64 {
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    fn shfl_xor(self, lane_mask: u32) -> u64 {
+        crate::gpu::WarpShuffle::shfl_xor(self, lane_mask)
+    }
+}
+
+impl Lane for u128 {
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    fn shfl_xor(self, lane_mask: u32) -> u128 {
+        let low = crate::gpu::WarpShuffle::shfl_xor(self as u64, lane_mask);
+        let high = crate::gpu::WarpShuffle::shfl_xor((self >> 64) as u64, lane_mask);
+        (u128::from(high) << 64) | u128::from(low)
+    }
 }
 
 /// Encoded key bits that pack with a position into one item, ordered by key then position.
@@ -144,7 +234,7 @@ pub const fn shared_layout(key_bytes: u32, k: u32) -> [u32; 4] {
 /// ```
 pub trait TopKey: KeyBits {
     /// The key and a position: `u64` for 4-byte keys, `u128` for 8-byte keys.
-    type Item: Copy + Ord;
+    type Item: Copy + Ord + Lane;
     /// The largest item, which no key at a position of a part ([`MAX_CHUNK`]) packs to:
     /// "no key".
     const NONE: Self::Item;
@@ -152,6 +242,13 @@ pub trait TopKey: KeyBits {
     fn pack(self, pos: u32) -> Self::Item;
     /// The key and position of an item.
     fn unpack(item: Self::Item) -> (Self, u32);
+    /// The key at `at` if `valid`, else `Self::INFINITY`, without a branch on the GPU (a
+    /// predicated load from memory that the launch does not write).
+    ///
+    /// # Safety
+    /// Where `valid`, `at` is a valid, aligned key not written during the launch; elsewhere
+    /// it is not read.
+    unsafe fn load_if(at: *const Self, valid: bool) -> Self;
 }
 
 impl TopKey for u32 {
@@ -165,6 +262,16 @@ impl TopKey for u32 {
     fn unpack(item: u64) -> (u32, u32) {
         ((item >> 32) as u32, item as u32)
     }
+    #[inline(always)]
+    unsafe fn load_if(at: *const u32, valid: bool) -> u32 {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the caller's contract.
+        let key = unsafe { crate::gpu::load_global_u32_if(at, valid, u32::MAX) };
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: the caller's contract.
+        let key = if valid { unsafe { *at } } else { u32::MAX };
+        key
+    }
 }
 
 impl TopKey for u64 {
@@ -177,6 +284,16 @@ impl TopKey for u64 {
     #[inline(always)]
     fn unpack(item: u128) -> (u64, u32) {
         ((item >> 64) as u64, item as u32)
+    }
+    #[inline(always)]
+    unsafe fn load_if(at: *const u64, valid: bool) -> u64 {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the caller's contract.
+        let key = unsafe { crate::gpu::load_global_u64_if(at, valid, u64::MAX) };
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: the caller's contract.
+        let key = if valid { unsafe { *at } } else { u64::MAX };
+        key
     }
 }
 
@@ -327,13 +444,42 @@ mod tests {
                     shared_bytes(kb, k) <= crate::tuning::MIN_SHARED_BYTES,
                     "{kb} {k}"
                 );
-                let [top, cand, bests, counters] = shared_layout(kb, k);
-                assert!(top < cand && cand < bests && bests < counters);
+                let [top, cand, bound, counters] = shared_layout(kb, k);
+                assert!(top < cand && cand < bound && bound < counters);
                 assert_eq!(counters + 16, shared_bytes(kb, k));
-                assert!(cand % 16 == 0 && bests % 16 == 0 && counters % 16 == 0);
+                assert!(cand % 16 == 0 && bound % 16 == 0 && counters % 16 == 0);
+                // The samples of a thread are minima of equal groups of its keys.
+                let samples = samples_per_thread(k);
+                assert!(samples <= items_per_thread(kb));
+                assert_eq!(items_per_thread(kb) % samples, 0);
             }
-            assert!(candidate_slots(k) >= 2 * padded_k(k));
-            assert!(candidate_slots(k).is_power_of_two());
+            let slots = candidate_slots(k);
+            assert!(slots >= 2 * padded_k(k) && slots.is_power_of_two());
+            // Every network (a buffer, the samples, the running top-k) fits the registers.
+            assert!(network_per_thread(slots) as usize <= NETWORK_REGISTERS);
+            assert_eq!(samples_per_thread(k) * THREADS, slots);
+        }
+    }
+
+    #[test]
+    fn a_tile_is_every_position_once_in_vectors() {
+        for kb in [4, 8] {
+            let per_vector = VECTOR_BYTES / kb;
+            let mut seen = vec![false; tile_keys(kb) as usize];
+            for t in 0..THREADS {
+                for q in 0..items_per_thread(kb) {
+                    let p = tile_position(kb, t, q);
+                    assert!(!seen[p as usize], "{kb} {t} {q}");
+                    seen[p as usize] = true;
+                    // A vector's keys are consecutive and start at a multiple of the vector.
+                    if q % per_vector == 0 {
+                        assert_eq!(p % per_vector, 0);
+                    } else {
+                        assert_eq!(p, tile_position(kb, t, q - 1) + 1);
+                    }
+                }
+            }
+            assert!(seen.iter().all(|&s| s));
         }
     }
 

@@ -265,6 +265,16 @@ pub const WINDOW_TILES_MAX_REGISTERS_32: u32 = 32;
 /// pass spills 6 words of its phase loop's bookkeeping (79 uncapped), which stay in L1.
 pub const WINDOW_MAX_REGISTERS_64: u32 = 65536 / (2 * WINDOW_THREADS);
 
+/// Registers a thread of the top-k rounds may use with 4-byte keys: four blocks of
+/// [`topk::THREADS`](crate::topk::THREADS) per multiprocessor (65536 registers), so that four
+/// tiles of loads (64 KiB) are in flight on it. ptxas 13.5 (sm_90): 73 uncapped; capped, a few
+/// long-lived words (the part's pointers) spill, about six local accesses per tile, in L1.
+pub const TOPK_MAX_REGISTERS_32: u32 = 64;
+/// Registers of the top-k rounds with 8-byte keys, whose items take four registers (a network
+/// of eight per thread, 32): three blocks per multiprocessor. ptxas 13.5 (sm_90): 91 uncapped;
+/// capped, 36 bytes spilled, in L1.
+pub const TOPK_MAX_REGISTERS_64: u32 = 80;
+
 /// Registers a thread of the small sort may use: a block of 2^SMALL_TILE_LOG2 / SMALL_RUN
 /// threads must fit (ptxas used 126 for `u32` keys and 160 for `u64` keys with no limit,
 /// ptxas 12.9, sm_90).

@@ -11,7 +11,7 @@ use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use cust::module::Module;
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::topk::{
-    BLOCKS_PER_MULTIPROCESSOR, MAX_K, Plan, THREADS, candidate_capacity, plan, shared_bytes,
+    MAX_K, Plan, THREADS, blocks_per_multiprocessor, candidate_capacity, plan, shared_bytes,
 };
 
 pub use kernels_gpu::topk::MAX_K as TOP_K_MAX_K;
@@ -38,7 +38,8 @@ impl GpuSorter {
     /// The rounds of a top-k of `k` per row of `rows` rows of `row_len` keys of `key_bytes` on
     /// this device.
     fn top_k_plan(&self, rows: usize, row_len: usize, k: usize, key_bytes: usize) -> Plan {
-        let blocks = u64::from(self.limits.multiprocessors) * u64::from(BLOCKS_PER_MULTIPROCESSOR);
+        let per_multiprocessor = blocks_per_multiprocessor(key_bytes as u32);
+        let blocks = u64::from(self.limits.multiprocessors) * u64::from(per_multiprocessor);
         plan(
             rows as u64,
             row_len as u64,
@@ -325,11 +326,15 @@ impl GpuSorter {
     }
 }
 
-/// The scratch of `half` candidates per half: two halves of keys, then indices (8-byte
-/// aligned after the keys). Returns the bytes of a half's keys and of the whole.
+/// The scratch of `half` candidates per half: two halves of keys, then indices, each 16-byte
+/// aligned (the rounds load aligned parts of candidates as 16-byte vectors). Returns the bytes
+/// of a half's keys and of the whole.
 fn scratch_layout(half: u64, key_bytes: usize) -> (u64, u64) {
-    let keys_bytes = (half * key_bytes as u64).next_multiple_of(8);
-    (keys_bytes, 2 * (keys_bytes + half * 8))
+    let keys_bytes = (half * key_bytes as u64).next_multiple_of(16);
+    (
+        keys_bytes,
+        2 * (keys_bytes + (half * 8).next_multiple_of(16)),
+    )
 }
 
 /// k within what the kernels select.
@@ -364,9 +369,9 @@ mod tests {
         for half in [0, 1, 3, 1000, 1001] {
             for key_bytes in [4, 8] {
                 let (keys_bytes, total) = scratch_layout(half, key_bytes);
-                assert!(keys_bytes % 8 == 0 && keys_bytes >= half * key_bytes as u64);
-                // The second half starts 8-byte aligned, after the first's keys and indices.
-                assert_eq!(total % 16, 0);
+                assert!(keys_bytes % 16 == 0 && keys_bytes >= half * key_bytes as u64);
+                // The second half starts 16-byte aligned, after the first's keys and indices.
+                assert_eq!(total % 32, 0);
                 assert!(total / 2 >= keys_bytes + half * 8);
             }
         }

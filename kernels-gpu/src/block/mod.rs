@@ -46,6 +46,13 @@ pub trait Block {
     fn prefetch<T>(&self, at: *const T) {
         let _ = at;
     }
+    /// `x`, hidden from the optimizer (on the GPU): what is computed from it is computed anew
+    /// where it is used rather than hoisted out of the loops and kept in registers throughout
+    /// (the top-k kernels' positions and shared addresses, which held 250 registers).
+    #[inline(always)]
+    fn opaque(&self, x: u32) -> u32 {
+        x
+    }
     /// Runs `f(u)` for every unit `u < units` this thread runs (one on the GPU, all on the
     /// CPU).
     #[inline(always)]

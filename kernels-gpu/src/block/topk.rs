@@ -2,29 +2,45 @@
 //! keeping the k smallest items (key, position) seen in shared memory, and write them out.
 //!
 //! The block keeps, in shared memory, its running top-k (sorted, [`padded_k`] slots) and a
-//! candidate buffer ([`candidate_slots`]). Tile by tile, each thread loads its keys and keeps
-//! those not above the *bound*: the running k-th smallest item, or less. A kept key is
-//! appended to the candidate buffer at a slot from a shared counter (the order of the buffer
-//! does not matter). When the buffer fills, it is sorted with a bitonic network and merged
-//! into the running top-k: `min(top[i], candidates[kp − 1 − i])` is a bitonic sequence of the
-//! kp smallest of both (Batcher's merge), which half-cleaners sort. The bound then tightens to
-//! the new k-th item. Keys that find the buffer full stay with their thread and are offered
-//! again, against the new bound, after the merge, so any input is selected correctly; sorted
-//! input that keeps every key costs a sort per buffer.
+//! candidate buffer ([`candidate_slots`]). Tile by tile, each thread loads its keys (four
+//! 16-byte vectors, all in flight at once; predicated loads key by key for a part's last tile
+//! or a part off a 16-byte boundary) and keeps those not above the *bound*: the running k-th
+//! smallest item, or less. The test is first on the key alone (one compare per key); only keys
+//! at or below the bound's key build their item. A thread holds one bit per kept key, not the
+//! keys (the networks below need the registers): it loads the kept ones again and appends them
+//! to the candidate buffer at slots from a shared counter, one atomic add for all of them (the
+//! order of the buffer does not matter). A tile that keeps nothing costs its loads, a compare
+//! per key and one barrier. When the buffer fills, it is sorted and merged into the running
+//! top-k: `min(top[i], candidates[kp − 1 − i])` is a bitonic sequence of the kp smallest of
+//! both (Batcher's merge), which half-cleaners sort. The bound then tightens to the new k-th
+//! item. Keys that find the buffer full stay pending and are offered again, against the new
+//! bound, after the merge, so any input is selected correctly; sorted input that keeps every
+//! key costs a sort per buffer.
 //!
-//! Before the running top-k holds k items (its k-th is "no key") and for k up to the block's
-//! threads, a tile first bounds itself: each thread's smallest item of the tile, sorted, gives
-//! a k-th smallest that at least k of the tile's items do not exceed, so the k-th smallest of
-//! the whole part does not either. Only the first tiles of a part pay for it; for a short row
-//! (one tile) it keeps about k of the tile's keys instead of all of them.
+//! The sorts and half-cleaners are bitonic networks over items held in registers, `len /
+//! THREADS` per thread (at least one, [`network_per_thread`]): steps within a thread compare its
+//! registers, steps within a warp exchange registers between lanes (shuffles), and only the
+//! steps across warps go through shared memory, a barrier each. A buffer of 2048 items takes 10
+//! barriers instead of its network's 66 steps.
 //!
-//! The block code is generic over [`Counting`] (a [`Block`] with shared-memory atomic adds), so
-//! the tests run it on the CPU with [`CpuBlock`](crate::block::CpuBlock) (the counter is then a
-//! plain add: its units run one at a time).
+//! The first tile of a part bounds itself: each thread gives the minima of
+//! [`samples_per_thread`] groups of its keys, the block sorts these samples (as many as the
+//! buffer's slots) and takes the k-th smallest as the bound, since k items of the part do not
+//! exceed it. On uniform keys the tile then keeps k or a few more for k ≤ 64, about 340 of its
+//! 4096 keys for k = 256 and 1200 for k = 1024; a short row (one tile) is left with one sort of
+//! its candidates and one merge.
+//!
+//! The block code is generic over [`Counting`] and [`Lanes`] (a [`Block`] with shared-memory
+//! atomic adds and warp shuffles), so the tests run it on the CPU with
+//! [`CpuBlock`](crate::block::CpuBlock) (the counter is then a plain add, and a shuffle reads
+//! the other units' registers as they were: its units run one at a time).
 
 use crate::block::merge::unrolled;
-use crate::block::{Block, Regs};
-use crate::topk::{NO_INDEX, Round, THREADS, TopKey, candidate_slots, padded_k, shared_layout};
+use crate::block::{Block, L2_LINE_BYTES, Regs};
+use crate::topk::{
+    Lane, NETWORK_REGISTERS, NO_INDEX, Round, THREADS, TopKey, VECTOR_BYTES, candidate_slots,
+    network_per_thread, padded_k, samples_per_thread, shared_layout, tile_position,
+};
 
 /// A [`Block`] whose threads can add to a shared-memory counter atomically.
 pub trait Counting: Block {
@@ -57,13 +73,64 @@ impl<const T: u32> Counting for crate::gpu::CudaBlock<T> {
     }
 }
 
+/// A [`Block`] of [`THREADS`] units whose threads exchange registers with the other lanes of
+/// their warp.
+pub trait Lanes: Block {
+    /// Runs `f(u, mine, theirs)` for every unit `u` of the block: `mine` is item `r` of unit
+    /// `u`'s value in `regs`, `theirs` item `r` of unit `u ^ lane_mask`'s (`lane_mask < 32`: the
+    /// same warp) as it was before the call. Every thread of the block calls it (no
+    /// divergence).
+    fn exchange<I: Lane, const V: usize>(
+        &self,
+        regs: &mut Self::Regs<[I; V]>,
+        r: usize,
+        lane_mask: u32,
+        f: impl FnMut(u32, &mut I, I),
+    );
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Lanes for crate::block::CpuBlock {
+    fn exchange<I: Lane, const V: usize>(
+        &self,
+        regs: &mut Vec<[I; V]>,
+        r: usize,
+        lane_mask: u32,
+        mut f: impl FnMut(u32, &mut I, I),
+    ) {
+        assert!(
+            lane_mask < 32 && regs.len() == THREADS as usize,
+            "exchanges stay in the warps of a whole block"
+        );
+        let before: Vec<I> = regs.iter().map(|mine| mine[r]).collect();
+        for (u, mine) in regs.iter_mut().enumerate() {
+            f(u as u32, &mut mine[r], before[u ^ lane_mask as usize]);
+        }
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+impl Lanes for crate::gpu::CudaBlock<THREADS> {
+    #[inline(always)]
+    fn exchange<I: Lane, const V: usize>(
+        &self,
+        regs: &mut crate::block::One<[I; V]>,
+        r: usize,
+        lane_mask: u32,
+        mut f: impl FnMut(u32, &mut I, I),
+    ) {
+        let theirs = regs.0[r].shfl_xor(lane_mask);
+        f(crate::gpu::thread_idx_x(), &mut regs.0[r], theirs)
+    }
+}
+
 /// The buffers and shape of one round ([`crate::topk::Round`]), as its kernel takes them.
 #[derive(Clone, Copy)]
 pub struct Args<K> {
     /// The round's input: `segments × len` keys, segment after segment.
     pub keys: *const K,
-    /// Their indices within their segment ([`NO_INDEX`]: no key), or null: a key's index is
-    /// its position in its segment (the first round).
+    /// Their indices within their segment ([`NO_INDEX`]: no key, whose key is then
+    /// `K::INFINITY`), or null: a key's index is its position in its segment (the first round).
     pub indices: *const u64,
     /// Where the candidates go: `segments × parts × k` keys, part after part.
     pub out_keys: *mut K,
@@ -83,7 +150,7 @@ pub struct Args<K> {
 struct Shared<I> {
     top: *mut I,
     candidates: *mut I,
-    bests: *mut I,
+    bound: *mut I,
     counters: *mut u32,
 }
 
@@ -97,13 +164,8 @@ struct Part<K> {
     out_indices: *mut u64,
 }
 
-/// What a thread keeps across barriers: its keys of the tile, as items, and those still to go
-/// into the candidate buffer (one bit per item).
-#[derive(Clone, Copy)]
-struct Held<I, const ITEMS: usize> {
-    items: [I; ITEMS],
-    pending: u32,
-}
+/// A thread's items of a bitonic network ([`network`]).
+type Net<I> = [I; NETWORK_REGISTERS];
 
 /// Runs the parts `first, first + step, …` of a round (`step` = the launch's blocks), each as
 /// [`select`] does.
@@ -113,7 +175,7 @@ struct Held<I, const ITEMS: usize> {
 /// `shared_bytes(size_of::<K>(), args.k)` bytes used by this block alone; the block has
 /// [`THREADS`] threads; `ITEMS` is `items_per_thread(size_of::<K>())`.
 #[inline(always)]
-pub unsafe fn select_parts<K: TopKey, B: Counting, const ITEMS: usize>(
+pub unsafe fn select_parts<K: TopKey, B: Counting + Lanes, const ITEMS: usize>(
     block: &B,
     shared: *mut u8,
     args: &Args<K>,
@@ -160,7 +222,7 @@ pub unsafe fn select_parts<K: TopKey, B: Counting, const ITEMS: usize>(
 /// # Safety
 /// As [`select_parts`], for the part.
 #[inline(always)]
-unsafe fn select<K: TopKey, B: Counting, const ITEMS: usize>(
+unsafe fn select<K: TopKey, B: Counting + Lanes, const ITEMS: usize>(
     block: &B,
     shared: *mut u8,
     part: &Part<K>,
@@ -170,19 +232,21 @@ unsafe fn select<K: TopKey, B: Counting, const ITEMS: usize>(
 ) {
     let none = K::NONE;
     let nt = THREADS;
+    let key_bytes = size_of::<K>() as u32;
     let (kp, slots) = (padded_k(k), candidate_slots(k));
-    let [top, candidates, bests, counters] = shared_layout(size_of::<K>() as u32, k);
+    let [top, candidates, bound_at, counters] = shared_layout(key_bytes, k);
     // SAFETY: the regions of the caller's shared memory.
     let sh = unsafe {
         Shared {
             top: shared.add(top as usize) as *mut K::Item,
             candidates: shared.add(candidates as usize) as *mut K::Item,
-            bests: shared.add(bests as usize) as *mut K::Item,
+            bound: shared.add(bound_at as usize) as *mut K::Item,
             counters: shared.add(counters as usize) as *mut u32,
         }
     };
     // SAFETY (every block below): indices stay inside their shared regions (top < kp,
-    // candidates < slots, bests < THREADS, counters < 3), and inside the part (< len).
+    // candidates < slots, counters < 3), and inside the part (< len); a vector load reads a
+    // whole tile's 16-byte aligned vector.
     block.units(kp, |u| unsafe { *sh.top.add(u as usize) = none });
     block.units(slots, |u| unsafe { *sh.candidates.add(u as usize) = none });
     block.units(3, |u| unsafe { *sh.counters.add(u as usize) = 0 });
@@ -192,51 +256,98 @@ unsafe fn select<K: TopKey, B: Counting, const ITEMS: usize>(
     let mut count = 0u32; // keys in the candidate buffer (more when it overflowed)
     let mut bound = none; // no item above it is among the part's k smallest
     let mut round = 0u32; // appends so far: its counter is `round % 3`
-    let mut held = block.regs(
-        nt,
-        Held::<K::Item, ITEMS> {
-            items: [none; ITEMS],
-            pending: 0,
-        },
-    );
+    // A thread's keys of the tile still to go into the candidate buffer, one bit per key. The
+    // keys themselves are not held across barriers (the networks need the registers): the
+    // few kept ones are read again.
+    let mut pending = block.regs(nt, 0u32);
+    let mut net = block.regs(nt, [none; NETWORK_REGISTERS]);
     let tile = nt * ITEMS as u32;
+    let aligned = (part.keys as usize).is_multiple_of(VECTOR_BYTES as usize);
+    let position = |u: u32, q: usize| tile_position(key_bytes, u, q as u32);
     let mut base = 0u32;
     while base < part.len {
-        let estimate = k <= nt && unsafe { *sh.top.add(k as usize - 1) } == none;
-        block.units(nt, |u| {
-            let h = held.unit(u);
-            let mut best = none;
-            unrolled::<ITEMS>(|r| {
-                let i = base + r as u32 * nt + u;
-                let mut item = none;
-                if i < part.len {
-                    let present = part.indices.is_null()
-                        || unsafe { *part.indices.add(i as usize) } != NO_INDEX;
-                    if present {
-                        item = unsafe { *part.keys.add(i as usize) }.encode(encode).pack(i);
+        // Computed afresh from k in each tile rather than held in registers throughout.
+        let k = block.opaque(k);
+        let (kp, slots) = (padded_k(k), candidate_slots(k));
+        if base == 0 {
+            // The part's first tile: the k-th smallest of the threads' samples bounds it.
+            let m = samples_per_thread(k) as usize;
+            block.units(nt, |u| {
+                let u = block.opaque(u);
+                let mut keys = [K::INFINITY; ITEMS];
+                // SAFETY: the tile's keys inside the part.
+                let present =
+                    unsafe { load_tile::<K, B, ITEMS>(block, part, u, base, aligned, &mut keys) };
+                let mut level = [none; ITEMS];
+                unrolled::<ITEMS>(|q| {
+                    if present & (1 << q) != 0 {
+                        level[q] = keys[q].encode(encode).pack(position(u, q));
                     }
+                });
+                // Minima of pairs, of fours, …, until m groups are left.
+                let mut width = ITEMS;
+                while width > m {
+                    unrolled::<ITEMS>(|q| {
+                        if 2 * q + 1 < ITEMS && 2 * q + 1 < width {
+                            level[q] = level[2 * q].min(level[2 * q + 1]);
+                        }
+                    });
+                    width /= 2;
                 }
-                h.items[r] = item;
-                best = best.min(item);
+                let samples = net.unit(u);
+                unrolled::<NETWORK_REGISTERS>(|r| {
+                    samples[r] = if r < m && r < ITEMS { level[r] } else { none };
+                });
             });
-            if estimate {
-                unsafe { *sh.bests.add(u as usize) = best };
-            }
-        });
-        if estimate {
+            unsafe { network(block, &mut net, sh.candidates, slots, 2, none) };
+            block.units(nt, |u| {
+                let u = block.opaque(u);
+                let samples = net.unit(u);
+                unrolled::<NETWORK_REGISTERS>(|r| {
+                    if r < m {
+                        let i = u * m as u32 + r as u32;
+                        if i == k - 1 {
+                            unsafe { *sh.bound = samples[r] };
+                        }
+                        // The network's steps across warps left samples here.
+                        unsafe { *sh.candidates.add(i as usize) = none };
+                    }
+                });
+            });
             block.sync();
-            unsafe { sort(block, sh.bests, nt) };
-            bound = bound.min(unsafe { *sh.bests.add(k as usize - 1) });
+            bound = unsafe { *sh.bound };
         }
+        let bound_key = K::unpack(bound).0;
         block.units(nt, |u| {
-            let h = held.unit(u);
-            let mut pending = 0;
-            unrolled::<ITEMS>(|r| {
-                if h.items[r] != none && h.items[r] <= bound {
-                    pending |= 1 << r;
+            let u = block.opaque(u);
+            // The next tile is asked into the L2 cache while this one loads: a line per thread.
+            let per_line = (L2_LINE_BYTES / size_of::<K>()) as u32;
+            let ahead = base.saturating_add(tile).saturating_add(u * per_line);
+            if u < tile / per_line && ahead < part.len {
+                block.prefetch(unsafe { part.keys.add(ahead as usize) });
+            }
+            let mut keys = [K::INFINITY; ITEMS];
+            // SAFETY: the tile's keys inside the part.
+            let present =
+                unsafe { load_tile::<K, B, ITEMS>(block, part, u, base, aligned, &mut keys) };
+            let mut maybe = 0u32;
+            unrolled::<ITEMS>(|q| {
+                keys[q] = keys[q].encode(encode);
+                if keys[q] <= bound_key {
+                    maybe |= 1 << q;
                 }
             });
-            h.pending = pending;
+            maybe &= present;
+            let mut kept = 0;
+            if maybe != 0 {
+                let u = block.opaque(u);
+                unrolled::<ITEMS>(|q| {
+                    if maybe & (1 << q) != 0 && keys[q].pack(base + position(u, q)) <= bound {
+                        kept |= 1 << q;
+                    }
+                });
+            }
+            *pending.unit(u) = kept;
         });
         loop {
             let counter = unsafe { sh.counters.add((round % 3) as usize) };
@@ -244,19 +355,23 @@ unsafe fn select<K: TopKey, B: Counting, const ITEMS: usize>(
             // that ended the last append.
             let next = unsafe { sh.counters.add(((round + 1) % 3) as usize) };
             block.units(nt, |u| {
+                let u = block.opaque(u);
                 if u == 0 {
                     unsafe { *next = 0 };
                 }
-                let h = held.unit(u);
-                unrolled::<ITEMS>(|r| {
-                    if h.pending & (1 << r) != 0 {
-                        let slot = count + unsafe { block.fetch_add(counter, 1) };
-                        if slot < slots {
-                            unsafe { *sh.candidates.add(slot as usize) = h.items[r] };
-                            h.pending &= !(1 << r);
+                let p = pending.unit(u);
+                if *p != 0 {
+                    let keys = unsafe { load_pending::<K, ITEMS>(part, u, base, *p) };
+                    let mut slot = count + unsafe { block.fetch_add(counter, p.count_ones()) };
+                    unrolled::<ITEMS>(|q| {
+                        if *p & (1 << q) != 0 && slot < slots {
+                            let item = keys[q].encode(encode).pack(base + position(u, q));
+                            unsafe { *sh.candidates.add(slot as usize) = item };
+                            *p &= !(1 << q);
+                            slot += 1;
                         }
-                    }
-                });
+                    });
+                }
             });
             block.sync();
             count += unsafe { *counter };
@@ -265,22 +380,27 @@ unsafe fn select<K: TopKey, B: Counting, const ITEMS: usize>(
                 break;
             }
             // Full: merge, tighten the bound, offer the keys that found no slot again.
-            unsafe { merge_candidates(block, &sh, (slots, kp), none) };
+            unsafe { merge_candidates(block, &sh, &mut net, (slots, kp), none) };
             count = 0;
             bound = bound.min(unsafe { *sh.top.add(k as usize - 1) });
             block.units(nt, |u| {
-                let h = held.unit(u);
-                unrolled::<ITEMS>(|r| {
-                    if h.items[r] > bound {
-                        h.pending &= !(1 << r);
-                    }
-                });
+                let u = block.opaque(u);
+                let p = pending.unit(u);
+                if *p != 0 {
+                    let keys = unsafe { load_pending::<K, ITEMS>(part, u, base, *p) };
+                    unrolled::<ITEMS>(|q| {
+                        if keys[q].encode(encode).pack(base + position(u, q)) > bound {
+                            *p &= !(1 << q);
+                        }
+                    });
+                }
             });
         }
         base = base.saturating_add(tile);
     }
+    let k = block.opaque(k);
     if count > 0 {
-        unsafe { merge_candidates(block, &sh, (count, kp), none) };
+        unsafe { merge_candidates(block, &sh, &mut net, (count, padded_k(k)), none) };
     }
     block.units(k, |i| unsafe {
         let item = *sh.top.add(i as usize);
@@ -300,6 +420,113 @@ unsafe fn select<K: TopKey, B: Counting, const ITEMS: usize>(
     });
 }
 
+/// Loads thread `u`'s keys of the tile at `base` of the part into `keys` (as stored, not
+/// encoded); returns which of them are keys: past the part's end, and slots that an earlier
+/// round's part left without a key, are not. A whole tile of a 16-byte aligned part loads as
+/// four vectors; other tiles key by key, each load predicated on its position rather than
+/// behind a branch, so that they all go out before the first arrives.
+///
+/// # Safety
+/// `base` lies inside the part.
+#[inline(always)]
+unsafe fn load_tile<K: TopKey, B: Block, const ITEMS: usize>(
+    block: &B,
+    part: &Part<K>,
+    u: u32,
+    base: u32,
+    aligned: bool,
+    keys: &mut [K; ITEMS],
+) -> u32 {
+    let key_bytes = size_of::<K>() as u32;
+    let per_vector = (VECTOR_BYTES / key_bytes) as usize;
+    let tile = THREADS * ITEMS as u32;
+    let mut present = u32::MAX >> (32 - ITEMS);
+    // Each path and each later use computes its positions from a fresh thread index, so that
+    // no position is held in a register from the loads to the last use.
+    if aligned && part.len - base >= tile {
+        let u = block.opaque(u);
+        unrolled::<ITEMS>(|r| {
+            if r * per_vector < ITEMS {
+                let at = base + tile_position(key_bytes, u, (r * per_vector) as u32);
+                // SAFETY: a 16-byte aligned vector of the tile, inside the part.
+                let vector = unsafe { load_vector(part.keys.add(at as usize) as *const u8) };
+                let lanes = vector.as_ptr() as *const K;
+                unrolled::<4>(|j| {
+                    if j < per_vector && r * per_vector + j < ITEMS {
+                        // SAFETY: inside the vector (whose words need not be aligned for K).
+                        keys[r * per_vector + j] = unsafe { lanes.add(j).read_unaligned() };
+                    }
+                });
+            }
+        });
+    } else {
+        let u = block.opaque(u);
+        unrolled::<ITEMS>(|q| {
+            let i = base + tile_position(key_bytes, u, q as u32);
+            let valid = i < part.len;
+            // SAFETY: read only inside the part.
+            keys[q] = unsafe { K::load_if(part.keys.wrapping_add(i as usize), valid) };
+            if !valid {
+                present &= !(1 << q);
+            }
+        });
+    }
+    if !part.indices.is_null() {
+        // A slot of a part that had fewer than k keys: its key is K::INFINITY, which real
+        // keys may also be, so only those read their index.
+        let u = block.opaque(u);
+        unrolled::<ITEMS>(|q| {
+            if present & (1 << q) != 0 && keys[q] == K::INFINITY {
+                let i = base + tile_position(key_bytes, u, q as u32);
+                // SAFETY: inside the part.
+                if unsafe { *part.indices.add(i as usize) } == NO_INDEX {
+                    present &= !(1 << q);
+                }
+            }
+        });
+    }
+    present
+}
+
+/// Thread `u`'s keys of the tile at `base` whose bits are set in `pending` (as stored, not
+/// encoded; the others `K::INFINITY`), loaded again: all the loads go out before the first
+/// arrives.
+///
+/// # Safety
+/// The pending keys lie inside the part.
+#[inline(always)]
+unsafe fn load_pending<K: TopKey, const ITEMS: usize>(
+    part: &Part<K>,
+    u: u32,
+    base: u32,
+    pending: u32,
+) -> [K; ITEMS] {
+    let key_bytes = size_of::<K>() as u32;
+    let mut keys = [K::INFINITY; ITEMS];
+    unrolled::<ITEMS>(|q| {
+        let i = base + tile_position(key_bytes, u, q as u32);
+        // SAFETY: read only where pending, inside the part.
+        keys[q] =
+            unsafe { K::load_if(part.keys.wrapping_add(i as usize), pending & (1 << q) != 0) };
+    });
+    keys
+}
+
+/// The 16 bytes at `at` in one load.
+///
+/// # Safety
+/// `at` is 16-byte aligned, valid for 16 bytes, and not written during the round.
+#[inline(always)]
+unsafe fn load_vector(at: *const u8) -> [u32; 4] {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract; the round's input is not written during it.
+    let words = unsafe { crate::gpu::load_global_16(at) };
+    #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: the caller's contract.
+    let words = unsafe { (at as *const [u32; 4]).read() };
+    words
+}
+
 /// Merges the candidate buffer, whose first `filled` slots hold items and the rest `none`
 /// ([`TopKey::NONE`]), into the running top-k (`kp` slots), and empties the buffer. Every
 /// thread calls it; it starts after a barrier and ends with one.
@@ -307,73 +534,188 @@ unsafe fn select<K: TopKey, B: Counting, const ITEMS: usize>(
 /// # Safety
 /// `sh`'s regions as [`select`] lays them out; `filled` at most the buffer's slots.
 #[inline(always)]
-unsafe fn merge_candidates<I: Copy + Ord, B: Block>(
+unsafe fn merge_candidates<I: Copy + Ord + Lane, B: Lanes>(
     block: &B,
     sh: &Shared<I>,
+    net: &mut B::Regs<Net<I>>,
     (filled, kp): (u32, u32),
     none: I,
 ) {
+    let nt = THREADS;
+    let (filled, kp) = (block.opaque(filled), block.opaque(kp));
     let len = filled.max(kp).next_power_of_two();
-    // SAFETY: slots below `len` (at most the buffer's) and `kp`.
-    unsafe {
-        sort(block, sh.candidates, len);
-        // The kp smallest of both, as a bitonic sequence: ascending top against descending
-        // candidates.
-        block.units(kp, |i| {
-            let theirs = *sh.candidates.add((kp - 1 - i) as usize);
-            let mine = sh.top.add(i as usize);
-            *mine = (*mine).min(theirs);
+    let v = network_per_thread(len);
+    // SAFETY (every block below): slots below `len` (at most the buffer's) and `kp`; each
+    // thread reads and writes the slots of its own registers, except where a barrier comes
+    // between.
+    block.units(nt, |t| {
+        let t = block.opaque(t);
+        let mine = net.unit(t);
+        unrolled::<NETWORK_REGISTERS>(|r| {
+            let i = t * v + r as u32;
+            mine[r] = none;
+            if (r as u32) < v && i < len {
+                mine[r] = unsafe { *sh.candidates.add(i as usize) };
+            }
         });
-        block.sync();
-        block.units(len, |i| *sh.candidates.add(i as usize) = none);
-        half_cleaners(block, sh.top, kp);
-        if kp == 1 {
-            // No half-cleaner step, so no barrier yet after emptying the buffer.
-            block.sync();
-        }
-    }
+    });
+    unsafe { network(block, net, sh.candidates, len, 2, none) };
+    unsafe { store(block, net, sh.candidates, len) };
+    block.sync();
+    // The kp smallest of both, as a bitonic sequence: ascending top against descending
+    // candidates; each candidate read is emptied by its reader, the rest by anyone.
+    let kp = block.opaque(kp);
+    let vk = network_per_thread(kp);
+    block.units(nt, |t| {
+        let t = block.opaque(t);
+        let mine = net.unit(t);
+        unrolled::<NETWORK_REGISTERS>(|r| {
+            let i = t * vk + r as u32;
+            mine[r] = none;
+            if (r as u32) < vk && i < kp {
+                unsafe {
+                    let theirs = sh.candidates.add((kp - 1 - i) as usize);
+                    mine[r] = (*sh.top.add(i as usize)).min(*theirs);
+                    *theirs = none;
+                }
+            }
+        });
+    });
+    block.units(len - kp, |u| unsafe {
+        *sh.candidates.add((kp + u) as usize) = none
+    });
+    unsafe { network(block, net, sh.top, kp, kp, none) };
+    unsafe { store(block, net, sh.top, kp) };
+    block.sync();
 }
 
-/// Sorts the `len` (a power of two) items at `a` ascending: Batcher's bitonic sorter, a
-/// barrier after each step. Every thread calls it; it starts after a barrier.
+/// Writes the `len` items of a network's registers to `a` (thread `t`'s register `r` to
+/// `t·v + r`).
 ///
 /// # Safety
-/// `a` holds `len` items of the block's shared memory.
+/// `a` holds `len` items of the block's shared memory; no other thread reads or writes this
+/// thread's slots until the next barrier.
 #[inline(always)]
-unsafe fn sort<I: Copy + Ord, B: Block>(block: &B, a: *mut I, len: u32) {
-    let mut size = 2;
+unsafe fn store<I: Copy, B: Block>(block: &B, net: &mut B::Regs<Net<I>>, a: *mut I, len: u32) {
+    let len = block.opaque(len);
+    let v = network_per_thread(len);
+    block.units(THREADS, |t| {
+        let t = block.opaque(t);
+        let mine = net.unit(t);
+        unrolled::<NETWORK_REGISTERS>(|r| {
+            let i = t * v + r as u32;
+            if (r as u32) < v && i < len {
+                // SAFETY: the caller's contract.
+                unsafe { *a.add(i as usize) = mine[r] };
+            }
+        });
+    });
+}
+
+/// Runs the stages of sizes `from, 2·from, …, len` of Batcher's bitonic sorter on the `len`
+/// items (a power of two, at most `THREADS · NETWORK_REGISTERS`) that the threads hold in
+/// `net`: thread `t`'s register `r` holds item `t·v + r`, `v` = [`network_per_thread`]`(len)`;
+/// threads at or past `len / v` hold `none`. `from = 2` sorts any sequence ascending; `from =
+/// len` sorts a bitonic one (the half-cleaners). The items end in the registers; `a` (`len`
+/// items of shared memory) carries the steps across warps.
+///
+/// Every thread calls it. It writes `a` only in slots of its own registers before its first
+/// barrier.
+///
+/// # Safety
+/// `a` holds `len` items of the block's shared memory that no other thread reads until the
+/// barrier after the call; `len ≤ THREADS · NETWORK_REGISTERS`.
+#[inline(always)]
+unsafe fn network<I: Copy + Ord + Lane, B: Lanes>(
+    block: &B,
+    net: &mut B::Regs<Net<I>>,
+    a: *mut I,
+    len: u32,
+    from: u32,
+    none: I,
+) {
+    let nt = THREADS;
+    let (len, from) = (block.opaque(len), block.opaque(from));
+    let v = network_per_thread(len);
+    // Strides from here up join items of different warps.
+    let across = 32 * v;
+    let mut size = from;
     while size <= len {
         let mut stride = size / 2;
-        while stride > 0 {
-            block.units(len / 2, |p| {
-                let i = 2 * p - (p & (stride - 1));
-                // SAFETY: i + stride < len.
-                unsafe { compare_exchange(a, i, i + stride, i & size == 0) };
-            });
+        if stride >= across {
+            unsafe { store(block, net, a, len) };
             block.sync();
+            while stride >= across {
+                block.units(len / 2, |p| {
+                    let p = block.opaque(p);
+                    let i = 2 * p - (p & (stride - 1));
+                    // SAFETY: i + stride < len.
+                    unsafe { compare_exchange(a, i, i + stride, i & size == 0) };
+                });
+                block.sync();
+                stride /= 2;
+            }
+            block.units(nt, |t| {
+                let t = block.opaque(t);
+                let mine = net.unit(t);
+                unrolled::<NETWORK_REGISTERS>(|r| {
+                    let i = t * v + r as u32;
+                    mine[r] = none;
+                    if (r as u32) < v && i < len {
+                        // SAFETY: inside `a`, after the barrier of the last step.
+                        mine[r] = unsafe { *a.add(i as usize) };
+                    }
+                });
+            });
+        }
+        while stride >= v {
+            // Lanes `stride / v` apart; the lower lane keeps the smaller item where the
+            // stage's run ascends (item t·v + r has bit `size` of t·v, since size > stride ≥ v).
+            let lane_mask = stride / v;
+            unrolled::<NETWORK_REGISTERS>(|r| {
+                if (r as u32) < v {
+                    block.exchange(net, r, lane_mask, |t, mine, theirs| {
+                        let t = block.opaque(t);
+                        let ascending = (t * v) & size == 0;
+                        *mine = if (t & lane_mask == 0) == ascending {
+                            (*mine).min(theirs)
+                        } else {
+                            (*mine).max(theirs)
+                        };
+                    });
+                }
+            });
+            stride /= 2;
+        }
+        while stride > 0 {
+            block.units(nt, |t| {
+                let t = block.opaque(t);
+                let mine = net.unit(t);
+                match stride {
+                    1 => within::<I, 1>(mine, t, v, size),
+                    2 => within::<I, 2>(mine, t, v, size),
+                    _ => within::<I, 4>(mine, t, v, size),
+                }
+            });
             stride /= 2;
         }
         size *= 2;
     }
 }
 
-/// Sorts the bitonic sequence of `len` (a power of two) items at `a` ascending: half-cleaners
-/// at strides `len / 2, …, 1`, a barrier after each.
-///
-/// # Safety
-/// As [`sort`].
+/// One step of stride `S` (below `v`) of stage `size` between a thread's own registers.
 #[inline(always)]
-unsafe fn half_cleaners<I: Copy + Ord, B: Block>(block: &B, a: *mut I, len: u32) {
-    let mut stride = len / 2;
-    while stride > 0 {
-        block.units(len / 2, |p| {
-            let i = 2 * p - (p & (stride - 1));
-            // SAFETY: i + stride < len.
-            unsafe { compare_exchange(a, i, i + stride, true) };
-        });
-        block.sync();
-        stride /= 2;
-    }
+fn within<I: Copy + Ord, const S: usize>(mine: &mut Net<I>, t: u32, v: u32, size: u32) {
+    unrolled::<NETWORK_REGISTERS>(|r| {
+        if r & S == 0 && r + S < NETWORK_REGISTERS && ((r + S) as u32) < v {
+            let ascending = (t * v + r as u32) & size == 0;
+            let (x, y) = (mine[r], mine[r + S]);
+            if (x > y) == ascending {
+                mine[r] = y;
+                mine[r + S] = x;
+            }
+        }
+    });
 }
 
 /// Puts the smaller of `a[i]` and `a[j]` (`i < j`) at `i` if `ascending`, else at `j`.
@@ -422,24 +764,64 @@ mod tests {
         (out_keys, out_indices)
     }
 
+    /// Keys in memory aligned to 16 bytes, starting `skew` keys past the alignment: the tiles
+    /// of a part load as vectors where the part starts aligned, key by key elsewhere.
+    struct Skewed<K> {
+        store: Vec<u128>,
+        skew: usize,
+        len: usize,
+        keys: core::marker::PhantomData<K>,
+    }
+
+    impl<K: Copy> Skewed<K> {
+        fn new(keys: &[K], skew: usize) -> Self {
+            let bytes = (keys.len() + skew) * size_of::<K>();
+            let mut s = Skewed {
+                store: vec![0; bytes.div_ceil(16) + 1],
+                skew,
+                len: keys.len(),
+                keys: core::marker::PhantomData,
+            };
+            // SAFETY: the store holds skew + len keys.
+            unsafe { core::ptr::copy_nonoverlapping(keys.as_ptr(), s.as_mut_ptr(), keys.len()) };
+            s
+        }
+
+        fn as_ptr(&self) -> *const K {
+            // SAFETY: inside the store.
+            unsafe { (self.store.as_ptr() as *const K).add(self.skew) }
+        }
+
+        fn as_mut_ptr(&mut self) -> *mut K {
+            // SAFETY: inside the store.
+            unsafe { (self.store.as_mut_ptr() as *mut K).add(self.skew) }
+        }
+
+        fn to_vec(&self) -> Vec<K> {
+            // SAFETY: the store holds len keys from the pointer.
+            unsafe { core::slice::from_raw_parts(self.as_ptr(), self.len) }.to_vec()
+        }
+    }
+
     /// Runs every round of the selection with the block code on the CPU, as the host does on
-    /// the GPU (`blocks`: the blocks a GPU would run at once).
+    /// the GPU (`blocks`: the blocks a GPU would run at once), each round's keys `skew` keys
+    /// past a 16-byte boundary.
     fn run<K: TopKey, const ITEMS: usize>(
         keys: &[K],
         len: usize,
         k: u32,
         map: u32,
-        blocks: u64,
+        (blocks, skew): (u64, usize),
     ) -> (Vec<K>, Vec<u64>) {
         assert_eq!(ITEMS as u32, items_per_thread(size_of::<K>() as u32));
         let segments = (keys.len() / len) as u64;
         let rounds: Vec<Round> =
             plan(segments, len as u64, k, size_of::<K>() as u32, blocks).collect();
         let mut shared = vec![0u128; shared_bytes(size_of::<K>() as u32, k) as usize / 16];
-        let (mut in_keys, mut in_indices) = (keys.to_vec(), Vec::<u64>::new());
+        let (mut in_keys, mut in_indices) = (Skewed::new(keys, skew), Vec::<u64>::new());
         for (i, &round) in rounds.iter().enumerate() {
             let out_len = (round.blocks() * u64::from(k)) as usize;
-            let mut out_keys = vec![K::INFINITY; out_len];
+            let mut out_keys = Skewed::new(&vec![K::INFINITY; out_len], skew);
             let mut out_indices = vec![0u64; out_len];
             let args = Args {
                 keys: in_keys.as_ptr(),
@@ -470,27 +852,104 @@ mod tests {
             }
             (in_keys, in_indices) = (out_keys, out_indices);
         }
-        (in_keys, in_indices)
+        (in_keys.to_vec(), in_indices)
+    }
+
+    /// Checks the selection against the reference with the keys aligned (vector loads) and
+    /// one key past it (loads key by key).
+    fn check<K: TopKey + Ord + core::fmt::Debug, const ITEMS: usize>(
+        keys: &[K],
+        len: usize,
+        k: u32,
+        map: u32,
+        blocks: u64,
+    ) {
+        let expected = reference(keys, len, k as usize, map);
+        for skew in [0, 1] {
+            let got = run::<K, ITEMS>(keys, len, k, map, (blocks, skew));
+            assert!(
+                got == expected,
+                "{} {}-byte keys in rows of {len}, k = {k}, map {map}, {blocks} blocks, skew {skew}",
+                keys.len(),
+                size_of::<K>()
+            );
+        }
     }
 
     fn check32(keys: &[u32], len: usize, k: u32, map: u32, blocks: u64) {
-        let got = run::<u32, 16>(keys, len, k, map, blocks);
-        let expected = reference(keys, len, k as usize, map);
-        assert!(
-            got == expected,
-            "u32, {} keys in rows of {len}, k = {k}, map {map}, {blocks} blocks",
-            keys.len()
-        );
+        check::<u32, 16>(keys, len, k, map, blocks);
     }
 
     fn check64(keys: &[u64], len: usize, k: u32, map: u32, blocks: u64) {
-        let got = run::<u64, 8>(keys, len, k, map, blocks);
-        let expected = reference(keys, len, k as usize, map);
-        assert!(
-            got == expected,
-            "u64, {} keys in rows of {len}, k = {k}, map {map}, {blocks} blocks",
-            keys.len()
-        );
+        check::<u64, 8>(keys, len, k, map, blocks);
+    }
+
+    /// Runs [`network`] from stage `from` over `items` (a power of two of them, as a block's
+    /// threads hold them) on the CPU; returns them in order.
+    fn run_network<I: Copy + Ord + Lane>(items: &[I], from: u32, none: I) -> Vec<I> {
+        let len = items.len() as u32;
+        let v = network_per_thread(len);
+        let block = CpuBlock::default();
+        let mut net = block.regs(THREADS, [none; NETWORK_REGISTERS]);
+        for (i, &item) in items.iter().enumerate() {
+            net[i / v as usize][i % v as usize] = item;
+        }
+        let mut area = vec![none; items.len()];
+        // SAFETY: `area` holds the len items; len is at most a full buffer.
+        unsafe { network(&block, &mut net, area.as_mut_ptr(), len, from, none) };
+        (0..items.len())
+            .map(|i| net[i / v as usize][i % v as usize])
+            .collect()
+    }
+
+    #[test]
+    fn networks_sort_in_registers_across_lanes_and_across_warps() {
+        let mut next = xorshift(17);
+        let mut len = 1usize;
+        while len <= 2048 {
+            // Repeated items too: the network must not rely on distinct ones.
+            let items: Vec<u64> = (0..len).map(|_| next() % (len as u64 + 3)).collect();
+            let mut sorted = items.clone();
+            sorted.sort_unstable();
+            assert_eq!(run_network(&items, 2, u64::MAX), sorted, "a sort of {len}");
+            // A bitonic sequence (every other item ascending, then the others descending)
+            // takes the last stage alone.
+            let mut bitonic: Vec<u64> = sorted.iter().step_by(2).copied().collect();
+            bitonic.extend(sorted.iter().skip(1).step_by(2).rev());
+            assert_eq!(
+                run_network(&bitonic, len as u32, u64::MAX),
+                sorted,
+                "a merge of {len}"
+            );
+            let wide: Vec<u128> = items
+                .iter()
+                .map(|&x| (u128::from(x) << 64) | u128::from(next() % 2))
+                .collect();
+            let mut sorted = wide.clone();
+            sorted.sort_unstable();
+            assert_eq!(
+                run_network(&wide, 2, u128::MAX),
+                sorted,
+                "a wide sort of {len}"
+            );
+            len *= 2;
+        }
+    }
+
+    #[test]
+    fn slots_that_short_parts_leave_are_no_keys() {
+        // Every key encodes to the largest, which is also the key of a slot that a part
+        // shorter than k leaves: parts of 16384 keys and a last one of 5, then a round over
+        // their candidates.
+        for (n, k) in [(3 * 16384 + 5, 64u32), (4 * 16384 + 5, 1024)] {
+            let first = plan(1, n as u64, k, 4, 64).next().unwrap();
+            let (start, end) = first.part(first.parts - 1);
+            assert_eq!((first.chunk, end - start), (16384, 5));
+            check32(&vec![u32::MAX; n], n, k, IDENTITY, 64);
+            check32(&vec![0; n], n, k, key_map(KIND_UNSIGNED, true), 64);
+            check64(&vec![u64::MAX; n], n, k, IDENTITY, 64);
+        }
+        check32(&vec![u32::MAX; 5 * 20_000], 20_000, 100, IDENTITY, 16);
     }
 
     #[test]
@@ -531,7 +990,7 @@ mod tests {
         }
         let equal = vec![42u64; 50_000];
         check64(&equal, equal.len(), 300, IDENTITY, 8);
-        let (_, indices) = run::<u64, 8>(&equal, equal.len(), 300, IDENTITY, 8);
+        let (_, indices) = run::<u64, 8>(&equal, equal.len(), 300, IDENTITY, (8, 0));
         assert_eq!(indices, (0..300).collect::<Vec<u64>>());
     }
 
@@ -592,7 +1051,7 @@ mod tests {
         for descending in [false, true] {
             let map = key_map(KIND_FLOAT, descending);
             check32(&bits, bits.len(), 700, map, 8);
-            let (keys, _) = run::<u32, 16>(&bits, bits.len(), 700, map, 8);
+            let (keys, _) = run::<u32, 16>(&bits, bits.len(), 700, map, (8, 0));
             let mut expected = floats.clone();
             if descending {
                 expected.sort_by(|a, b| b.total_cmp(a));

@@ -4,7 +4,7 @@
 
 use crate::block::merge::Align16;
 use crate::block::topk::{Args, select_parts};
-use crate::gpu::{CudaBlock, block_idx_x, dynamic_shared, grid_dim_x};
+use crate::gpu::{CudaBlock, block_idx_x, dynamic_shared, grid_dim_x, thread_idx_x};
 use crate::topk::{Round, THREADS, items_per_thread};
 
 macro_rules! topk_round {
@@ -54,8 +54,12 @@ macro_rules! topk_round {
                 encode,
                 decode,
             };
-            // SAFETY: the launch contract.
+            // SAFETY: the launch contract, which also gives the block THREADS threads: said so
+            // that the optimizer knows every thread runs every unit loop of the block code once
+            // (else it keeps the registers of a network alive from one tile to the next, for
+            // the threads that would skip them).
             unsafe {
+                core::hint::assert_unchecked(thread_idx_x() < THREADS);
                 select_parts::<$key, _, ITEMS>(
                     &CudaBlock::<THREADS>,
                     dynamic_shared::<Align16>() as *mut u8,
