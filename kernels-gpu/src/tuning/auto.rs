@@ -9,8 +9,9 @@
 //! sort overlaps the copies (each chunk of 2^22 keys is sorted as it lands, the last pass is
 //! copied back range by range), which the bitonic and the merge sort do and the radix sort,
 //! whose passes each need every key, cannot; and its merge or radix sort allocates and frees a
-//! scratch buffer per call. So the radix sort, the fastest of the three on the device from 2^23
-//! keys, is 1.1-1.2× the others' time end to end, and host slices never take it for keys alone.
+//! scratch buffer per call. So the radix sort, the fastest of the three on the device for
+//! 4-byte keys from 2^17, was 1.1-1.2× the others' time end to end from 2^22 keys, and host
+//! slices do not take it for keys alone.
 //!
 //! A list is a list of [`Span`]s per key width: each gives the sort for n up to 2^`max_log2`
 //! keys, above the span before it. The sizes measured are powers of two; between two of them
@@ -68,64 +69,53 @@ const fn span(max_log2: u32, sort: AutoSort) -> Span {
 use AutoSort::{Bitonic, Merge, Radix};
 
 /// 4-byte keys alone (u32, i32, f32) on the device, any sort, measured on an H100
-/// (docs/data/h100-2026-11-25, `bench.csv` and `2p28.csv`, u32 and f32, 2^10..2^28): the bitonic
-/// sort up to 2^16 and at 2^21-2^22, the radix sort at 2^17-2^20 and from 2^23. Within 5% of
-/// the fastest of the three at every size for both types; the closest calls are the radix sort
-/// at 2^17 (u32: 1.026× the merge sort), 2^20 (u32: 1.031× the merge sort) and 2^23 (u32:
-/// 1.046× the bitonic sort; f32: the bitonic sort 1.076× the radix sort), and the bitonic sort
-/// at 2^13 (u32: 1.025× the merge sort).
+/// (docs/data/h100-2026-11-25, `auto-sweep.csv`, u32 and f32, 2^10..2^27, and `2p28.csv`): the
+/// bitonic sort up to 2^16 but at 2^13, where the merge sort is the fastest (the bitonic sort
+/// 1.08× it for u32, 1.06× for f32), and the radix sort from 2^17 (at 2^17 the merge sort is
+/// 1.03-1.04× it; from 2^18 the others take at least 1.08× its time, from 2^24 2.4×).
 pub const KEYS_32: [Span; 4] = [
+    span(12, Bitonic),
+    span(13, Merge),
     span(16, Bitonic),
-    span(20, Radix),
-    span(22, Bitonic),
     span(ALL, Radix),
 ];
 
 /// 8-byte keys alone (u64, i64, f64) on the device, any sort, measured on an H100 (the same
-/// sweep, u64, 2^10..2^28): the bitonic sort up to 2^12, at 2^14-2^16 and at 2^19; the merge
-/// sort at 2^13, 2^17-2^18 and 2^20-2^24; the radix sort from 2^25. The islands are the
-/// measurement's: at 2^13 the bitonic sort is 1.13× the merge sort, at 2^14-2^16 the merge sort
-/// 1.08-1.10× the bitonic sort, at 2^19 the merge sort 1.057× the bitonic sort, each past the 5%
-/// rule.
-pub const KEYS_64: [Span; 7] = [
+/// sweep, u64): the bitonic sort up to 2^12 and at 2^14-2^16, the merge sort at 2^13 (the
+/// bitonic sort 1.08× it) and at 2^17-2^21 (the radix sort 1.02-1.13× it, the bitonic sort
+/// 1.09-1.27×), the radix sort from 2^22.
+pub const KEYS_64: [Span; 5] = [
     span(12, Bitonic),
     span(13, Merge),
     span(16, Bitonic),
-    span(18, Merge),
-    span(19, Bitonic),
-    span(24, Merge),
+    span(21, Merge),
     span(ALL, Radix),
 ];
 
 /// 4-byte keys alone on the device, stable sorts only (`sort_device`): the faster of the merge
-/// and the radix sort in the sweep of [`KEYS_32`]. The radix sort at 2^17-2^20 (u32 at 2^17 and
-/// 2^20: 1.026× and 1.031× the merge sort) and from 2^23; the merge sort below and at
-/// 2^21-2^22.
-pub const STABLE_KEYS_32: [Span; 4] = [
+/// and the radix sort in the sweep of [`KEYS_32`]: the merge sort up to 2^16, the radix sort
+/// from 2^17.
+pub const STABLE_KEYS_32: [Span; 2] = [span(16, Merge), span(ALL, Radix)];
+
+/// 8-byte keys alone on the device, stable sorts only: the merge sort up to 2^21 (the radix sort
+/// 1.02-1.13× it at 2^17-2^21), the radix sort from 2^22 (the merge sort 1.14× it at 2^22).
+pub const STABLE_KEYS_64: [Span; 2] = [span(21, Merge), span(ALL, Radix)];
+
+/// 4-byte keys with values on the device (`sort_pairs_device`, `argsort_device`), measured
+/// with 4-byte values (docs/data/h100-2026-11-25, `auto-sweep-pairs.csv`, u32 keys with u32
+/// values, 2^10..2^27): the merge sort up to 2^15 (the radix sort 1.03× it there), the radix
+/// sort from 2^16. Wider values follow the same spans, unmeasured.
+pub const PAIRS_32: [Span; 2] = [span(15, Merge), span(ALL, Radix)];
+
+/// 8-byte keys with values on the device, measured with 8-byte values (the same sweep, u64 keys
+/// with u64 values): the merge sort up to 2^16 and at 2^20 (the radix sort 1.08× it), the
+/// radix sort at 2^17-2^19 (at 2^19 1.02× the merge sort) and from 2^21.
+pub const PAIRS_64: [Span; 4] = [
     span(16, Merge),
-    span(20, Radix),
-    span(22, Merge),
+    span(19, Radix),
+    span(20, Merge),
     span(ALL, Radix),
 ];
-
-/// 8-byte keys alone on the device, stable sorts only: the merge sort up to 2^24 (at 2^24 the
-/// radix sort is 1.051× it), the radix sort from 2^25 (at 2^25 the merge sort is 1.018× it).
-pub const STABLE_KEYS_64: [Span; 2] = [span(24, Merge), span(ALL, Radix)];
-
-/// 4-byte keys with values on the device (`sort_pairs_device`): the merge or the radix sort.
-/// Not yet measured with values: these breakpoints are those of the keys-alone sweep
-/// ([`STABLE_KEYS_32`]) until the pairs sweep exists (`gpusort bench --algos
-/// merge_pairs,radix_pairs`, values as wide as the keys).
-pub const PAIRS_32: [Span; 4] = [
-    span(16, Merge),
-    span(20, Radix),
-    span(22, Merge),
-    span(ALL, Radix),
-];
-
-/// 8-byte keys with values on the device. Not yet measured with values: the breakpoint of the
-/// keys-alone sweep ([`STABLE_KEYS_64`]) until the pairs sweep exists (see [`PAIRS_32`]).
-pub const PAIRS_64: [Span; 2] = [span(24, Merge), span(ALL, Radix)];
 
 /// Host slices of 4-byte keys alone (`sort_unstable`), any sort: the bitonic sort up to 2^26,
 /// the merge sort above. Measured on an H100 end to end from a `PinnedBuffer`
@@ -153,13 +143,13 @@ pub const HOST_STABLE_KEYS_32: [Span; 3] = [span(16, Merge), span(20, Radix), sp
 /// radix sort takes 1.05-1.20× its time at every size).
 pub const HOST_STABLE_KEYS_64: [Span; 1] = [span(ALL, Merge)];
 
-/// Host slices of 4-byte keys with values (`sort_pairs`, `sort_by_key`, `argsort`). Not yet
-/// measured with values: the spans of [`HOST_STABLE_KEYS_32`] until a sweep with values exists
-/// (the radix sort cannot overlap the copies with values either).
+/// Host slices of 4-byte keys with values (`sort_pairs`, `sort_by_key`, `argsort`). Not
+/// measured end to end with values: the spans of [`HOST_STABLE_KEYS_32`] (the radix sort
+/// cannot overlap the copies with values either).
 pub const HOST_PAIRS_32: [Span; 3] = [span(16, Merge), span(20, Radix), span(ALL, Merge)];
 
-/// Host slices of 8-byte keys with values. Not yet measured with values: the span of
-/// [`HOST_STABLE_KEYS_64`] until a sweep with values exists.
+/// Host slices of 8-byte keys with values. Not measured end to end with values: the span of
+/// [`HOST_STABLE_KEYS_64`].
 pub const HOST_PAIRS_64: [Span; 1] = [span(ALL, Merge)];
 
 /// `auto`'s choices on the devices of one policy: for keys on the device and for host slices.
@@ -302,24 +292,28 @@ mod tests {
         for (n, sort) in [
             (0, Bitonic),
             (1, Bitonic),
+            (1 << 12, Bitonic),
+            ((1 << 12) + 1, Merge),
+            (1 << 13, Merge),
+            ((1 << 13) + 1, Bitonic),
             (1 << 16, Bitonic),
             ((1 << 16) + 1, Radix),
-            (1 << 20, Radix),
-            ((1 << 20) + 1, Bitonic),
-            (1 << 22, Bitonic),
-            ((1 << 22) + 1, Radix),
+            (1 << 22, Radix),
             (1 << 40, Radix),
         ] {
             assert_eq!(t.keys(n, 4), sort, "n = {n}");
         }
         assert_eq!(t.keys(1 << 13, 8), Merge);
         assert_eq!(t.keys((1 << 13) + 1, 8), Bitonic);
-        assert_eq!(t.keys(1 << 19, 8), Bitonic);
-        assert_eq!(t.keys(1 << 24, 8), Merge);
-        assert_eq!(t.keys((1 << 24) + 1, 8), Radix);
+        assert_eq!(t.keys(1 << 19, 8), Merge);
+        assert_eq!(t.keys(1 << 21, 8), Merge);
+        assert_eq!(t.keys((1 << 21) + 1, 8), Radix);
         assert_eq!(t.stable(1 << 10, 8, 0), Merge);
-        assert_eq!(t.stable(1 << 21, 4, 0), Merge);
-        assert_eq!(t.stable(1 << 21, 4, 8), Merge);
+        assert_eq!(t.stable(1 << 16, 4, 0), Merge);
+        assert_eq!(t.stable(1 << 17, 4, 0), Radix);
+        assert_eq!(t.stable(1 << 15, 4, 8), Merge);
+        assert_eq!(t.stable(1 << 16, 4, 8), Radix);
+        assert_eq!(t.stable(1 << 20, 8, 8), Merge);
         assert_eq!(t.stable(1 << 30, 4, 16), Radix);
         let h = &HOPPER.host;
         assert_eq!(
