@@ -280,7 +280,7 @@ fn order<E: PartialOrd + Copy>(run: &mut [E; RUN], i: usize, j: usize) {
 
 /// Keeps the smaller of `mine` and `theirs` if `lower`, else the larger.
 #[inline(always)]
-fn keep<E: PartialOrd + Copy>(mine: &mut E, theirs: E, lower: bool) {
+pub(crate) fn keep<E: PartialOrd + Copy>(mine: &mut E, theirs: E, lower: bool) {
     let take = if lower {
         theirs < *mine
     } else {

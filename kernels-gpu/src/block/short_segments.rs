@@ -12,7 +12,7 @@
 //!
 //! [`is_short`]: crate::segments::is_short
 
-use crate::block::segments::{Element, Segments};
+use crate::block::segments::{Element, Segments, keep};
 use crate::block::{SharedMem, Team};
 use crate::keys::KeyBits;
 use crate::segments::short_slot;
@@ -53,19 +53,6 @@ fn reverse_if<E: Copy>(run: &mut [E; RUN], reverse: bool) {
                 run.swap(r, RUN - 1 - r);
             }
         });
-    }
-}
-
-/// Keeps the smaller of `mine` and `theirs` if `lower`, else the larger.
-#[inline(always)]
-fn keep<E: PartialOrd + Copy>(mine: &mut E, theirs: E, lower: bool) {
-    let take = if lower {
-        theirs < *mine
-    } else {
-        *mine < theirs
-    };
-    if take {
-        *mine = theirs;
     }
 }
 
