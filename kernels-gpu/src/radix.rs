@@ -34,7 +34,7 @@ pub const fn passes(key_bytes: u32) -> u32 {
 /// ```
 /// use kernels_gpu::radix::{items_per_thread, pass_shared_bytes};
 /// assert_eq!(items_per_thread(4, 0), 32);
-/// assert_eq!(items_per_thread(8, 8), 12);
+/// assert_eq!(items_per_thread(8, 8), 16);
 /// assert!(pass_shared_bytes(8, 16) <= 64 * 1024);
 /// ```
 pub const fn items_per_thread(key_bytes: u32, value_bytes: u32) -> u32 {
@@ -49,8 +49,8 @@ pub const fn tile_keys(key_bytes: u32, value_bytes: u32) -> u32 {
 /// Warps per block of a digit pass.
 pub const WARPS: u32 = RADIX / 32;
 
-/// Dynamic shared memory of a digit-pass block, in bytes: the tile's keys and values in
-/// their sorted order, each warp's per-digit counters, the tile's number (in 16 bytes, which
+/// Dynamic shared memory of a digit-pass block, in bytes: the tile's keys in their sorted
+/// order (then its values, in the same bytes), each warp's per-digit counters, the tile's number (in 16 bytes, which
 /// keep what follows aligned), per digit the global position of its first key (`u64`), and the
 /// block scans' two sums per warp.
 ///
@@ -60,12 +60,12 @@ pub const WARPS: u32 = RADIX / 32;
 /// ```
 pub const fn pass_shared_bytes(key_bytes: u32, value_bytes: u32) -> u32 {
     let tile = tile_keys(key_bytes, value_bytes);
-    (tile * key_bytes).next_multiple_of(16)
-        + (tile * value_bytes).next_multiple_of(16)
-        + WARPS * RADIX * 4
-        + 16
-        + RADIX * 8
-        + 2 * WARPS * 8
+    let widest = if key_bytes > value_bytes {
+        key_bytes
+    } else {
+        value_bytes
+    };
+    (tile * widest).next_multiple_of(16) + WARPS * RADIX * 4 + 16 + RADIX * 8 + 2 * WARPS * 8
 }
 
 /// Dynamic shared memory of a histogram block: a `u32` counter per digit of every pass.

@@ -215,17 +215,24 @@ pub const fn compact_merge_sort_shared_bytes(key_bytes: u32, value_bytes: u32) -
 /// Keys per thread of a radix digit pass, by the bytes of a key and of its value. Larger
 /// tiles make longer runs of each digit in the scatter (fewer partly written sectors) and
 /// spread each tile's scans and look-back over more keys, as long as the keys stay in
-/// registers: 32 for 4-byte keys alone and 20 for 8-byte items with a cap of 128 registers
-/// (two blocks per multiprocessor); 8-byte keys alone keep 16 under a cap of 80 (three
-/// blocks), which measured faster than 20 under 128. Every tile fits in 64 KiB of shared
-/// memory, which every device from sm_70 lets a block opt into (docs/decisions.md, "Tiles and
-/// register caps of the digit passes").
+/// registers: 32 for 4-byte keys alone with a cap of 128 registers (two blocks per
+/// multiprocessor); 8-byte keys alone keep 16 under a cap of 80 (three blocks), which measured
+/// faster than 20 under 128. Values follow their keys through the same shared memory after the
+/// ranking, so a pass with values takes the tile of its wider type, under a cap of 128: its
+/// threads hold a rank and a digit per key beside the values. Every tile fits in 64 KiB of
+/// shared memory, which every device from sm_70 lets a block opt into (docs/decisions.md,
+/// "Tiles and register caps of the digit passes").
 pub const fn radix_pass_items(key_bytes: u32, value_bytes: u32) -> u32 {
-    match (key_bytes, value_bytes) {
+    let widest = if key_bytes > value_bytes {
+        key_bytes
+    } else {
+        value_bytes
+    };
+    match (widest, value_bytes) {
         (4, 0) => 32,
         (8, 0) => 16,
-        (4, 4) => 20,
-        _ if key_bytes + value_bytes <= 16 => 12,
+        (4, _) => 32,
+        (8, _) => 16,
         _ => 8,
     }
 }

@@ -20,11 +20,11 @@ use crate::radix::{Digits, HISTOGRAM_TILE, RADIX, RADIX_BITS, Status, WARPS, dig
 /// [`HISTOGRAM_TILE`] keys, in `u32` counters of its shared memory.
 ///
 /// # Safety
-/// `keys` holds `n` device keys; `histograms` the words above; `shared` is the block's
+/// `keys_in` holds `n` device keys; `histograms` the words above; `shared` is the block's
 /// `histogram_shared_bytes` of dynamic shared memory; [`RADIX`] threads per block.
 #[inline(always)]
 pub unsafe fn histogram<K: Digits>(
-    keys: *const K,
+    keys_in: *const K,
     n: u64,
     encode: u32,
     histograms: *mut u64,
@@ -40,21 +40,32 @@ pub unsafe fn histogram<K: Digits>(
             i += RADIX;
         }
         sync_threads();
+        const PER_THREAD: usize = (HISTOGRAM_TILE / RADIX) as usize;
         let tile = u64::from(HISTOGRAM_TILE);
         let mut base = u64::from(block_idx_x()) * tile;
         while base < n {
-            for k in 0..HISTOGRAM_TILE / RADIX {
-                let i = base + u64::from(k * RADIX + t);
-                if i < n {
-                    let key = (*keys.add(i as usize)).encode(encode);
+            // Every key of the thread's share is loaded before any is counted, so that the
+            // loads are in flight together rather than each behind the previous key's adds.
+            let full = n - base >= tile;
+            let present =
+                |k: usize| full || base + (k as u64 * u64::from(RADIX)) + u64::from(t) < n;
+            let mut keys = [K::INFINITY; PER_THREAD];
+            unrolled::<PER_THREAD>(|k| {
+                if present(k) {
+                    let i = base + u64::from(k as u32 * RADIX + t);
+                    keys[k] = (*keys_in.add(i as usize)).encode(encode);
+                }
+            });
+            unrolled::<PER_THREAD>(|k| {
+                if present(k) {
                     let mut shift = 0;
                     while shift < size_of::<K>() as u32 * 8 {
-                        let word = shift / RADIX_BITS * RADIX + digit(key, shift);
+                        let word = shift / RADIX_BITS * RADIX + digit(keys[k], shift);
                         shared_reduce_add(shared.add(word as usize), 1);
                         shift += RADIX_BITS;
                     }
                 }
-            }
+            });
             base += u64::from(grid_dim_x()) * tile;
         }
         sync_threads();
@@ -100,7 +111,9 @@ pub struct Pass<K, V> {
 
 /// The block's shared memory in a digit pass, as `pass_shared_bytes` lays it out.
 struct Shared<K, V> {
+    /// The tile's keys in their sorted order.
     keys: *mut K,
+    /// The same bytes, for the tile's values once its keys have gone out.
     values: *mut V,
     /// Per warp and digit: the warp's count, then the slot of its next key of the digit in the
     /// tile's sorted order.
@@ -119,18 +132,16 @@ impl<K, V> Shared<K, V> {
     /// `tile` keys.
     #[inline(always)]
     unsafe fn new(shared: *mut u8, tile: u32) -> Self {
-        let key_bytes = (tile as usize * size_of::<K>()).next_multiple_of(16);
-        let value_bytes = (tile as usize * size_of::<V>()).next_multiple_of(16);
+        let tile_bytes = (tile as usize * size_of::<K>().max(size_of::<V>())).next_multiple_of(16);
         // SAFETY: the offsets stay inside the layout; each part is aligned for its type.
         unsafe {
-            let values = shared.add(key_bytes);
-            let warp_counts = values.add(value_bytes) as *mut u32;
+            let warp_counts = shared.add(tile_bytes) as *mut u32;
             let tile_number = warp_counts.add((WARPS * RADIX) as usize);
             let bases = tile_number.add(4) as *mut u64;
             let warp_sums = bases.add(RADIX as usize);
             Shared {
                 keys: shared as *mut K,
-                values: values as *mut V,
+                values: shared as *mut V,
                 warp_counts,
                 tile_number,
                 bases,
@@ -226,7 +237,10 @@ pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize>(
 /// their number to the warp's slot counter of the digit by an atomic add, whose old value is
 /// their first slot, and every key goes to its slot in shared memory at once. Ranking item by
 /// item, lanes in order, keeps the order stable. The look-back runs while the keys are in
-/// shared memory, then the tile goes out digit run by digit run.
+/// shared memory, then the tile goes out digit run by digit run. Values, as in CUB's
+/// Onesweep, follow the keys: loaded after the ranking, put at their keys' slots in the same
+/// shared memory once the keys have gone out, and stored to their keys' places, so that a
+/// tile with values is as large as one of keys alone of the wider type.
 ///
 /// # Safety
 /// As [`digit_pass`]'s, the warp counters zeroed; `len` is the tile's length.
@@ -249,14 +263,10 @@ unsafe fn place_tile<K: Digits, V: Copy + Default, const ITEMS: usize, const FUL
         let src_values = pass.src_values.add(base as usize);
         let first = warp * 32 * ITEMS as u32 + lane;
         let mut keys = [K::INFINITY; ITEMS];
-        let mut values = [V::default(); ITEMS];
         unrolled::<ITEMS>(|k| {
             let i = first + 32 * (k as u32);
             if present(i) {
                 keys[k] = (*src_keys.add(i as usize)).encode(pass.encode);
-                if has_values {
-                    values[k] = *src_values.add(i as usize);
-                }
             }
         });
 
@@ -296,6 +306,7 @@ unsafe fn place_tile<K: Digits, V: Copy + Default, const ITEMS: usize, const FUL
 
         // Rank within the warp, item by item, each key straight to its slot.
         let below = lanemask_lt();
+        let mut slots = [0u32; ITEMS];
         unrolled::<ITEMS>(|k| {
             let valid = present(first + 32 * (k as u32));
             // RADIX matches no digit (a ninth bit tells it apart): the lanes past the end rank
@@ -315,14 +326,23 @@ unsafe fn place_tile<K: Digits, V: Copy + Default, const ITEMS: usize, const FUL
             if lane == leader && valid {
                 first_slot = shared_atomic_add(counts.add(d as usize), peers.count_ones());
             }
-            let slot = shfl_idx(first_slot, leader) + (peers & below).count_ones();
+            slots[k] = shfl_idx(first_slot, leader) + (peers & below).count_ones();
             if valid {
-                *sh.keys.add(slot as usize) = keys[k];
-                if has_values {
-                    *sh.values.add(slot as usize) = values[k];
-                }
+                *sh.keys.add(slots[k] as usize) = keys[k];
             }
         });
+
+        // The values are loaded only now, so that they take no registers while the keys are
+        // ranked, and their loads are in flight during the look-back.
+        let mut values = [V::default(); ITEMS];
+        if has_values {
+            unrolled::<ITEMS>(|k| {
+                let i = first + 32 * (k as u32);
+                if present(i) {
+                    values[k] = *src_values.add(i as usize);
+                }
+            });
+        }
 
         // Look back: the digit's keys in the tiles before this one.
         let mut before = 0u64;
@@ -354,18 +374,33 @@ unsafe fn place_tile<K: Digits, V: Copy + Default, const ITEMS: usize, const FUL
         *sh.bases.add(d as usize) = (digit_start + before).wrapping_sub(tile_start);
         sync_threads();
 
-        // Out, digit run by digit run.
+        // Out, digit run by digit run: the keys, then the values through the same shared
+        // memory, each to the place of the key that held its slot.
+        let mut digits = [0u32; ITEMS];
         unrolled::<ITEMS>(|k| {
             let s = t + RADIX * k as u32;
             if present(s) {
                 let key = *sh.keys.add(s as usize);
-                let at =
-                    (*sh.bases.add(digit(key, pass.shift) as usize)).wrapping_add(u64::from(s));
+                digits[k] = digit(key, pass.shift);
+                let at = (*sh.bases.add(digits[k] as usize)).wrapping_add(u64::from(s));
                 *pass.dst_keys.add(at as usize) = key.decode(pass.decode);
-                if has_values {
-                    *pass.dst_values.add(at as usize) = *sh.values.add(s as usize);
-                }
             }
         });
+        if has_values {
+            sync_threads();
+            unrolled::<ITEMS>(|k| {
+                if present(first + 32 * (k as u32)) {
+                    *sh.values.add(slots[k] as usize) = values[k];
+                }
+            });
+            sync_threads();
+            unrolled::<ITEMS>(|k| {
+                let s = t + RADIX * k as u32;
+                if present(s) {
+                    let at = (*sh.bases.add(digits[k] as usize)).wrapping_add(u64::from(s));
+                    *pass.dst_values.add(at as usize) = *sh.values.add(s as usize);
+                }
+            });
+        }
     }
 }
