@@ -424,6 +424,48 @@ fn short_rows_of_every_length_and_key_type() {
     });
 }
 
+/// Rows of 2^p keys for every p from the register sort's longest rows to past the tile sort's
+/// tile (which takes rows of keys alone of 2^7 ..= 2^13 keys, stopped after stage p), in both
+/// orders: one row, five, and a count that fills no whole number of tiles (the last tile
+/// short). Every way [`assert_segments_sort`] sorts (keys alone on the host and on the device
+/// with guard keys past the end, which must stay; argsorts and pairs by the block sort).
+fn power_of_two_rows_of<K: SortKey>(gpu: &GpuSorter, make: impl Fn(usize, u64) -> Vec<K>) {
+    let seed = test_seed(128);
+    for p in 6..=14u32 {
+        let len = 1usize << p;
+        let many = (3usize << 13 >> p.min(13)) + 3;
+        for (i, rows) in [1usize, 5, many].into_iter().enumerate() {
+            let order = ORDERS[(p as usize + i) % 2];
+            let case = seed + u64::from(p) * 3 + i as u64;
+            let keys = make(rows * len, case);
+            let what = format!(
+                "{:?}, {rows} rows of 2^{p}, {order:?} (seed {seed})",
+                K::DTYPE
+            );
+            assert_segments_sort(gpu, &keys, Segments::Rows(len), order, &what);
+        }
+    }
+}
+
+#[test]
+fn rows_of_a_power_of_two_around_the_tile_sort_every_key_type() {
+    let Some(gpu) = gpu_or_skip("segmented sort") else {
+        return;
+    };
+    let ties = |seed: u64| seed % 2 == 0;
+    power_of_two_rows_of::<u32>(&gpu, |n, s| keys_of(n, s, ties(s)));
+    power_of_two_rows_of::<i32>(&gpu, |n, s| keys_of(n, s, ties(s)));
+    power_of_two_rows_of::<f32>(&gpu, floats_with_specials);
+    power_of_two_rows_of::<u64>(&gpu, |n, s| keys_of(n, s, ties(s)));
+    power_of_two_rows_of::<i64>(&gpu, |n, s| keys_of(n, s, ties(s)));
+    power_of_two_rows_of::<f64>(&gpu, |n, s| {
+        floats_with_specials(n, s)
+            .into_iter()
+            .map(f64::from)
+            .collect()
+    });
+}
+
 /// Offsets of every length from 0 to past the register sort (each twice, in a random order),
 /// with segments for the block sort and one longer than a block among them.
 fn short_and_long_offsets(seed: u64) -> Vec<usize> {

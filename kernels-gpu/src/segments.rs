@@ -32,8 +32,8 @@
 
 use crate::bitonic::ceil_log2;
 use crate::tuning::{
-    SEGMENTS_MIN_TILE_LOG2, SHORT_SEGMENTS_MAX_ROW_LOG2, SHORT_SEGMENTS_RUN_LOG2,
-    SHORT_SEGMENTS_THREADS, SMALL_RUN_LOG2,
+    ROWS_TILE_SORT_MIN_LOG2, SEGMENTS_MIN_TILE_LOG2, SHORT_SEGMENTS_MAX_ROW_LOG2,
+    SHORT_SEGMENTS_RUN_LOG2, SHORT_SEGMENTS_THREADS, SMALL_RUN_LOG2,
 };
 
 /// Positions each thread holds in registers (log2).
@@ -161,6 +161,40 @@ pub const fn is_short(row_log2: u32) -> bool {
     row_log2 <= SHORT_SEGMENTS_MAX_ROW_LOG2
 }
 
+// The tile sort stops after a stage of its network, not within the sort of each thread's run
+// of 2^SMALL_RUN_LOG2 keys; and rows short enough for the register sort stay there.
+const _: () = assert!(
+    ROWS_TILE_SORT_MIN_LOG2 >= SMALL_RUN_LOG2
+        && ROWS_TILE_SORT_MIN_LOG2 > SHORT_SEGMENTS_MAX_ROW_LOG2
+);
+
+/// The stages of the bitonic tile sort that sort rows of `len` keys alone, if they take it: on
+/// a device whose tile sort of keys of their width has tiles of 2^`tile_log2` keys
+/// ([`window_log2`](crate::tuning::window_log2)), rows whose length is a power of two 2^p
+/// from 2^[`ROWS_TILE_SORT_MIN_LOG2`] up to the tile, p stages. The network's first p stages
+/// leave every aligned 2^p keys ascending, so the tile sort run over the whole matrix as one
+/// array and stopped after stage p sorts every row, in one launch, faster than the block sort
+/// (see [`ROWS_TILE_SORT_MIN_LOG2`]). Shorter rows take the register sort, longer ones the
+/// window passes of one row's network; argsorts, pairs and other lengths the block sort.
+///
+/// ```
+/// use kernels_gpu::segments::row_tile_stages;
+/// assert_eq!(row_tile_stages(2048, 13), Some(11));
+/// assert_eq!(row_tile_stages(8192, 13), Some(13));
+/// assert_eq!(row_tile_stages(16384, 13), None); // longer than the tile: window passes
+/// assert_eq!(row_tile_stages(64, 13), None); // the register sort of short segments
+/// assert_eq!(row_tile_stages(1000, 13), None); // not a power of two: the block sort
+/// assert_eq!(row_tile_stages(1024, 9), None); // 8-byte keys' compact tiles of 2^9
+/// ```
+pub const fn row_tile_stages(len: u64, tile_log2: u32) -> Option<u32> {
+    let p = row_log2(len);
+    if len.is_power_of_two() && p >= ROWS_TILE_SORT_MIN_LOG2 && p <= tile_log2 {
+        Some(p)
+    } else {
+        None
+    }
+}
+
 /// Positions of a block's tile in the register sort of short segments: 32 per thread.
 pub const SHORT_TILE: u32 = SHORT_SEGMENTS_THREADS << SHORT_SEGMENTS_RUN_LOG2;
 
@@ -229,6 +263,24 @@ mod tests {
             assert!(t >= p && t <= MAX_ROW_LOG2);
             assert_eq!(rows_per_block(p) << p, 1 << t);
             assert_eq!(threads(t) % 32, 0, "shuffles need whole warps");
+        }
+    }
+
+    #[test]
+    fn the_tile_sort_takes_the_rows_of_a_power_of_two_between_the_register_sort_and_the_tile() {
+        use crate::tuning::{COMPACT_WINDOW_LOG2, WINDOW_LOG2};
+        for tile in [COMPACT_WINDOW_LOG2, WINDOW_LOG2] {
+            let mut taken = Vec::new();
+            for len in 0..=1u64 << 15 {
+                if let Some(stages) = row_tile_stages(len, tile) {
+                    assert_eq!(1 << stages, len);
+                    assert!(!is_short(stages) && stages <= tile && stages >= SMALL_RUN_LOG2);
+                    taken.push(stages);
+                }
+            }
+            // Every power of two past the register sort, up to the tile, once.
+            let want: Vec<u32> = (SHORT_SEGMENTS_MAX_ROW_LOG2 + 1..=tile).collect();
+            assert_eq!(taken, want, "tiles of 2^{tile}");
         }
     }
 

@@ -167,6 +167,17 @@ pub const SHORT_SEGMENTS_RUN_LOG2: u32 = 5;
 /// rows take the block sort, whose steps above a warp go through shared memory.
 pub const SHORT_SEGMENTS_MAX_ROW_LOG2: u32 = 6;
 
+/// log2 of the shortest rows that the bitonic tile sort takes, stopped after their stage p
+/// ([`crate::segments::row_tile_stages`]: rows of keys alone whose length is a power of two,
+/// up to the tile): every such row longer than the register sort of short segments takes.
+/// Stopped after stage p, the tile sort does a part of what it does for a whole sort (2^26
+/// u32 in about 0.58 ms on an H100, 2^25 u64 in about 1.04 ms on an H200), with each thread's
+/// loads issued together, few registers (four blocks of 512 threads per multiprocessor for
+/// 4-byte keys) and the steps above a warp in registers after a transpose; the block sort took
+/// 0.83 ms for 2^26 u32 in rows of 128 and 1.15 to 1.88 ms in rows of 1024 to 8192 (u64: 1.25
+/// to 3.33 ms). docs/decisions.md, "Rows of keys alone by the tile sort".
+pub const ROWS_TILE_SORT_MIN_LOG2: u32 = SHORT_SEGMENTS_MAX_ROW_LOG2 + 1;
+
 /// Threads per block of the register sort of short segments: two warps, a tile of 2048
 /// positions, at most 33 KiB of shared memory (16-byte elements), under the 48 KiB that every
 /// device gives a block without asking, with enough blocks per multiprocessor to keep the

@@ -247,6 +247,60 @@ pub(super) fn enqueue_rows(
     enqueue_windows(sorter, keys, n, key_bytes, passes, (map, map))
 }
 
+/// Queues the sort of every row of 2^`row_log2` of the `n` keys at `keys` (`n` a multiple of
+/// the row, the row at most a tile, [`row_tile_stages`]): the tile sort over all of
+/// them as one array, stopped after stage `row_log2`, which leaves every aligned 2^`row_log2`
+/// keys ascending. Keys go through `map` as they are loaded and back as they are stored.
+///
+/// [`row_tile_stages`]: kernels_gpu::segments::row_tile_stages
+pub(super) fn enqueue_row_tiles(
+    sorter: &GpuSorter,
+    keys: u64,
+    n: u64,
+    key_bytes: usize,
+    row_log2: u32,
+    map: u32,
+) -> Result<()> {
+    let (_, log2) = kernels(key_bytes, &sorter.limits);
+    debug_assert!(row_log2 <= log2 && n.is_multiple_of(1 << row_log2));
+    launch_tiles(sorter, keys, n, key_bytes, row_log2, (map, map))
+}
+
+/// Queues the window passes' tile sort of the `n` keys at `keys`, in place, stopped after stage
+/// `stages` (the tile's log2 or more: every tile sorted), through `encode` and back through
+/// `decode`.
+fn launch_tiles(
+    sorter: &GpuSorter,
+    keys: u64,
+    n: u64,
+    key_bytes: usize,
+    stages: u32,
+    (encode, decode): (u32, u32),
+) -> Result<()> {
+    let (k, log2) = kernels(key_bytes, &sorter.limits);
+    debug_assert!(stages >= kernels_gpu::tuning::SMALL_RUN_LOG2);
+    let (threads, shared) = (
+        window_threads(log2),
+        small_shared_bytes(log2, key_bytes as u32),
+    );
+    let blocks =
+        u32::try_from(n.div_ceil(1 << log2)).expect("MAX_KEYS keeps grids below 2^32 blocks");
+    let f = sorter.function(k.window_tiles)?;
+    let stream = &sorter.stream;
+    // SAFETY: `keys` holds n keys on this context's device, sorted in place (no edges);
+    // stages ≥ SMALL_RUN_LOG2; the launch shape is the kernel's (ceil(n / 2^log2) blocks of
+    // window_threads(log2) threads, a tile of shared memory).
+    let no_edges = 0u64;
+    let launched = unsafe {
+        launch!(f<<<blocks, threads, shared, stream>>>(
+            keys, keys, no_edges, n, encode, decode, stages
+        ))
+    };
+    launched.context(&format!(
+        "launching the tile sort of {n} keys, stages 1 ..= {stages}"
+    ))
+}
+
 /// Whether the one-launch sorts take `n ≤ SMALL_SORT_MAX_KEYS` keys on this device: the tiny
 /// sort's one block always, the small sort's blocks when the device holds them all at once
 /// (its cooperative launch needs that: 16 blocks of 256 threads for 2^16 keys, which a device
@@ -305,17 +359,7 @@ fn launch_window(
     let blocks = u32::try_from(pass.blocks(n)).expect("MAX_KEYS keeps grids below 2^32 blocks");
     let what = || format!("launching window pass {pass:?} for {n} keys");
     if pass.sort {
-        let f = sorter.function(k.window_tiles)?;
-        // SAFETY: `keys` holds n keys on this context's device, sorted in place (no edges);
-        // the launch shape is the kernel's (ceil(n / 2^log2) blocks of window_threads(log2)
-        // threads, a tile of shared memory).
-        let no_edges = 0u64;
-        let launched = unsafe {
-            launch!(f<<<blocks, threads, shared, stream>>>(
-                keys, keys, no_edges, n, encode, decode
-            ))
-        };
-        return launched.context(&what());
+        return launch_tiles(sorter, keys, n, key_bytes, log2, (encode, decode));
     }
     let win = pass.block_window();
     let (fixed, mirror, span) = (win.fixed, win.mirror, win.span);

@@ -354,9 +354,11 @@ fn enqueue_step(
             let (grid, map) = (n.div_ceil(shape.sort_tile) as u32, l.encode);
             let (threads, shared) = (shape.sort_threads, shape.sort_shared);
             let launched = if shape.network {
+                // Every stage of the tile's network: each tile sorted whole.
+                let stages = shape.sort_tile.trailing_zeros();
                 unsafe {
                     launch!(f<<<grid, threads, shared, stream>>>(
-                        src_k, dst_k, edges, n, map, decode
+                        src_k, dst_k, edges, n, map, decode, stages
                     ))
                 }
             } else {

@@ -1,7 +1,8 @@
 //! Sorting many rows or segments at once ([`kernels_gpu::segments`]): segments of up to 64 keys
-//! are sorted in registers, 32 positions per thread; every other segment that a block holds by
-//! one block's bitonic network; a launch per padded length (one in all for rows of one length);
-//! longer segments each take a sort of their own.
+//! are sorted in registers, 32 positions per thread; rows of keys alone of a power of two up to
+//! a tile by the bitonic tile sort over the whole matrix, stopped after the row's stage; every
+//! other segment that a block holds by one block's bitonic network; a launch per padded length
+//! (one in all for rows of one length); longer segments each take a sort of their own.
 
 use super::{GpuSorter, bitonic, check_len, check_pairs, radix};
 use crate::error::{CudaContext, Error, Result, driver};
@@ -12,8 +13,8 @@ use cust::module::Module;
 use cust::sys as cuda;
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::segments::{
-    MAX_ROW_LOG2, blocks, element_bytes, is_short, max_row_log2, row_log2, shared_bytes,
-    short_blocks, short_shared_bytes, threads, tile_log2,
+    MAX_ROW_LOG2, blocks, element_bytes, is_short, max_row_log2, row_log2, row_tile_stages,
+    shared_bytes, short_blocks, short_shared_bytes, threads, tile_log2,
 };
 use kernels_gpu::tuning::SHORT_SEGMENTS_THREADS;
 
@@ -104,22 +105,34 @@ pub(crate) struct Plan {
     pub offsets: Vec<u64>,
     /// For rows: their length.
     pub row_len: u64,
+    /// Rows of keys alone that the tile sort takes ([`row_tile_stages`]): `(stages, keys)`,
+    /// the tile sort over the `keys` keys as one array, stopped after stage `stages`.
+    pub tile_rows: Option<(u32, u64)>,
     /// Segments longer than a block sorts, `(first key, length, segment id)`.
     pub long: Vec<(u64, u64, u32)>,
     /// Whether every key lies in some segment.
     pub covers_all: bool,
 }
 
+impl Plan {
+    /// Whether there is nothing to launch.
+    pub fn is_empty(&self) -> bool {
+        self.launches.is_empty() && self.long.is_empty() && self.tile_rows.is_none()
+    }
+}
+
 /// Plans the sort of `n` keys cut into `segments`, where a block sorts segments of up to
 /// 2^`max_row_log2` keys; `singles`: segments of one key are launched too (an argsort writes
-/// their index), else skipped like empty ones.
+/// their index), else skipped like empty ones. `tile_log2`: for keys sorted alone, log2 of the
+/// tiles of their bitonic tile sort on the device, which then takes rows of a power of two up
+/// to a tile ([`row_tile_stages`]); `None` for keys sorted with their positions.
 ///
 /// # Errors
 /// [`Error::BadSegments`] naming what is wrong with `segments` for `n` keys.
 pub(crate) fn plan(
     segments: Segments<'_>,
     n: usize,
-    max_row_log2: u32,
+    (max_row_log2, tile_log2): (u32, Option<u32>),
     singles: bool,
 ) -> Result<Plan> {
     let bad = |reason: String| Err(Error::BadSegments { reason });
@@ -141,7 +154,10 @@ pub(crate) fn plan(
                 ..Plan::default()
             };
             let p = row_log2(len);
+            let tile_stages = tile_log2.and_then(|t| row_tile_stages(len, t));
             if rows == 0 || !sorted_by_blocks(len) {
+            } else if let Some(stages) = tile_stages {
+                plan.tile_rows = Some((stages, n as u64));
             } else if p <= max_row_log2 {
                 plan.launches.push((p, rows, 0));
             } else {
@@ -212,6 +228,7 @@ pub(crate) fn plan(
                 ids,
                 offsets,
                 row_len: 0,
+                tile_rows: None,
                 long,
                 covers_all,
             })
@@ -266,9 +283,12 @@ impl GpuSorter {
     /// Segments are padded to a power of two and grouped by it, one launch per padded length.
     /// Segments of up to 64 keys are sorted in registers by a bitonic network, each thread 32
     /// positions (several segments of up to 32 keys, or half of one of up to 64), loaded and
-    /// stored through shared memory. Every other segment of up to 8192 keys (fewer for 8-byte
-    /// keys on devices with less shared memory) is sorted in shared memory and registers by one
-    /// block's bitonic network, several segments to a block. Longer
+    /// stored through shared memory. Rows of 128 to 8192 keys (a power of two; up to 512 for
+    /// 8-byte keys on devices with less shared memory) are sorted by the bitonic sort's tile sort
+    /// run over all of them as one array and stopped once every row is sorted. Every other
+    /// segment of up to 8192 keys (fewer for 8-byte keys on devices with less shared memory) is
+    /// sorted in shared memory and registers by one block's bitonic network, several segments to
+    /// a block. Longer
     /// segments: rows of keys alone whose length is a power of two by one bitonic network over
     /// all rows, in place; other segments of 4-byte keys packed with their positions into
     /// 8-byte items, grouped by padded length, sorted as rows by the same network and put back
@@ -305,7 +325,7 @@ impl GpuSorter {
         order: Order,
     ) -> Result<()> {
         let plan = self.plan_segments::<K>(segments, keys.len(), false, false)?;
-        if plan.launches.is_empty() && plan.long.is_empty() {
+        if plan.is_empty() {
             return Ok(());
         }
         let mut device = self.upload(keys)?;
@@ -357,7 +377,7 @@ impl GpuSorter {
     ) -> Result<()> {
         check_pairs(keys.len(), values.len())?;
         let plan = self.plan_segments::<K>(segments, keys.len(), true, false)?;
-        if plan.launches.is_empty() && plan.long.is_empty() {
+        if plan.is_empty() {
             return Ok(());
         }
         let mut device_keys = self.upload(keys)?;
@@ -419,7 +439,7 @@ impl GpuSorter {
     ) -> Result<Vec<u32>> {
         let plan = self.plan_segments::<K>(segments, keys.len(), true, true)?;
         let mut indices = vec![0u32; keys.len()];
-        if plan.launches.is_empty() && plan.long.is_empty() {
+        if plan.is_empty() {
             return Ok(indices);
         }
         let mut device_keys = self.upload(keys)?;
@@ -487,7 +507,8 @@ impl GpuSorter {
         check_len(n)?;
         let bytes = element_bytes(size_of::<K>() as u32, indexed);
         let max = max_row_log2(bytes, self.limits.max_shared_per_block).unwrap_or(0);
-        plan(segments, n, max, singles)
+        let tile = (!indexed).then(|| self.limits.window_log2(size_of::<K>()));
+        plan(segments, n, (max, tile), singles)
     }
 
     fn launch_of<K: SortKey>(
@@ -592,6 +613,9 @@ impl GpuSorter {
                 "launching the segmented sort of {count} segments of up to {} keys",
                 1u64 << p
             ))?;
+        }
+        if let Some((stages, n)) = plan.tile_rows {
+            bitonic::enqueue_row_tiles(self, l.keys, n, l.key_bytes, stages, l.map)?;
         }
         let long = self.enqueue_long_segments(plan, l, offsets_at)?;
         Ok(InFlight {
@@ -752,10 +776,10 @@ mod tests {
 
     #[test]
     fn rows_launch_once_and_long_rows_sort_alone() {
-        let p = plan(Segments::Rows(100), 1000, 13, false).unwrap();
+        let p = plan(Segments::Rows(100), 1000, (13, None), false).unwrap();
         assert_eq!(p.launches, [(7, 10, 0)]);
         assert!(p.ids.is_empty() && p.long.is_empty() && p.covers_all);
-        let p = plan(Segments::Rows(10_000), 30_000, 13, false).unwrap();
+        let p = plan(Segments::Rows(10_000), 30_000, (13, None), false).unwrap();
         assert!(p.launches.is_empty());
         assert_eq!(
             p.long,
@@ -763,17 +787,19 @@ mod tests {
         );
         // Rows of one key: nothing to sort, but an argsort writes their index.
         assert!(
-            plan(Segments::Rows(1), 5, 13, false)
+            plan(Segments::Rows(1), 5, (13, None), false)
                 .unwrap()
                 .launches
                 .is_empty()
         );
         assert_eq!(
-            plan(Segments::Rows(1), 5, 13, true).unwrap().launches,
+            plan(Segments::Rows(1), 5, (13, None), true)
+                .unwrap()
+                .launches,
             [(0, 5, 0)]
         );
         assert_eq!(
-            plan(Segments::Rows(0), 0, 13, false).unwrap(),
+            plan(Segments::Rows(0), 0, (13, None), false).unwrap(),
             Plan {
                 covers_all: true,
                 ..Plan::default()
@@ -782,30 +808,74 @@ mod tests {
     }
 
     #[test]
+    fn rows_of_keys_alone_of_a_power_of_two_take_the_tile_sort() {
+        // Keys alone, tiles of 2^13: rows of 2^7 ..= 2^13 keys.
+        for (len, tiles) in [
+            (64, None),
+            (65, None),
+            (128, Some(7)),
+            (1000, None),
+            (1024, Some(10)),
+            (2048, Some(11)),
+            (8192, Some(13)),
+            (16_384, None),
+        ] {
+            let n = len * 7;
+            let p = plan(Segments::Rows(len), n, (13, Some(13)), false).unwrap();
+            assert_eq!(p.tile_rows, tiles.map(|s| (s, n as u64)), "rows of {len}");
+            // Nothing else is launched for them; the others as without the tile sort.
+            let without = plan(Segments::Rows(len), n, (13, None), false).unwrap();
+            if tiles.is_some() {
+                assert!(p.launches.is_empty() && p.long.is_empty() && !p.is_empty());
+                assert!(!without.launches.is_empty() || !without.long.is_empty());
+            } else {
+                assert_eq!(p, without, "rows of {len}");
+            }
+        }
+        // Compact tiles of 2^9 (8-byte keys on small devices): rows up to 512 only.
+        let p = plan(Segments::Rows(512), 5120, (12, Some(9)), false).unwrap();
+        assert_eq!(p.tile_rows, Some((9, 5120)));
+        let p = plan(Segments::Rows(1024), 5120, (12, Some(9)), false).unwrap();
+        assert_eq!((p.tile_rows, p.launches), (None, vec![(10, 5, 0)]));
+        // One row is a row too; no rows, nothing.
+        let p = plan(Segments::Rows(4096), 4096, (13, Some(13)), false).unwrap();
+        assert_eq!(p.tile_rows, Some((12, 4096)));
+        assert!(
+            plan(Segments::Rows(4096), 0, (13, Some(13)), false)
+                .unwrap()
+                .is_empty()
+        );
+        // Segments given by offsets keep the block sort, even of rows' shape.
+        let offsets: Vec<usize> = (0..=4).map(|i| i * 1024).collect();
+        let p = plan(Segments::Offsets(&offsets), 4096, (13, Some(13)), false).unwrap();
+        assert_eq!((p.tile_rows, p.launches), (None, vec![(10, 4, 0)]));
+    }
+
+    #[test]
     fn offsets_group_segments_by_padded_length() {
         let offsets = [0, 0, 1, 3, 7, 8, 12, 20_000, 20_002];
-        let p = plan(Segments::Offsets(&offsets), 20_002, 13, false).unwrap();
+        let p = plan(Segments::Offsets(&offsets), 20_002, (13, None), false).unwrap();
         // Lengths 0, 1, 2, 4, 1, 4, 19988, 2.
         assert_eq!(p.launches, [(1, 2, 0), (2, 2, 2)]);
         assert_eq!(p.ids, [2, 7, 3, 5]);
         assert_eq!(p.long, [(12, 19_988, 6)]);
         assert!(p.covers_all);
-        let singles = plan(Segments::Offsets(&offsets), 20_002, 13, true).unwrap();
+        let singles = plan(Segments::Offsets(&offsets), 20_002, (13, None), true).unwrap();
         assert_eq!(singles.launches[0], (0, 2, 0));
         assert_eq!(singles.ids[..2], [1, 4]);
         // Keys before the first offset or after the last are in no segment.
         assert!(
-            !plan(Segments::Offsets(&[2, 5]), 5, 13, false)
+            !plan(Segments::Offsets(&[2, 5]), 5, (13, None), false)
                 .unwrap()
                 .covers_all
         );
         assert!(
-            !plan(Segments::Offsets(&[0, 4]), 5, 13, false)
+            !plan(Segments::Offsets(&[0, 4]), 5, (13, None), false)
                 .unwrap()
                 .covers_all
         );
         assert!(
-            plan(Segments::Offsets(&[]), 0, 13, false)
+            plan(Segments::Offsets(&[]), 0, (13, None), false)
                 .unwrap()
                 .covers_all
         );
@@ -813,7 +883,7 @@ mod tests {
 
     #[test]
     fn bad_segments_say_what_is_wrong() {
-        let message = |s, n| match plan(s, n, 13, false) {
+        let message = |s, n| match plan(s, n, (13, None), false) {
             Err(Error::BadSegments { reason }) => reason,
             other => panic!("{other:?}"),
         };
@@ -839,13 +909,13 @@ mod tests {
     fn short_rows_and_segments_take_the_register_sort() {
         // Rows of up to 64 keys (padded to 2^6) take the register sort, longer ones the block.
         for (len, short) in [(1, true), (16, true), (33, true), (64, true), (65, false)] {
-            let p = plan(Segments::Rows(len), len * 10, 13, true).unwrap();
+            let p = plan(Segments::Rows(len), len * 10, (13, None), true).unwrap();
             assert_eq!(p.launches.len(), 1);
             assert_eq!(is_short(p.launches[0].0), short, "rows of {len}");
         }
         // Segments: a launch per padded length, short ones and long ones apart.
         let offsets = [0, 5, 37, 101, 102, 300, 364];
-        let p = plan(Segments::Offsets(&offsets), 364, 13, false).unwrap();
+        let p = plan(Segments::Offsets(&offsets), 364, (13, None), false).unwrap();
         // Lengths 5, 32, 64, 1, 198, 64.
         assert_eq!(p.launches, [(3, 1, 0), (5, 1, 1), (6, 2, 2), (8, 1, 4)]);
         let short: Vec<bool> = p.launches.iter().map(|l| is_short(l.0)).collect();

@@ -317,19 +317,28 @@ pub unsafe fn sort<E, V, T>(
     let first = block << (tile_log2 - p);
     let bytes = size_of::<E>() as u32;
     let row_mask = (1u32 << p) - 1;
-    // Global memory to shared memory, coalesced: position s = r·threads + t.
-    team.each(|t, _, shared| {
+    // Global memory to shared memory, coalesced: position s = r·threads + t. Every load of a
+    // thread is issued before any key is used, so that all are in flight together (with each
+    // key stored to shared memory as it came, a thread waited for its loads one at a time).
+    // Positions past a segment's end hold the key that the map encodes to +∞.
+    let padding = <E::Key as KeyBits>::INFINITY.decode(seg.map);
+    team.each(|t, run, shared| {
         each_register(|r| {
             let s = r as u32 * threads + t;
+            let j = s & row_mask;
             // SAFETY: the contract: the entry's segment lies in `keys`.
-            unsafe {
-                let j = s & row_mask;
-                let e = match seg.position(first + u64::from(s >> p), u64::from(j)) {
-                    Some((_, at)) => E::new((*seg.keys.add(at)).encode(seg.map), j),
-                    None => E::new(<E::Key as KeyBits>::INFINITY, j),
-                };
-                shared.write(t, slot(s, bytes), e);
-            }
+            let key = match unsafe { seg.position(first + u64::from(s >> p), u64::from(j)) } {
+                Some((_, at)) => unsafe { *seg.keys.add(at) },
+                None => padding,
+            };
+            // The key alone for now: its position, held too, would take registers.
+            run[r] = E::new(key, 0);
+        });
+        each_register(|r| {
+            let s = r as u32 * threads + t;
+            let e = E::new(run[r].key().encode(seg.map), s & row_mask);
+            // SAFETY: positions below the tile.
+            unsafe { shared.write(t, slot(s, bytes), e) };
         })
     });
     team.sync();

@@ -243,19 +243,35 @@ impl<K: KeyBits, T: Team<K, RUN>> SmallSort<K, T> {
     /// over: with the plan a constant (the window passes' tile sort), every step's bits are
     /// known and the code is straight-line, with no register moves at loop or branch joins.
     ///
+    /// With `stages` below the tile's log2 it stops after stage `stages`: the tile is then
+    /// 2^(L − stages) networks of 2^`stages` positions side by side, each sorted ascending (the
+    /// stage storage of [`crate::small`] on 2^`stages` positions: the last stage run is
+    /// stored as it is, and every earlier one is the same in each network, since a stage k
+    /// < `stages` complements by bit k alone). That sorts every aligned row of 2^`stages` keys
+    /// ([`crate::segments::row_tile_stages`]). `stages = plan.tile_log2`, a constant,
+    /// is the whole sort, with no stage tested at run time.
+    ///
     /// # Safety
-    /// As [`SmallSort::window`]; the plan has one block.
+    /// As [`SmallSort::window`]; the plan has one block; [`SMALL_RUN_LOG2`] ≤ `stages` ≤
+    /// `plan.tile_log2` (fewer would leave each run of 16 keys sorted whole).
     #[inline(always)]
     pub unsafe fn sort_single_tile(
         &mut self,
         src: *const K,
         dst: *mut K,
         n: u32,
+        stages: u32,
         encode: u32,
         decode: u32,
     ) {
         debug_assert_eq!(self.plan.windows(), 1);
-        let win = self.plan.window(0);
+        debug_assert!(SMALL_RUN_LOG2 <= stages && stages <= self.plan.tile_log2);
+        // Window 0's positions are the tile's local ones whatever the network's length: only the
+        // storage of each stage depends on it.
+        let win = BlockWindow {
+            log2: stages,
+            ..self.plan.window(0)
+        };
         // A full tile needs no bounds checks, the identity map no mapping: then load and store
         // as the small sort's middle windows do, from memory that holds every position.
         let full = n >= 1 << self.plan.tile_log2;
@@ -271,7 +287,7 @@ impl<K: KeyBits, T: Team<K, RUN>> SmallSort<K, T> {
         self.team.each(|_, run, _| sort_network(&mut run[..]));
         macro_rules! stages {
             ($($stage:literal)*) => {$(
-                if $stage <= self.plan.tile_log2 {
+                if $stage <= stages {
                     self.convert(&win, $stage);
                     if $stage > MIDDLE_FROM_STAGE {
                         self.steps_through_middle($stage - 1);

@@ -591,15 +591,18 @@ impl<K: KeyBits, T: Team<K, RUN>> WindowSort<K, T> {
 /// `tile·2^L ..` of `src` (the last tile may be short; +∞ past `n`) ascending through the key
 /// map `encode` into the same positions of `dst` (which may be `src`), through the inverse of
 /// `decode`. The small sort's window 0 on the tile ([`SmallSort`]: the classic network, stages
-/// 1 ..= L, in registers and shuffles).
+/// 1 ..= L, in registers and shuffles). With `stages` < L it stops after stage `stages`,
+/// which sorts every aligned 2^`stages` keys ascending rather than the tile: the rows of a
+/// matrix of keys alone ([`SmallSort::sort_single_tile`]).
 ///
 /// # Safety
 /// `src` and `dst` hold `n` keys; no other block touches this tile; the team as for
-/// [`SmallSort::new`] with the plan of one 2^`tile_log2`-key block.
+/// [`SmallSort::new`] with the plan of one 2^`tile_log2`-key block; [`SMALL_RUN_LOG2`] ≤
+/// `stages` ≤ `tile_log2`.
 #[inline(always)]
 pub unsafe fn sort_tile<K: KeyBits, T: Team<K, RUN>>(
     team: T,
-    tile_log2: u32,
+    (tile_log2, stages): (u32, u32),
     (src, dst): (*const K, *mut K),
     n: u64,
     tile: u64,
@@ -616,7 +619,7 @@ pub unsafe fn sort_tile<K: KeyBits, T: Team<K, RUN>>(
     unsafe {
         let mut sort = SmallSort::new(team, plan, 0);
         let at = base as usize;
-        sort.sort_single_tile(src.add(at), dst.add(at), len, encode, decode);
+        sort.sort_single_tile(src.add(at), dst.add(at), len, stages, encode, decode);
         sort.into_team()
     }
 }
@@ -694,7 +697,7 @@ fn run_on_the_cpu<K: KeyBits>(
                 if pass.sort {
                     sort_tile(
                         team,
-                        l,
+                        (l, l),
                         (keys.as_ptr(), keys.as_mut_ptr()),
                         n,
                         block,
@@ -712,6 +715,38 @@ fn run_on_the_cpu<K: KeyBits>(
                 }
             };
         }
+    }
+}
+
+/// Sorts every aligned row of 2^`row_log2` keys of `keys` (the last may be short: +∞ past the
+/// end) as the tile kernel stopped after stage `row_log2` does, on the CPU: every tile of
+/// 2^`tile_log2` keys in turn through a [`CpuTeam`](crate::block::CpuTeam) (which panics on a
+/// missing barrier), through the key map `map` as loaded and back as stored.
+///
+/// # Panics
+/// Unless `SMALL_RUN_LOG2 ≤ row_log2 ≤ tile_log2`; on a shared-memory race.
+///
+/// ```
+/// use kernels_gpu::block::window::sort_rows_like_the_gpu;
+/// use kernels_gpu::keys::IDENTITY;
+///
+/// let mut keys: Vec<u32> = (0..3 * 1024).map(|i| (i * 7919) % 5003).collect();
+/// sort_rows_like_the_gpu(&mut keys, 13, 10, IDENTITY);
+/// assert!(keys.chunks(1024).all(|row| row.is_sorted()));
+/// ```
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn sort_rows_like_the_gpu<K: KeyBits>(keys: &mut [K], tile_log2: u32, row_log2: u32, map: u32) {
+    use crate::block::CpuTeam;
+    use crate::tuning::tile_shared_words;
+    assert!((SMALL_RUN_LOG2..=tile_log2).contains(&row_log2));
+    let n = keys.len() as u64;
+    let (l, stages) = (tile_log2, row_log2);
+    let mut team = CpuTeam::new(1 << (l - SMALL_RUN_LOG2), tile_shared_words(1 << l));
+    for tile in 0..n.div_ceil(1 << l) {
+        team.sync();
+        let at = (keys.as_ptr(), keys.as_mut_ptr());
+        // SAFETY: keys holds n keys; tiles run one after another; stages in range.
+        team = unsafe { sort_tile(team, (l, stages), at, n, tile, (map, map)) };
     }
 }
 
@@ -755,6 +790,118 @@ mod tests {
                 expected[at]
             );
         }
+    }
+
+    /// Rows of 2^p keys of `kind` in `order`, as the tile sort stopped after stage p leaves
+    /// them, against std's sort of each row by the key map's bits.
+    fn check_rows<K: KeyBits + Ord + std::fmt::Debug>(
+        keys: &[K],
+        tile_log2: u32,
+        p: u32,
+        map: u32,
+        what: &str,
+    ) {
+        let mut got = keys.to_vec();
+        sort_rows_like_the_gpu(&mut got, tile_log2, p, map);
+        for (r, (row, original)) in got.chunks(1 << p).zip(keys.chunks(1 << p)).enumerate() {
+            let mut want = original.to_vec();
+            want.sort_by_key(|k| k.encode(map));
+            assert_eq!(
+                row, want,
+                "{what}, tiles of 2^{tile_log2}, rows of 2^{p}: row {r}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_tile_sort_stopped_after_stage_p_sorts_rows_of_2_to_the_p() {
+        use crate::keys::{KIND_FLOAT, KIND_UNSIGNED};
+        let mut next = xorshift(17);
+        let maps: Vec<u32> = [KIND_UNSIGNED, KIND_SIGNED, KIND_FLOAT]
+            .into_iter()
+            .flat_map(|kind| [key_map(kind, false), key_map(kind, true)])
+            .collect();
+        let mut case = 0;
+        for l in [9, 13] {
+            for p in SMALL_RUN_LOG2..=l {
+                // One row, a few, and a count that fills no whole number of tiles (the last
+                // tile short); every key map in turn.
+                for rows in [1usize, 3, (2 << (l - p)) + 1] {
+                    let n = rows << p;
+                    let map = maps[case % maps.len()];
+                    case += 1;
+                    let what = format!("{rows} rows, map {map}");
+                    // Few distinct keys: ties.
+                    let k32: Vec<u32> = (0..n).map(|_| (next() % 9) as u32 * 0x1234_5679).collect();
+                    check_rows(&k32, l, p, map, &what);
+                    let k64: Vec<u64> = (0..n).map(|_| next()).collect();
+                    check_rows(&k64, l, p, map, &what);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rows_of_floats_with_nan_and_signed_zeros_follow_total_cmp() {
+        use crate::keys::KIND_FLOAT;
+        let mut next = xorshift(23);
+        for (l, p) in [(13, 11), (13, 7), (9, 9)] {
+            let n = 5 << p;
+            let floats: Vec<f32> = (0..n)
+                .map(|i| match i % 11 {
+                    0 => f32::NAN,
+                    1 => -f32::NAN,
+                    2 => -0.0,
+                    3 => 0.0,
+                    4 => f32::NEG_INFINITY,
+                    _ => (next() % 13) as f32 - 6.0,
+                })
+                .collect();
+            for descending in [false, true] {
+                let mut bits: Vec<u32> = floats.iter().map(|f| f.to_bits()).collect();
+                sort_rows_like_the_gpu(&mut bits, l, p, key_map(KIND_FLOAT, descending));
+                for (row, original) in bits.chunks(1 << p).zip(floats.chunks(1 << p)) {
+                    let mut want = original.to_vec();
+                    want.sort_by(|a, b| {
+                        if descending {
+                            b.total_cmp(a)
+                        } else {
+                            a.total_cmp(b)
+                        }
+                    });
+                    let want: Vec<u32> = want.iter().map(|f| f.to_bits()).collect();
+                    assert_eq!(row, want, "rows of 2^{p}, descending: {descending}");
+                }
+                let doubles: Vec<f64> = floats.iter().map(|&f| f64::from(f)).collect();
+                let mut bits: Vec<u64> = doubles.iter().map(|f| f.to_bits()).collect();
+                sort_rows_like_the_gpu(&mut bits, l, p, key_map(KIND_FLOAT, descending));
+                for (row, original) in bits.chunks(1 << p).zip(doubles.chunks(1 << p)) {
+                    let mut want = original.to_vec();
+                    want.sort_by(|a, b| {
+                        if descending {
+                            b.total_cmp(a)
+                        } else {
+                            a.total_cmp(b)
+                        }
+                    });
+                    let want: Vec<u64> = want.iter().map(|f| f.to_bits()).collect();
+                    assert_eq!(row, want, "f64 rows of 2^{p}, descending: {descending}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_whole_tile_sort_is_the_tile_sort_stopped_after_its_last_stage() {
+        // Rows of a whole tile are the tiles: the same keys as the window passes' tile sort.
+        let mut next = xorshift(29);
+        let keys: Vec<u32> = (0..(2 << 13) + 77).map(|_| next() as u32).collect();
+        let mut rows = keys.clone();
+        sort_rows_like_the_gpu(&mut rows, 13, 13, IDENTITY);
+        let mut tiles = keys;
+        let tile_sort = windows(tiles.len() as u64, 13, 5).take(1);
+        run_like_the_gpu(&mut tiles, tile_sort, (IDENTITY, IDENTITY));
+        assert_eq!(rows, tiles);
     }
 
     #[test]

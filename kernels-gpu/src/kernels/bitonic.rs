@@ -117,12 +117,18 @@ macro_rules! bitonic_window_tiles {
         /// L is `WINDOW_LOG2`, or `COMPACT_WINDOW_LOG2` for the compact kernel
         /// (`tuning::window_log2`).
         ///
+        /// `stages` below L stops the network after that stage: every aligned 2^`stages` keys
+        /// come out ascending rather than the tile, which sorts the rows of a matrix of keys
+        /// alone (`segments::row_tile_stages`). The whole sort (`stages` ≥ L) runs its
+        /// own copy of the network, every stage a constant, as fast as with no such argument.
+        ///
         /// Launch: `ceil(n / 2^L)` blocks of `window_threads(L)` threads,
         /// `small_shared_bytes(L, size_of::<key>())` bytes of dynamic shared memory.
         ///
         /// # Safety
         /// `src` and `dst` hold `n` device keys; `edges` is null or has room for
-        /// `2 · ceil(n / NETWORK_MERGE_TILE)` keys; the launch is as above.
+        /// `2 · ceil(n / NETWORK_MERGE_TILE)` keys; `stages` ≥ `SMALL_RUN_LOG2`; the launch is
+        /// as above.
         #[unsafe(no_mangle)]
         pub unsafe extern "gpu-kernel" fn $tiles(
             src: *const $key,
@@ -131,13 +137,19 @@ macro_rules! bitonic_window_tiles {
             n: u64,
             encode: u32,
             decode: u32,
+            stages: u32,
         ) {
             let tile = u64::from(block_idx_x());
             // SAFETY: the launch gives each block its tile, window_threads(L) threads and a tile of
-            // shared memory.
+            // shared memory; stages ≥ SMALL_RUN_LOG2.
             unsafe {
                 let team = CudaTeam::new(dynamic_shared::<$key>());
-                sort_tile(team, $log2, (src, dst), n, tile, (encode, decode));
+                let stages = if stages >= $log2 { $log2 } else { stages };
+                if stages == $log2 {
+                    sort_tile(team, ($log2, $log2), (src, dst), n, tile, (encode, decode));
+                } else {
+                    sort_tile(team, ($log2, stages), (src, dst), n, tile, (encode, decode));
+                }
             }
             if !edges.is_null() {
                 // The block's stores are visible to its threads after the barrier.
