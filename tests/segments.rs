@@ -5,7 +5,9 @@
 //! variable-length segments mixing empty, single-key, short, tile-sized and huge ones, offsets
 //! that leave keys outside every segment, all six key types, both orders, NaN and signed zeros,
 //! stability (argsort and pairs: equal keys keep their input order), values of 4, 8 and 16
-//! bytes, writes past the end (guard keys), and bad segments as typed errors. Runs when a CUDA device is present; skipped
+//! bytes, writes past the end (guard keys), and bad segments as typed errors. Segments longer
+//! than a block's tile of 8-byte keys (sorted together by two radix sorts, or as padded rows)
+//! have tests of their own: rows of a power of two and not, among short ones, one huge one. Runs when a CUDA device is present; skipped
 //! (said on stderr) when not; fails without one under `REQUIRE_GPU=1`.
 
 use cust::memory::{CopyDestination, DeviceSlice};
@@ -517,4 +519,118 @@ fn short_segments_among_long_ones_every_key_type() {
             .map(f64::from)
             .collect()
     });
+}
+
+/// 8-byte keys of type `K` with many ties every other seed; f64 with NaNs, infinities and both
+/// zeros.
+fn wide_keys<K: SortKey>(n: usize, seed: u64) -> Vec<K> {
+    keys_of(n, seed, seed % 2 == 0)
+}
+
+fn wide_floats(n: usize, seed: u64) -> Vec<f64> {
+    floats_with_specials(n, seed)
+        .into_iter()
+        .map(f64::from)
+        .collect()
+}
+
+/// Rows longer than a block's tile, of a power of two and not, for `K`.
+fn long_rows_of<K: SortKey>(gpu: &GpuSorter, make: impl Fn(usize, u64) -> Vec<K>) {
+    let seed = test_seed(8193);
+    for (i, (len, rows)) in [
+        (8193usize, 3usize),
+        (10_000, 5),
+        (16_384, 4),
+        (20_000, 2),
+        (40_000, 1),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let order = ORDERS[i % 2];
+        let keys = make(len * rows, seed + i as u64);
+        let what = format!(
+            "{:?} {rows} rows of {len}, {order:?} (seed {seed})",
+            K::DTYPE
+        );
+        assert_segments_sort(gpu, &keys, Segments::Rows(len), order, &what);
+    }
+}
+
+#[test]
+fn long_rows_of_8_byte_keys() {
+    let Some(gpu) = gpu_or_skip("segmented sort") else {
+        return;
+    };
+    long_rows_of::<u64>(&gpu, wide_keys);
+    long_rows_of::<i64>(&gpu, wide_keys);
+    long_rows_of::<f64>(&gpu, wide_floats);
+}
+
+/// Offsets with long segments (two of one padded length, one alone in its padded length, some
+/// of a power of two) among empty, short and block-sized ones.
+fn long_among_short_offsets(seed: u64) -> Vec<usize> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut lens: Vec<usize> = vec![8193, 9000, 16_384, 20_000, 30_000, 70_000, 10_000];
+    lens.extend([0, 0, 1, 2, 33, 64, 100, 4096, 8192, 0]);
+    lens.extend((0..200).map(|_| rng.random_range(0..200)));
+    for i in (1..lens.len()).rev() {
+        lens.swap(i, rng.random_range(0..=i));
+    }
+    let mut offsets = vec![0usize];
+    for l in lens {
+        offsets.push(offsets.last().unwrap() + l);
+    }
+    offsets
+}
+
+fn long_among_short_of<K: SortKey>(gpu: &GpuSorter, make: impl Fn(usize, u64) -> Vec<K>) {
+    let seed = test_seed(16_385);
+    let offsets = long_among_short_offsets(seed);
+    let n = *offsets.last().unwrap();
+    for (i, order) in ORDERS.into_iter().enumerate() {
+        let keys = make(n + 10, seed + i as u64);
+        let what = format!(
+            "{:?} long among short segments, {order:?} (seed {seed})",
+            K::DTYPE
+        );
+        // The keys past the last offset are in no segment; in the second, neither are those
+        // before the first offset and after the last.
+        assert_segments_sort(gpu, &keys, Segments::Offsets(&offsets), order, &what);
+        let inner = &offsets[3..offsets.len() - 3];
+        assert_segments_sort(gpu, &keys, Segments::Offsets(inner), order, &what);
+    }
+}
+
+#[test]
+fn long_segments_of_8_byte_keys_among_short_ones() {
+    let Some(gpu) = gpu_or_skip("segmented sort") else {
+        return;
+    };
+    long_among_short_of::<u64>(&gpu, wide_keys);
+    long_among_short_of::<i64>(&gpu, wide_keys);
+    long_among_short_of::<f64>(&gpu, wide_floats);
+}
+
+#[test]
+fn one_huge_8_byte_segment_among_many_tiny_ones() {
+    let Some(gpu) = gpu_or_skip("segmented sort") else {
+        return;
+    };
+    let seed = test_seed(300_000);
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut lens: Vec<usize> = (0..3000).map(|_| rng.random_range(0..8)).collect();
+    lens.insert(1234, 300_000);
+    let mut offsets = vec![0usize];
+    for l in lens {
+        offsets.push(offsets.last().unwrap() + l);
+    }
+    let n = *offsets.last().unwrap();
+    for (i, order) in ORDERS.into_iter().enumerate() {
+        let what = format!("one huge segment, {order:?} (seed {seed})");
+        let keys = wide_keys::<u64>(n, seed + i as u64);
+        assert_segments_sort(&gpu, &keys, Segments::Offsets(&offsets), order, &what);
+        let keys = wide_floats(n, seed + 2 + i as u64);
+        assert_segments_sort(&gpu, &keys, Segments::Offsets(&offsets), order, &what);
+    }
 }

@@ -251,6 +251,56 @@ pub const fn short_shared_bytes(element_bytes: u32) -> u32 {
     short_slot(SHORT_TILE) * element_bytes
 }
 
+/// The long segments of one sort laid end to end, for the radix sorts that sort them all at once
+/// (8-byte keys with their positions: argsorts and pairs): *compact* position `c` of the
+/// concatenation is position `c − start` of the segment whose compact positions `start ..` hold
+/// it. Rows of `row_len` keys are their own concatenation; other segments find theirs in two
+/// tables.
+///
+/// ```
+/// use kernels_gpu::segments::LongSegments;
+///
+/// // Segments of 9000 and 10000 keys at keys 100 and 20000.
+/// let long = LongSegments { row_len: 0, starts: &[0, 9000, 19_000], begins: &[100, 20_000] };
+/// assert_eq!(long.locate(8999), (0, 0, 100));
+/// assert_eq!(long.locate(9000), (1, 9000, 20_000));
+/// let rows = LongSegments { row_len: 10_000, starts: &[], begins: &[] };
+/// assert_eq!(rows.locate(25_000), (2, 20_000, 20_000));
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct LongSegments<'a> {
+    /// Every segment is a row of this many keys, row `k` at key `k·row_len` and at compact
+    /// position `k·row_len`; 0: the tables say where the segments are.
+    pub row_len: u64,
+    /// Compact position of each segment's first key, increasing, and the number of keys of
+    /// all of them last (one entry more than segments); empty for rows.
+    pub starts: &'a [u64],
+    /// Index of each segment's first key in the keys; empty for rows.
+    pub begins: &'a [u64],
+}
+
+impl LongSegments<'_> {
+    /// `(segment, its first compact position, the index of its first key)` of compact position
+    /// `c`, below the number of keys of all segments.
+    #[inline(always)]
+    pub fn locate(&self, c: u64) -> (u64, u64, u64) {
+        if let Some(k) = c.checked_div(self.row_len) {
+            let start = k * self.row_len;
+            return (k, start, start);
+        }
+        // The last segment that starts at or before c (segments are never empty).
+        let k = self.starts.partition_point(|&s| s <= c) - 1;
+        (k as u64, self.starts[k], self.begins[k])
+    }
+
+    /// The index in the keys of compact position `c`.
+    #[inline(always)]
+    pub fn key_index(&self, c: u64) -> u64 {
+        let (_, start, begin) = self.locate(c);
+        begin + (c - start)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -79,6 +79,16 @@ pub(super) struct Launch {
 
 /// Queues the whole radix sort on the sorter's stream.
 pub(super) fn enqueue(sorter: &GpuSorter, l: &Launch) -> Result<()> {
+    enqueue_digits(sorter, l, passes(l.key_bytes as u32))
+}
+
+/// Queues the radix sort by the `digits` lowest digits of the keys only (1 ..= every digit),
+/// for keys known to be below 2^(8·`digits`). After an even number of passes the keys and
+/// values are in the caller's buffers, after an odd number (of more than one key) in the
+/// scratch's ([`Scratch::keys`] and [`Scratch::values`] of `Scratch::new(n, key_bytes,
+/// value_bytes)`), decoded with `map` either way.
+pub(super) fn enqueue_digits(sorter: &GpuSorter, l: &Launch, digits: u32) -> Result<()> {
+    debug_assert!((1..=passes(l.key_bytes as u32)).contains(&digits));
     if l.n <= 1 {
         return Ok(());
     }
@@ -118,7 +128,7 @@ pub(super) fn enqueue(sorter: &GpuSorter, l: &Launch) -> Result<()> {
     let tile_count = tiles(l.n, tile_keys(kb, vb));
     let grid = u32::try_from(tile_count).expect("MAX_KEYS keeps the tiles below 2^31");
     let shared = pass_shared_bytes(kb, vb);
-    let passes = passes(kb);
+    let passes = digits;
     let buffers = [(l.keys, l.values), (at(layout.keys), at(layout.values))];
     for pass in 0..passes {
         let (src, dst) = (buffers[pass as usize % 2], buffers[(pass as usize + 1) % 2]);

@@ -2,16 +2,19 @@
 //! are sorted in registers, 32 positions per thread; rows of keys alone of a power of two up to
 //! a tile by the bitonic tile sort over the whole matrix, stopped after the row's stage; every
 //! other segment that a block holds by one block's bitonic network; a launch per padded length
-//! (one in all for rows of one length); longer segments each take a sort of their own.
+//! (one in all for rows of one length); longer segments all at once ([`long`]): keys alone and
+//! 4-byte keys with their positions as padded rows of one bitonic network, 8-byte keys with
+//! their positions by two radix sorts.
 
-use super::{GpuSorter, bitonic, check_len, check_pairs, radix};
+mod long;
+
+use super::{GpuSorter, bitonic, check_len, check_pairs};
 use crate::error::{CudaContext, Error, Result, driver};
 use crate::keys::{Order, SortKey, SortValue};
 use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use cust::module::Module;
 use cust::sys as cuda;
-use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::segments::{
     MAX_ROW_LOG2, blocks, element_bytes, is_short, max_row_log2, row_log2, row_tile_stages,
     shared_bytes, short_blocks, short_shared_bytes, threads, tile_log2,
@@ -261,15 +264,7 @@ impl Launch {
 struct InFlight {
     _offsets: Option<DeviceBuffer<u64>>,
     _ids: Option<DeviceBuffer<u32>>,
-    _long: Long,
-}
-
-/// What the sorts of the long segments use until they are done.
-#[derive(Default)]
-struct Long {
-    _scratch: Option<super::Scratch>,
-    _buffers: Vec<DeviceBuffer<u64>>,
-    _ids: Vec<DeviceBuffer<u32>>,
+    _long: long::Long,
 }
 
 impl GpuSorter {
@@ -288,14 +283,16 @@ impl GpuSorter {
     /// run over all of them as one array and stopped once every row is sorted. Every other
     /// segment of up to 8192 keys (fewer for 8-byte keys on devices with less shared memory) is
     /// sorted in shared memory and registers by one block's bitonic network, several segments to
-    /// a block. Longer
-    /// segments: rows of keys alone whose length is a power of two by one bitonic network over
-    /// all rows, in place; other segments of 4-byte keys packed with their positions into
-    /// 8-byte items, grouped by padded length, sorted as rows by the same network and put back
-    /// (8 bytes per padded position of the long segments, and a copy of the values); segments
-    /// of 8-byte keys one after another by the bitonic sort (keys alone) or the radix sort
-    /// (pairs, argsorts; its scratch for the longest). Device memory beside that: the keys (and
-    /// values, indices) and the offsets.
+    /// a block. Longer segments, all of a call
+    /// together: keys alone in rows of their padded length (+∞ past each segment's end; rows
+    /// of a power of two in place) by one bitonic network over those rows; 4-byte keys with
+    /// their positions the same way, packed into 8-byte items; 8-byte keys with their
+    /// positions laid end to end and sorted by two stable radix sorts, by key and then by
+    /// segment. Device memory beside the keys (and values, indices) and the offsets: for long
+    /// segments 4 or 8 bytes per padded position (keys alone), 8 per padded position and a copy
+    /// of the values (4-byte keys with positions), or 12 bytes per key and the larger of the
+    /// radix sort's scratch (about 12.7 bytes per key) and the values (8-byte keys with
+    /// positions).
     ///
     /// # Errors
     /// [`Error::BadSegments`] for rows that do not divide the keys, decreasing offsets or
@@ -623,149 +620,6 @@ impl GpuSorter {
             _ids: ids,
             _long: long,
         })
-    }
-
-    /// Queues the segments too long for a block. Rows of a power of two of keys alone: one
-    /// bitonic network over them all, in place. Other segments of 4-byte keys: each key and its
-    /// position packed into a `u64`, the segments of each padded length side by side as rows of
-    /// that length, one network over those rows, and the keys, positions and values put back.
-    /// 8-byte keys: a sort of its own for each segment, the in-place bitonic sort for keys
-    /// alone, else the radix sort of the keys with their values, or with their positions
-    /// (written first) as the indices. `offsets_at`: the offsets on the device (0 for rows).
-    fn enqueue_long_segments(&self, plan: &Plan, l: &Launch, offsets_at: u64) -> Result<Long> {
-        let Some(longest) = plan.long.iter().map(|&(_, len, _)| len).max() else {
-            return Ok(Long::default());
-        };
-        let (kb, vb) = (l.key_bytes as u64, l.value_bytes as u64);
-        let n = plan.long.len() as u64 * longest;
-        if !l.indexed() && plan.row_len == longest && plan.row_len.is_power_of_two() {
-            // Rows of a power of two: one network over all of them.
-            let row_log2 = row_log2(longest);
-            bitonic::enqueue_rows(self, l.keys, n, l.key_bytes, row_log2, l.map)?;
-            return Ok(Long::default());
-        }
-        if l.key_bytes == 4 {
-            return self.enqueue_packed(plan, l, offsets_at);
-        }
-        if !l.indexed() {
-            for &(begin, len, _) in &plan.long {
-                bitonic::enqueue(self, l.keys + begin * kb, len, l.key_bytes, l.map)?;
-            }
-            return Ok(Long::default());
-        }
-        let bytes = radix::scratch_bytes(longest, l.key_bytes, l.value_bytes);
-        let buffer = self.alloc::<u64>(bytes.div_ceil(8) as usize, "the radix sort's scratch")?;
-        let scratch = super::Scratch {
-            buffer: Some(buffer),
-            bytes,
-        };
-        let positions = self.function("segments_positions_u32")?;
-        for &(begin, len, _) in &plan.long {
-            let values = if l.indices != 0 {
-                let at = l.indices + begin * 4;
-                let grid = len.div_ceil(256).min(65_535) as u32;
-                let stream = &self.stream;
-                // SAFETY: the segment's indices lie in the caller's buffer.
-                unsafe { launch!(positions<<<grid, 256, 0, stream>>>(at, len)) }
-                    .context("launching the positions of a long segment")?;
-                at
-            } else {
-                l.values + begin * vb
-            };
-            radix::enqueue(
-                self,
-                &radix::Launch {
-                    keys: l.keys + begin * kb,
-                    values,
-                    scratch: scratch.device_ptr(),
-                    n: len,
-                    key_bytes: l.key_bytes,
-                    value_bytes: l.value_bytes,
-                    map: l.map,
-                },
-            )?;
-        }
-        Ok(Long {
-            _scratch: Some(scratch),
-            ..Long::default()
-        })
-    }
-
-    /// The long segments of 4-byte keys of `plan`, by padded length: packed with their
-    /// positions (`segments_pack_u32`), sorted as rows by the window passes, put back
-    /// (`segments_unpack_u32_*`, which gathers the values from a copy).
-    fn enqueue_packed(&self, plan: &Plan, l: &Launch, offsets_at: u64) -> Result<Long> {
-        let mut long = Long::default();
-        let stream = &self.stream;
-        let values_in = if l.values == 0 {
-            0
-        } else {
-            let bytes = l.n * l.value_bytes as u64;
-            let copy = self.alloc::<u64>(bytes.div_ceil(8) as usize, "a copy of the values")?;
-            let at = copy.as_device_ptr().as_raw();
-            // SAFETY: both buffers hold `bytes` bytes; the copy is ordered on the stream.
-            let status = unsafe {
-                cuda::cuMemcpyDtoDAsync_v2(at, l.values, bytes as usize, stream.as_inner())
-            };
-            driver(status, "cuMemcpyDtoDAsync", || {
-                "copying the values of the long segments".into()
-            })?;
-            long._buffers.push(copy);
-            at
-        };
-        let mut by_length: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
-        for &(_, len, id) in &plan.long {
-            by_length.entry(row_log2(len)).or_default().push(id);
-        }
-        let pack = self.function("segments_pack_u32")?;
-        let unpack = self.function(match l.value_bytes {
-            8 => "segments_unpack_u32_u64",
-            16 => "segments_unpack_u32_u128",
-            _ => "segments_unpack_u32_u32",
-        })?;
-        for (p, ids) in by_length {
-            let count = ids.len() as u64;
-            let all = count << p;
-            let list = DeviceBuffer::from_slice(&ids)
-                .context("copying the long segments' ids to the device")?;
-            let packed =
-                self.alloc::<u64>(all as usize, "the long segments' keys and positions")?;
-            let (list_at, packed_at) = (
-                list.as_device_ptr().as_raw(),
-                packed.as_device_ptr().as_raw(),
-            );
-            let grid = all.div_ceil(256).min(1 << 16) as u32;
-            let what = || format!("{count} segments of up to {} keys", 1u64 << p);
-            // SAFETY: the segments lie in the keys (checked by `plan`), `packed` holds `all`
-            // items, the values' copy is apart from the values; any grid does.
-            unsafe {
-                launch!(pack<<<grid, 256, 0, stream>>>(
-                    l.keys, packed_at, count, plan.row_len, offsets_at, list_at, p, l.map
-                ))
-            }
-            .context(&format!("launching the packing of {}", what()))?;
-            bitonic::enqueue_rows(self, packed_at, all, 8, p, IDENTITY)?;
-            // SAFETY: as above.
-            unsafe {
-                launch!(unpack<<<grid, 256, 0, stream>>>(
-                    packed_at,
-                    l.keys,
-                    l.indices,
-                    l.values,
-                    values_in,
-                    count,
-                    plan.row_len,
-                    offsets_at,
-                    list_at,
-                    p,
-                    l.map
-                ))
-            }
-            .context(&format!("launching the unpacking of {}", what()))?;
-            long._buffers.push(packed);
-            long._ids.push(list);
-        }
-        Ok(long)
     }
 }
 

@@ -10,7 +10,7 @@
 use crate::block::small::each_register;
 use crate::block::{SharedMem, Team};
 use crate::keys::KeyBits;
-use crate::segments::{RUN_LOG2, slot};
+use crate::segments::{LongSegments, RUN_LOG2, slot};
 
 /// Positions a thread holds in registers.
 pub const RUN: usize = 1 << RUN_LOG2;
@@ -265,6 +265,150 @@ pub unsafe fn unpack_item<V: Copy>(
         }
         if !seg.values.is_null() {
             *seg.values.add(at) = *values_in.add(begin as usize + from as usize);
+        }
+    }
+}
+
+/// The item of position `g` of the launch's padded rows for the sort of segments of keys alone
+/// too long for a block: the key, encoded; [`KeyBits::INFINITY`] past the segment's end. Keys
+/// alone need no position: equal keys are equal bits, so any order of them is the sorted one.
+///
+/// # Safety
+/// As [`packed_item`].
+#[inline(always)]
+pub unsafe fn packed_key<K: KeyBits, V>(seg: &Segments<K, V>, g: u64) -> K {
+    let (e, j) = (g >> seg.row_log2, g & ((1 << seg.row_log2) - 1));
+    // SAFETY: the caller's contract.
+    unsafe {
+        match seg.position(e, j) {
+            Some((_, at)) => (*seg.keys.add(at)).encode(seg.map),
+            None => K::INFINITY,
+        }
+    }
+}
+
+/// Puts back position `g` of the sorted padded rows `packed` (of [`packed_key`]s): the key,
+/// decoded, at its segment's position `g % 2^row_log2`, unless that is past the segment's end.
+///
+/// # Safety
+/// As [`packed_item`]; `packed` holds position `g`.
+#[inline(always)]
+pub unsafe fn unpack_key<K: KeyBits, V>(seg: &Segments<K, V>, packed: *const K, g: u64) {
+    let (e, j) = (g >> seg.row_log2, g & ((1 << seg.row_log2) - 1));
+    // SAFETY: the caller's contract.
+    unsafe {
+        if let Some((_, at)) = seg.position(e, j) {
+            *seg.keys.add(at) = (*packed.add(g as usize)).decode(seg.map);
+        }
+    }
+}
+
+/// First step of the sort of long segments by two radix sorts ([`LongSegments`]): compact
+/// position `c` takes its key (as it is: the radix sort encodes) into `sorted` and its own
+/// position into `from`, which the radix sort by key then permutes with it.
+///
+/// # Safety
+/// `c` is below the number of keys of `long`'s segments, which lie in `keys`; `sorted` and
+/// `from` hold that many elements; the number of keys is at most 2^32.
+#[inline(always)]
+pub unsafe fn long_collect<K: Copy>(
+    long: &LongSegments<'_>,
+    keys: *const K,
+    sorted: *mut K,
+    from: *mut u32,
+    c: u64,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        *sorted.add(c as usize) = *keys.add(long.key_index(c) as usize);
+        *from.add(c as usize) = c as u32;
+    }
+}
+
+/// Second step, after the radix sort by key: element `r` of that order gets the segment of its
+/// compact position `from[r]`, the key of the radix sort by segment (`ids`), which permutes
+/// `from` with it.
+///
+/// # Safety
+/// As [`long_collect`], for `r`, `from` and `ids`; `from` holds compact positions.
+#[inline(always)]
+pub unsafe fn long_ids(long: &LongSegments<'_>, from: *const u32, ids: *mut u32, r: u64) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let (k, _, _) = long.locate(u64::from(*from.add(r as usize)));
+        *ids.add(r as usize) = k as u32;
+    }
+}
+
+/// Third step: compact position `f` of the order by (segment, key, position) holds the
+/// element of compact position `from[f]`, position `j` of the same segment. Unless null, `j`
+/// goes to `indices` at the segment's `f − start`-th place; the key of position `j`, read
+/// from `keys`, to `placed[f]`; the `words` 4-byte words of its value, read from `values`, to
+/// `gathered[f]`. Keys and values cannot be permuted in place: [`long_scatter`] puts them back.
+///
+/// # Safety
+/// As [`long_collect`], for `f`, `from` (a permutation of the compact positions that keeps
+/// each in its segment), `placed` and `gathered` (`words` words per element); `indices` and
+/// `values` (`words` words per key) hold the segments.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn long_gather<K: Copy>(
+    long: &LongSegments<'_>,
+    from: *const u32,
+    keys: *const K,
+    indices: *mut u32,
+    values: *const u32,
+    placed: *mut K,
+    gathered: *mut u32,
+    words: u32,
+    f: u64,
+) {
+    let (_, start, begin) = long.locate(f);
+    // SAFETY: the caller's contract.
+    unsafe {
+        let j = u64::from(*from.add(f as usize)) - start;
+        let source = (begin + j) as usize;
+        if !indices.is_null() {
+            *indices.add((begin + f - start) as usize) = j as u32;
+        }
+        if !placed.is_null() {
+            *placed.add(f as usize) = *keys.add(source);
+        }
+        if !values.is_null() {
+            let (words, f) = (words as usize, f as usize);
+            for w in 0..words {
+                *gathered.add(f * words + w) = *values.add(source * words + w);
+            }
+        }
+    }
+}
+
+/// Last step, after [`long_gather`]: the key (unless `placed` is null) and the value (unless
+/// `values` is null) gathered for compact position `f` go to its place in the segments.
+///
+/// # Safety
+/// As [`long_gather`].
+#[inline(always)]
+pub unsafe fn long_scatter<K: Copy>(
+    long: &LongSegments<'_>,
+    placed: *const K,
+    gathered: *const u32,
+    keys: *mut K,
+    values: *mut u32,
+    words: u32,
+    f: u64,
+) {
+    let at = long.key_index(f) as usize;
+    // SAFETY: the caller's contract.
+    unsafe {
+        if !placed.is_null() {
+            *keys.add(at) = *placed.add(f as usize);
+        }
+        if !values.is_null() {
+            let (words, f) = (words as usize, f as usize);
+            for w in 0..words {
+                *values.add(at * words + w) = *gathered.add(f * words + w);
+            }
         }
     }
 }
@@ -731,6 +875,329 @@ mod tests {
                 want.sort_unstable();
             }
             assert_eq!(keys[a..b], want, "segment {i}");
+        }
+    }
+
+    #[test]
+    fn packed_keys_sorted_by_row_unpack_to_sorted_segments() {
+        let mut next = xorshift(9);
+        // f64 with NaN and signed zeros, descending; segments 0 and 2 padded to 2^14.
+        let lens = [10_000u64, 300, 16_384];
+        let mut offsets = vec![0u64];
+        for l in lens {
+            offsets.push(offsets.last().unwrap() + l);
+        }
+        let n = *offsets.last().unwrap() as usize;
+        let floats: Vec<f64> = (0..n)
+            .map(|i| match i % 11 {
+                0 => f64::NAN,
+                1 => -0.0,
+                2 => 0.0,
+                3 => -f64::NAN,
+                _ => (next() % 9) as f64 - 4.0,
+            })
+            .collect();
+        let mut keys: Vec<u64> = floats.iter().map(|f| f.to_bits()).collect();
+        let list = [0u32, 2];
+        let map = key_map(KIND_FLOAT, true);
+        let seg = Segments::<u64, u32> {
+            keys: keys.as_mut_ptr(),
+            values: null_mut(),
+            indices: null_mut(),
+            count: 2,
+            row_len: 0,
+            offsets: offsets.as_ptr(),
+            list: list.as_ptr(),
+            row_log2: 14,
+            map,
+        };
+        let mut packed: Vec<u64> = (0..2u64 << 14)
+            .map(|g| unsafe { packed_key(&seg, g) })
+            .collect();
+        packed
+            .chunks_mut(1 << 14)
+            .for_each(|row| row.sort_unstable());
+        for g in 0..2u64 << 14 {
+            unsafe { unpack_key(&seg, packed.as_ptr(), g) };
+        }
+        for (i, w) in offsets.windows(2).enumerate() {
+            let (a, b) = (w[0] as usize, w[1] as usize);
+            let mut want = floats[a..b].to_vec();
+            if list.contains(&(i as u32)) {
+                want.sort_by(|x, y| y.total_cmp(x));
+            }
+            let want: Vec<u64> = want.iter().map(|f| f.to_bits()).collect();
+            assert_eq!(keys[a..b], want[..], "segment {i}");
+        }
+        // 4-byte keys: rows of 9000 padded to 2^14, u32::MAX among them.
+        let original: Vec<u32> = (0..3 * 9000)
+            .map(|i| if i % 5 == 0 { u32::MAX } else { next() as u32 })
+            .collect();
+        let mut keys = original.clone();
+        let rows = Segments::<u32, u32> {
+            keys: keys.as_mut_ptr(),
+            values: null_mut(),
+            indices: null_mut(),
+            count: 3,
+            row_len: 9000,
+            offsets: null(),
+            list: null(),
+            row_log2: 14,
+            map: key_map(KIND_UNSIGNED, false),
+        };
+        let mut packed: Vec<u32> = (0..3u64 << 14)
+            .map(|g| unsafe { packed_key(&rows, g) })
+            .collect();
+        packed
+            .chunks_mut(1 << 14)
+            .for_each(|row| row.sort_unstable());
+        for g in 0..3u64 << 14 {
+            unsafe { unpack_key(&rows, packed.as_ptr(), g) };
+        }
+        for (row, want) in keys.chunks(9000).zip(original.chunks(9000)) {
+            let mut want = want.to_vec();
+            want.sort_unstable();
+            assert_eq!(row, want);
+        }
+    }
+
+    /// The long segments `lens` (a gap of `gap` keys in no segment before each) as the tables
+    /// of [`LongSegments`], and the keys they span.
+    fn long_tables(lens: &[u64], gap: u64) -> (Vec<u64>, Vec<u64>, u64) {
+        let (mut starts, mut begins, mut at) = (vec![0u64], Vec::new(), 0);
+        for &len in lens {
+            at += gap;
+            begins.push(at);
+            starts.push(starts.last().unwrap() + len);
+            at += len;
+        }
+        (starts, begins, at + gap)
+    }
+
+    /// The sort of long segments as the host runs it, with std's stable sorts standing for the
+    /// radix sorts (which are stable): collect, sort by key, segment ids, sort by segment (only
+    /// for more than one segment), gather, scatter. Returns the indices (`u32::MAX` where none
+    /// was written); `keys_too`: the keys are written (not for an argsort); `in_place`: an
+    /// argsort of segments end to end from this key on, which sorts in the keys and indices.
+    #[allow(clippy::too_many_arguments)]
+    fn long_sort_like_the_gpu(
+        long: &LongSegments<'_>,
+        keys: &mut [u64],
+        values: &mut [u32],
+        words: u32,
+        map: u32,
+        segments: u64,
+        keys_too: bool,
+        in_place: Option<usize>,
+    ) -> Vec<u32> {
+        let m = if long.row_len != 0 {
+            segments * long.row_len
+        } else {
+            *long.starts.last().unwrap()
+        } as usize;
+        let mut indices = vec![u32::MAX; keys.len()];
+        let (mut own_sorted, mut own_from) = (vec![0u64; m], vec![0u32; m]);
+        let (keys_at, indices_at) = (keys.as_mut_ptr(), indices.as_mut_ptr());
+        let (sorted, from) = match in_place {
+            Some(first) => unsafe { (keys_at.add(first), indices_at.add(first)) },
+            None => (own_sorted.as_mut_ptr(), own_from.as_mut_ptr()),
+        };
+        for c in 0..m as u64 {
+            unsafe { long_collect(long, keys_at, sorted, from, c) };
+        }
+        let stable_sort = |by: &mut dyn FnMut(usize) -> u64| {
+            let mut order: Vec<usize> = (0..m).collect();
+            order.sort_by_key(|&i| by(i));
+            let old: Vec<u32> = (0..m).map(|i| unsafe { *from.add(i) }).collect();
+            for (i, &o) in order.iter().enumerate() {
+                unsafe { *from.add(i) = old[o] };
+            }
+        };
+        let encoded: Vec<u64> = (0..m)
+            .map(|i| unsafe { (*sorted.add(i)).encode(map) })
+            .collect();
+        stable_sort(&mut |i| encoded[i]);
+        if segments > 1 {
+            let mut ids = vec![0u32; m];
+            for r in 0..m as u64 {
+                unsafe { long_ids(long, from, ids.as_mut_ptr(), r) };
+            }
+            stable_sort(&mut |i| u64::from(ids[i]));
+        }
+        let mut placed = vec![0u64; m];
+        let mut gathered = vec![0u32; m * words as usize];
+        let placed_at = if keys_too {
+            placed.as_mut_ptr()
+        } else {
+            null_mut()
+        };
+        let values_at = if words > 0 {
+            values.as_mut_ptr()
+        } else {
+            null_mut()
+        };
+        for f in 0..m as u64 {
+            unsafe {
+                long_gather(
+                    long,
+                    from,
+                    keys_at,
+                    indices_at,
+                    values_at,
+                    placed_at,
+                    gathered.as_mut_ptr(),
+                    words,
+                    f,
+                )
+            };
+        }
+        for f in 0..m as u64 {
+            unsafe {
+                long_scatter(
+                    long,
+                    placed_at,
+                    gathered.as_ptr(),
+                    keys_at,
+                    values_at,
+                    words,
+                    f,
+                )
+            };
+        }
+        indices
+    }
+
+    /// Checks [`long_sort_like_the_gpu`] of i64 or f64 keys (raw bits `bits`) in `ranges` of
+    /// `n` keys against std's stable sort of each segment; keys elsewhere stay, and all of them
+    /// for an `argsort`.
+    fn check_long_sort(
+        long: &LongSegments<'_>,
+        ranges: &[(usize, usize)],
+        bits: &[u64],
+        (float, descending): (bool, bool),
+        words: u32,
+        argsort: bool,
+    ) {
+        let n = bits.len();
+        let map = key_map(if float { KIND_FLOAT } else { KIND_SIGNED }, descending);
+        let mut keys = bits.to_vec();
+        let values_in: Vec<u32> = (0..n as u32 * words.max(1)).map(|w| w * 3 + 1).collect();
+        let mut values = values_in.clone();
+        let segments = ranges.len() as u64;
+        // An argsort of segments end to end sorts in its keys' copy and its indices.
+        let end_to_end = ranges.windows(2).all(|w| w[0].1 == w[1].0);
+        let in_place = (argsort && end_to_end).then_some(ranges[0].0);
+        let indices = long_sort_like_the_gpu(
+            long,
+            &mut keys,
+            &mut values,
+            words,
+            map,
+            segments,
+            !argsort,
+            in_place,
+        );
+        if argsort && in_place.is_none() {
+            assert_eq!(keys, bits, "an argsort writes no keys");
+        }
+        let mut covered = vec![false; n];
+        for &(a, b) in ranges {
+            let mut want: Vec<u32> = (0..(b - a) as u32).collect();
+            want.sort_by_key(|&j| bits[a + j as usize].encode(map));
+            assert_eq!(indices[a..b], want[..], "positions of {a}..{b}");
+            for (j, &i) in want.iter().enumerate() {
+                let (at, from) = (a + j, a + i as usize);
+                if !argsort {
+                    assert_eq!(keys[at], bits[from], "key {at}");
+                }
+                let w = words as usize;
+                assert_eq!(
+                    values[at * w..(at + 1) * w],
+                    values_in[from * w..(from + 1) * w]
+                );
+            }
+            covered[a..b].iter_mut().for_each(|c| *c = true);
+        }
+        for i in (0..n).filter(|&i| !covered[i]) {
+            assert_eq!(
+                (keys[i], indices[i]),
+                (bits[i], u32::MAX),
+                "key {i} is in no segment"
+            );
+            let w = words as usize;
+            assert_eq!(values[i * w..(i + 1) * w], values_in[i * w..(i + 1) * w]);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+        /// Long segments between keys of no segment (or end to end: argsorts in place), with
+        /// few distinct keys (NaN and signed zeros among the floats): the two stable sorts and
+        /// the steps around them give each segment's stable order, its positions and its
+        /// values, and leave the rest.
+        #[test]
+        fn long_segments_sort_stably_by_two_stable_sorts(
+            lens in proptest::collection::vec(1u64..3000, 1..6),
+            gap in proptest::sample::select(vec![0u64, 0, 1, 7, 39]),
+            seed in 0u64..1000,
+            float: bool,
+            descending: bool,
+            words in proptest::sample::select(vec![0u32, 1, 2, 4]),
+            argsort: bool,
+        ) {
+            let (starts, begins, n) = long_tables(&lens, gap);
+            let long = LongSegments { row_len: 0, starts: &starts, begins: &begins };
+            let mut next = xorshift(seed + 1);
+            let specials = [f64::NAN.to_bits(), (-0.0f64).to_bits(), 0, (-f64::NAN).to_bits()];
+            let bits: Vec<u64> = (0..n)
+                .map(|i| match (float, i % 9) {
+                    (true, 0..=3) => specials[(i % 9) as usize],
+                    (true, _) => ((next() % 7) as f64 - 3.0).to_bits(),
+                    (false, _) => ((next() % 7) as i64 - 3) as u64,
+                })
+                .collect();
+            let ranges: Vec<(usize, usize)> = begins
+                .iter()
+                .zip(&lens)
+                .map(|(&b, &l)| (b as usize, (b + l) as usize))
+                .collect();
+            check_long_sort(&long, &ranges, &bits, (float, descending), words, argsort);
+        }
+
+        /// Rows locate by arithmetic and sort the same way.
+        #[test]
+        fn long_rows_sort_stably_by_two_stable_sorts(
+            len in 1u64..2000,
+            rows in 1u64..5,
+            seed in 0u64..1000,
+            words in proptest::sample::select(vec![0u32, 1, 4]),
+        ) {
+            let long = LongSegments { row_len: len, starts: &[], begins: &[] };
+            let mut next = xorshift(seed + 7);
+            let bits: Vec<u64> = (0..len * rows).map(|_| next() % 50).collect();
+            let ranges: Vec<(usize, usize)> =
+                (0..rows).map(|r| ((r * len) as usize, ((r + 1) * len) as usize)).collect();
+            let argsort = words == 0 && seed % 3 == 0;
+            check_long_sort(&long, &ranges, &bits, (false, seed % 2 == 0), words, argsort);
+        }
+
+        /// Every compact position lies in the segment the tables give it, at the right key.
+        #[test]
+        fn compact_positions_locate_their_segment(
+            lens in proptest::collection::vec(1u64..100, 1..30),
+            gap in 0u64..5,
+        ) {
+            let (starts, begins, _) = long_tables(&lens, gap);
+            let long = LongSegments { row_len: 0, starts: &starts, begins: &begins };
+            let mut c = 0;
+            for (k, &len) in lens.iter().enumerate() {
+                for j in 0..len {
+                    proptest::prop_assert_eq!(long.locate(c), (k as u64, starts[k], begins[k]));
+                    proptest::prop_assert_eq!(long.key_index(c), begins[k] + j);
+                    c += 1;
+                }
+            }
         }
     }
 }

@@ -3,10 +3,13 @@
 //! width sorts keys alone; the indexed kernels sort each key with its position, for argsorts
 //! (`indices`) and pairs (`values`, of 4, 8 or 16 bytes, only moved).
 
-use crate::block::segments::{Indexed32, Indexed64, RUN, Segments, packed_item, sort, unpack_item};
+use crate::block::segments::{
+    Indexed32, Indexed64, RUN, Segments, long_collect, long_gather, long_ids, long_scatter,
+    packed_item, packed_key, sort, unpack_item, unpack_key,
+};
 use crate::block::short_segments;
 use crate::gpu::{CudaTeam, block_dim_x, block_idx_x, dynamic_shared, global_thread_x, grid_dim_x};
-use crate::segments::tile_log2;
+use crate::segments::{LongSegments, tile_log2};
 use crate::tuning::SHORT_SEGMENTS_THREADS;
 
 macro_rules! segments_sort {
@@ -122,28 +125,6 @@ macro_rules! segments_short {
     };
 }
 
-macro_rules! segments_positions {
-    ($name:ident, $key:ty) => {
-        /// Writes `indices[i] = i` for `i < n`: the positions of a segment that a stable sort of
-        /// pairs then permutes (the argsort of segments too long for one block).
-        ///
-        /// Launch: any grid of any block size (a grid-stride loop).
-        ///
-        /// # Safety
-        /// `indices` holds `n` device words.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "gpu-kernel" fn $name(indices: *mut $key, n: u64) {
-            let stride = u64::from(block_dim_x()) * u64::from(grid_dim_x());
-            let mut i = global_thread_x();
-            while i < n {
-                // SAFETY: i < n.
-                unsafe { *indices.add(i as usize) = i as $key };
-                i += stride;
-            }
-        }
-    };
-}
-
 macro_rules! segments_pack {
     ($name:ident, $key:ty) => {
         /// Writes `packed[g] = packed_item(g)` for every position `g < count·2^row_log2` of the
@@ -236,6 +217,266 @@ macro_rules! segments_unpack {
                 unsafe { unpack_item(&seg, packed, values_in, g) };
                 g += stride;
             }
+        }
+    };
+}
+
+macro_rules! segments_pack_keys {
+    ($name:ident, $key:ty) => {
+        /// Writes `packed[g] = packed_key(g)` for every position `g < count·2^row_log2` of the
+        /// padded rows of the launch's segments of keys alone (as `segments_sort_*` describes
+        /// them, every one longer than a block sorts): each key encoded with `map`, +∞ past
+        /// its segment's end. A grid-stride loop: any grid of any block size.
+        ///
+        /// # Safety
+        /// As `segments_sort_*`; `packed` holds `count·2^row_log2` keys.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            keys: *mut $key,
+            packed: *mut $key,
+            count: u64,
+            row_len: u64,
+            offsets: *const u64,
+            list: *const u32,
+            row_log2: u32,
+            map: u32,
+        ) {
+            let seg = Segments::<$key, u32> {
+                keys,
+                values: core::ptr::null_mut(),
+                indices: core::ptr::null_mut(),
+                count,
+                row_len,
+                offsets,
+                list,
+                row_log2,
+                map,
+            };
+            let (stride, all) = (
+                u64::from(block_dim_x()) * u64::from(grid_dim_x()),
+                count << row_log2,
+            );
+            let mut g = global_thread_x();
+            while g < all {
+                // SAFETY: the launch contract; g < count·2^row_log2.
+                unsafe { *packed.add(g as usize) = packed_key(&seg, g) };
+                g += stride;
+            }
+        }
+    };
+}
+
+macro_rules! segments_unpack_keys {
+    ($name:ident, $key:ty) => {
+        /// Puts back every position of the sorted padded rows `packed` (`unpack_key`): the
+        /// keys, decoded with `map`, at their segments' positions. A grid-stride loop: any
+        /// grid of any block size.
+        ///
+        /// # Safety
+        /// As `segments_pack_keys_*`, whose keys `packed` holds, sorted row by row.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            packed: *const $key,
+            keys: *mut $key,
+            count: u64,
+            row_len: u64,
+            offsets: *const u64,
+            list: *const u32,
+            row_log2: u32,
+            map: u32,
+        ) {
+            let seg = Segments::<$key, u32> {
+                keys,
+                values: core::ptr::null_mut(),
+                indices: core::ptr::null_mut(),
+                count,
+                row_len,
+                offsets,
+                list,
+                row_log2,
+                map,
+            };
+            let (stride, all) = (
+                u64::from(block_dim_x()) * u64::from(grid_dim_x()),
+                count << row_log2,
+            );
+            let mut g = global_thread_x();
+            while g < all {
+                // SAFETY: the launch contract; g < count·2^row_log2.
+                unsafe { unpack_key(&seg, packed, g) };
+                g += stride;
+            }
+        }
+    };
+}
+
+/// The long segments of a launch: rows of `row_len` keys, or (`row_len` 0) the `count`
+/// segments of the tables `starts` (`count + 1` compact positions) and `begins` (`count` key
+/// indices).
+///
+/// # Safety
+/// Unless `row_len` is not 0, `starts` and `begins` hold `count + 1` and `count` words.
+#[inline(always)]
+unsafe fn long_segments<'a>(
+    row_len: u64,
+    starts: *const u64,
+    begins: *const u64,
+    count: u64,
+) -> LongSegments<'a> {
+    if row_len != 0 {
+        return LongSegments {
+            row_len,
+            starts: &[],
+            begins: &[],
+        };
+    }
+    // SAFETY: the caller's contract.
+    unsafe {
+        LongSegments {
+            row_len,
+            starts: core::slice::from_raw_parts(starts, count as usize + 1),
+            begins: core::slice::from_raw_parts(begins, count as usize),
+        }
+    }
+}
+
+/// A grid-stride loop over `0 .. all`: any grid of any block size.
+#[inline(always)]
+fn grid_stride(all: u64, mut each: impl FnMut(u64)) {
+    let stride = u64::from(block_dim_x()) * u64::from(grid_dim_x());
+    let mut i = global_thread_x();
+    while i < all {
+        each(i);
+        i += stride;
+    }
+}
+
+macro_rules! segments_long_collect {
+    ($name:ident, $key:ty) => {
+        /// For every compact position `c < all` of the long segments (`long_collect`): its key
+        /// into `sorted`, `c` into `from`. A grid-stride loop: any grid of any block size.
+        ///
+        /// # Safety
+        /// As `long_segments` and `long_collect`: the segments lie in `keys`, hold `all ≤ 2^32`
+        /// keys; `sorted` and `from` hold `all` elements.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            keys: *const $key,
+            sorted: *mut $key,
+            from: *mut u32,
+            all: u64,
+            row_len: u64,
+            starts: *const u64,
+            begins: *const u64,
+            count: u64,
+        ) {
+            // SAFETY: the launch contract.
+            let long = unsafe { long_segments(row_len, starts, begins, count) };
+            // SAFETY: c < all.
+            grid_stride(all, |c| unsafe {
+                long_collect(&long, keys, sorted, from, c)
+            });
+        }
+    };
+}
+
+macro_rules! segments_long_ids {
+    ($name:ident, $key:ty) => {
+        /// For every element `r < all` of the order by key (`long_ids`): the segment of its
+        /// compact position `from[r]` into `ids`. A grid-stride loop.
+        ///
+        /// # Safety
+        /// As `segments_long_collect_*`; `from` holds compact positions, `ids` `all` elements.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            from: *const $key,
+            ids: *mut u32,
+            all: u64,
+            row_len: u64,
+            starts: *const u64,
+            begins: *const u64,
+            count: u64,
+        ) {
+            // SAFETY: the launch contract.
+            let long = unsafe { long_segments(row_len, starts, begins, count) };
+            // SAFETY: r < all.
+            grid_stride(all, |r| unsafe { long_ids(&long, from, ids, r) });
+        }
+    };
+}
+
+macro_rules! segments_long_gather {
+    ($name:ident, $key:ty) => {
+        /// For every compact position `f < all` of the order by (segment, key, position)
+        /// (`long_gather`), the element of compact position `from[f]`: unless null, its
+        /// position in its segment into `indices`, its key into `placed`, the `words` words of
+        /// its value, read from `values`, into `gathered`. A grid-stride loop.
+        ///
+        /// # Safety
+        /// As `segments_long_collect_*`, with `from` the compact positions in that order;
+        /// `indices` and `values` (`words` words per key) hold the segments; `placed` holds
+        /// `all` keys, `gathered` `all·words` words, apart from the keys and values.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            from: *const u32,
+            keys: *const $key,
+            indices: *mut u32,
+            values: *const u32,
+            placed: *mut $key,
+            gathered: *mut u32,
+            words: u32,
+            all: u64,
+            row_len: u64,
+            starts: *const u64,
+            begins: *const u64,
+            count: u64,
+        ) {
+            // SAFETY: the launch contract.
+            let long = unsafe { long_segments(row_len, starts, begins, count) };
+            grid_stride(all, |f| {
+                // SAFETY: f < all.
+                unsafe {
+                    long_gather(
+                        &long, from, keys, indices, values, placed, gathered, words, f,
+                    )
+                }
+            });
+        }
+    };
+}
+
+macro_rules! segments_long_scatter {
+    ($name:ident, $key:ty) => {
+        /// For every compact position `f < all` (`long_scatter`): the key of `placed[f]`
+        /// (unless null) and the `words` words of `gathered[f]` (unless `values` is null) into
+        /// its place in the segments. A grid-stride loop.
+        ///
+        /// # Safety
+        /// As `segments_long_gather_*`, after it.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            placed: *const $key,
+            gathered: *const u32,
+            keys: *mut $key,
+            values: *mut u32,
+            words: u32,
+            all: u64,
+            row_len: u64,
+            starts: *const u64,
+            begins: *const u64,
+            count: u64,
+        ) {
+            // SAFETY: the launch contract.
+            let long = unsafe { long_segments(row_len, starts, begins, count) };
+            grid_stride(all, |f| {
+                // SAFETY: f < all.
+                unsafe { long_scatter(&long, placed, gathered, keys, values, words, f) }
+            });
         }
     };
 }

@@ -1,0 +1,540 @@
+//! Segments longer than a block sorts, all of one call at once (docs/design.md, "Rows and
+//! segments"). Rows of keys alone whose length is a power of two: one bitonic network over all
+//! rows, in place. Other keys alone: the segments of each padded length side by side as rows of
+//! that length, +∞ past each segment's end, one network over those rows (a segment alone in its
+//! padded length is sorted in place instead). 4-byte keys with their positions (argsorts,
+//! pairs): each key packed above its position into a `u64`, the same rows and network. 8-byte
+//! keys with their positions: every long segment laid end to end and sorted by two stable radix
+//! sorts, by key and then by segment ([`LongSegments`]).
+
+use super::{Launch, Plan};
+use crate::error::{CudaContext, Error, Result, driver};
+use crate::gpu::{GpuSorter, Scratch, bitonic, radix};
+use cust::launch;
+use cust::memory::DeviceBuffer;
+use cust::sys as cuda;
+use kernels_gpu::keys::IDENTITY;
+use kernels_gpu::segments::row_log2;
+use std::ops::Range;
+
+/// Most keys of long segments sorted together by the radix sorts: compact positions are `u32`.
+const MAX_COMPACT: u64 = 1 << 32;
+
+/// What the sorts of the long segments use until they are done.
+#[derive(Default)]
+pub(super) struct Long {
+    _scratch: Vec<Scratch>,
+    _buffers: Vec<DeviceBuffer<u64>>,
+    _ids: Vec<DeviceBuffer<u32>>,
+}
+
+/// What the padded rows of long segments hold.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Items {
+    /// The keys alone (4 or 8 bytes).
+    Keys,
+    /// 4-byte keys, each above its position in a `u64`.
+    Indexed,
+}
+
+/// Consecutive runs of the long segments of `lens` (their lengths, in order) whose keys add up
+/// to at most `cap`, each as long as the next segment allows; a segment longer than `cap` is a
+/// run of its own.
+fn batches(lens: impl Iterator<Item = u64>, cap: u64) -> Vec<Range<usize>> {
+    let mut runs: Vec<Range<usize>> = Vec::new();
+    let mut total = 0;
+    for (i, len) in lens.enumerate() {
+        match runs.last_mut() {
+            Some(run) if total + len <= cap => {
+                run.end = i + 1;
+                total += len;
+            }
+            _ => {
+                runs.push(i..i + 1);
+                total = len;
+            }
+        }
+    }
+    runs
+}
+
+/// The tables of [`kernels_gpu::segments::LongSegments`] for the long segments `long`
+/// (`(first key, length, id)`), in one buffer: the compact position of each segment's first key
+/// and the number of all their keys, then the index of each segment's first key.
+fn tables(long: &[(u64, u64, u32)]) -> Vec<u64> {
+    let mut t = Vec::with_capacity(2 * long.len() + 1);
+    t.push(0);
+    for &(_, len, _) in long {
+        t.push(t.last().unwrap() + len);
+    }
+    t.extend(long.iter().map(|&(begin, ..)| begin));
+    t
+}
+
+/// Digit passes of the radix sort by segment of `segments` segments: their ids' digits, an even
+/// number, so that the sort ends in the buffers it started from.
+fn id_passes(segments: u64) -> u32 {
+    if segments <= 1 << 16 { 2 } else { 4 }
+}
+
+/// Byte offsets into one device allocation of the radix sorts of `m` keys of long segments,
+/// with values of `value_bytes` (0: none). Three parts, each holding in turn what the steps
+/// need: the keys collected for the sort by key, then the segment ids of the sort by segment,
+/// then the keys in the final order; the compact positions throughout; the sort by key's
+/// scratch, then the sort by segment's, then the values in the final order. An argsort of
+/// segments that lie end to end already keeps the first two parts in the caller's buffers
+/// (`in_place`: the keys' copy and the indices): only the third is allocated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct RadixLayout {
+    /// `8m` bytes: keys, then ids, then keys.
+    keys: u64,
+    /// `4m` bytes: compact positions.
+    from: u64,
+    /// The larger of the sorts' scratch and `m` values.
+    work: u64,
+    bytes: u64,
+}
+
+impl RadixLayout {
+    fn new(m: u64, value_bytes: u64, in_place: bool) -> RadixLayout {
+        let align = |x: u64| x.next_multiple_of(256);
+        let (from, work) = if in_place {
+            (0, 0)
+        } else {
+            let from = align(8 * m);
+            (from, align(from + 4 * m))
+        };
+        let scratch = radix::scratch_bytes(m, 8, 4)
+            .max(radix::scratch_bytes(m, 4, 4))
+            .max(m * value_bytes);
+        RadixLayout {
+            keys: 0,
+            from,
+            work,
+            bytes: align(work + scratch),
+        }
+    }
+}
+
+impl GpuSorter {
+    /// Queues the sorts of `plan`'s segments too long for a block. `offsets_at`: the offsets on
+    /// the device (0 for rows).
+    pub(super) fn enqueue_long_segments(
+        &self,
+        plan: &Plan,
+        l: &Launch,
+        offsets_at: u64,
+    ) -> Result<Long> {
+        let Some(longest) = plan.long.iter().map(|&(_, len, _)| len).max() else {
+            return Ok(Long::default());
+        };
+        if !l.indexed() && plan.row_len == longest && plan.row_len.is_power_of_two() {
+            // Rows of a power of two: one network over all of them.
+            let n = plan.long.len() as u64 * longest;
+            bitonic::enqueue_rows(self, l.keys, n, l.key_bytes, row_log2(longest), l.map)?;
+            return Ok(Long::default());
+        }
+        if !l.indexed() {
+            return self.enqueue_padded(plan, l, offsets_at, Items::Keys);
+        }
+        if l.key_bytes == 4 {
+            return self.enqueue_padded(plan, l, offsets_at, Items::Indexed);
+        }
+        self.enqueue_radix_long(plan, l)
+    }
+
+    /// The long segments of `plan` by padded length: packed (the keys alone, or 4-byte keys
+    /// with their positions), sorted as rows by the window passes, put back (gathering the
+    /// values from a copy). Keys alone of a padded length that one segment has are sorted in
+    /// place by the bitonic sort instead: no rows to share the launches with, and no padding.
+    fn enqueue_padded(
+        &self,
+        plan: &Plan,
+        l: &Launch,
+        offsets_at: u64,
+        items: Items,
+    ) -> Result<Long> {
+        let mut long = Long::default();
+        let stream = &self.stream;
+        let kb = l.key_bytes as u64;
+        let values_in = if items == Items::Keys || l.values == 0 {
+            0
+        } else {
+            let bytes = l.n * l.value_bytes as u64;
+            let copy = self.alloc::<u64>(bytes.div_ceil(8) as usize, "a copy of the values")?;
+            let at = copy.as_device_ptr().as_raw();
+            // SAFETY: both buffers hold `bytes` bytes; the copy is ordered on the stream.
+            let status = unsafe {
+                cuda::cuMemcpyDtoDAsync_v2(at, l.values, bytes as usize, stream.as_inner())
+            };
+            driver(status, "cuMemcpyDtoDAsync", || {
+                "copying the values of the long segments".into()
+            })?;
+            long._buffers.push(copy);
+            at
+        };
+        let mut by_length: std::collections::BTreeMap<u32, Vec<(u64, u64, u32)>> =
+            Default::default();
+        for &segment in &plan.long {
+            by_length
+                .entry(row_log2(segment.1))
+                .or_default()
+                .push(segment);
+        }
+        let (pack, unpack, item_bytes) = match (items, kb) {
+            (Items::Keys, 4) => ("segments_pack_keys_u32", "segments_unpack_keys_u32", 4),
+            (Items::Keys, _) => ("segments_pack_keys_u64", "segments_unpack_keys_u64", 8),
+            (Items::Indexed, _) => (
+                "segments_pack_u32",
+                match l.value_bytes {
+                    8 => "segments_unpack_u32_u64",
+                    16 => "segments_unpack_u32_u128",
+                    _ => "segments_unpack_u32_u32",
+                },
+                8,
+            ),
+        };
+        let (pack, unpack) = (self.function(pack)?, self.function(unpack)?);
+        for (p, segments) in by_length {
+            if let [(begin, len, _)] = segments[..]
+                && items == Items::Keys
+            {
+                bitonic::enqueue(self, l.keys + begin * kb, len, l.key_bytes, l.map)?;
+                continue;
+            }
+            let ids: Vec<u32> = segments.iter().map(|&(.., id)| id).collect();
+            let count = ids.len() as u64;
+            let all = count << p;
+            let list = DeviceBuffer::from_slice(&ids)
+                .context("copying the long segments' ids to the device")?;
+            let words = (all * item_bytes).div_ceil(8) as usize;
+            let packed = self.alloc::<u64>(words, "the long segments' padded rows")?;
+            let (list_at, packed_at) = (
+                list.as_device_ptr().as_raw(),
+                packed.as_device_ptr().as_raw(),
+            );
+            let grid = all.div_ceil(256).min(1 << 16) as u32;
+            let what = || format!("{count} segments of up to {} keys", 1u64 << p);
+            // SAFETY: the segments lie in the keys (checked by `plan`), `packed` holds `all`
+            // items, the values' copy is apart from the values; any grid does.
+            unsafe {
+                launch!(pack<<<grid, 256, 0, stream>>>(
+                    l.keys, packed_at, count, plan.row_len, offsets_at, list_at, p, l.map
+                ))
+            }
+            .context(&format!("launching the packing of {}", what()))?;
+            bitonic::enqueue_rows(self, packed_at, all, item_bytes as usize, p, IDENTITY)?;
+            // SAFETY: as above.
+            let launched = unsafe {
+                if items == Items::Keys {
+                    launch!(unpack<<<grid, 256, 0, stream>>>(
+                        packed_at,
+                        l.keys,
+                        count,
+                        plan.row_len,
+                        offsets_at,
+                        list_at,
+                        p,
+                        l.map
+                    ))
+                } else {
+                    launch!(unpack<<<grid, 256, 0, stream>>>(
+                        packed_at,
+                        l.keys,
+                        l.indices,
+                        l.values,
+                        values_in,
+                        count,
+                        plan.row_len,
+                        offsets_at,
+                        list_at,
+                        p,
+                        l.map
+                    ))
+                }
+            };
+            launched.context(&format!("launching the unpacking of {}", what()))?;
+            long._buffers.push(packed);
+            long._ids.push(list);
+        }
+        Ok(long)
+    }
+
+    /// The long segments of 8-byte keys with their positions (argsorts, pairs): laid end to end,
+    /// up to 2^32 keys at a time, and sorted by two stable radix sorts. A segment longer than
+    /// that takes a radix sort of its own with its values (an argsort's positions would not fit
+    /// their `u32`: [`Error::TooLong`]).
+    fn enqueue_radix_long(&self, plan: &Plan, l: &Launch) -> Result<Long> {
+        let runs = batches(plan.long.iter().map(|&(_, len, _)| len), MAX_COMPACT);
+        if l.indices != 0
+            && let Some(&(_, len, _)) = plan.long.iter().find(|&&(_, len, _)| len > MAX_COMPACT)
+        {
+            return Err(Error::TooLong {
+                len,
+                max: MAX_COMPACT,
+            });
+        }
+        let mut long = Long::default();
+        for run in runs {
+            let segments = &plan.long[run];
+            match segments {
+                [(begin, len, _)] if *len > MAX_COMPACT => {
+                    self.enqueue_radix_alone(*begin, *len, l, &mut long)?
+                }
+                _ => self.enqueue_radix_run(segments, plan.row_len, l, &mut long)?,
+            }
+        }
+        Ok(long)
+    }
+
+    /// One segment of more than 2^32 keys (pairs only): the radix sort of its keys and values.
+    fn enqueue_radix_alone(&self, begin: u64, len: u64, l: &Launch, long: &mut Long) -> Result<()> {
+        let (kb, vb) = (l.key_bytes as u64, l.value_bytes as u64);
+        let bytes = radix::scratch_bytes(len, l.key_bytes, l.value_bytes);
+        let buffer = self.alloc::<u64>(bytes.div_ceil(8) as usize, "the radix sort's scratch")?;
+        let scratch = Scratch {
+            buffer: Some(buffer),
+            bytes,
+        };
+        radix::enqueue(
+            self,
+            &radix::Launch {
+                keys: l.keys + begin * kb,
+                values: l.values + begin * vb,
+                scratch: scratch.device_ptr(),
+                n: len,
+                key_bytes: l.key_bytes,
+                value_bytes: l.value_bytes,
+                map: l.map,
+            },
+        )?;
+        long._scratch.push(scratch);
+        Ok(())
+    }
+
+    /// Long segments `segments` of 8-byte keys (at most 2^32 keys in all; rows of `row_len`
+    /// keys, else 0) sorted at once: their keys and compact positions collected, sorted by key
+    /// (the radix sort: stable), each position's segment looked up, the positions sorted by
+    /// segment (stable again, by the digits the ids have; not for one segment), and through
+    /// them the positions, keys and values gathered in that order and put in place.
+    fn enqueue_radix_run(
+        &self,
+        segments: &[(u64, u64, u32)],
+        row_len: u64,
+        l: &Launch,
+        long: &mut Long,
+    ) -> Result<()> {
+        let m: u64 = segments.iter().map(|&(_, len, _)| len).sum();
+        let count = segments.len() as u64;
+        let with_values = l.values != 0;
+        let words = if with_values { l.value_bytes / 4 } else { 0 } as u32;
+        // An argsort's keys are a copy and its indices free until written: segments end to end
+        // are sorted in them, every step reading and writing each element's own place.
+        let in_place = l.indices != 0 && segments.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0);
+        let layout = RadixLayout::new(m, u64::from(words) * 4, in_place);
+        let buffer = self.alloc::<u64>(
+            (layout.bytes / 8) as usize,
+            "the long segments' radix sorts",
+        )?;
+        let at = buffer.as_device_ptr().as_raw();
+        // Rows locate by arithmetic, from their first row on; other segments by their tables.
+        let (base, starts, begins, table) = if row_len != 0 {
+            (segments[0].0, 0, 0, None)
+        } else {
+            let t = DeviceBuffer::from_slice(&tables(segments))
+                .context("copying the long segments' tables to the device")?;
+            let starts = t.as_device_ptr().as_raw();
+            (0, starts, starts + (count + 1) * 8, Some(t))
+        };
+        let shift = |address: u64, bytes: u64| {
+            if address == 0 {
+                0
+            } else {
+                address + base * bytes
+            }
+        };
+        let keys = shift(l.keys, 8);
+        let indices = shift(l.indices, 4);
+        let values = if with_values {
+            shift(l.values, l.value_bytes as u64)
+        } else {
+            0
+        };
+        let (part, from, work) = if in_place {
+            let first = segments[0].0;
+            (l.keys + first * 8, l.indices + first * 4, at + layout.work)
+        } else {
+            (at + layout.keys, at + layout.from, at + layout.work)
+        };
+        let stream = &self.stream;
+        let grid = m.div_ceil(256).min(1 << 16) as u32;
+        let what = || format!("{count} long segments of {m} keys in all");
+
+        let collect = self.function("segments_long_collect_u64")?;
+        // SAFETY: the segments lie in the keys (checked by `plan`) and hold m ≤ 2^32 keys; the
+        // parts of the buffer hold what the layout gives them (in place: the keys and indices
+        // of the segments, each read and written by the same thread); any grid does.
+        unsafe {
+            launch!(collect<<<grid, 256, 0, stream>>>(
+                keys, part, from, m, row_len, starts, begins, count
+            ))
+        }
+        .context(&format!("launching the collecting of {}", what()))?;
+        let by_key = radix::Launch {
+            keys: part,
+            values: from,
+            scratch: work,
+            n: m,
+            key_bytes: 8,
+            value_bytes: 4,
+            map: l.map,
+        };
+        radix::enqueue(self, &by_key)?;
+        if count > 1 {
+            // The keys sorted by key are not needed: their part takes the ids.
+            let lookup = self.function("segments_long_ids")?;
+            // SAFETY: as above.
+            unsafe {
+                launch!(lookup<<<grid, 256, 0, stream>>>(
+                    from, part, m, row_len, starts, begins, count
+                ))
+            }
+            .context(&format!("launching the segment ids of {}", what()))?;
+            let by_segment = radix::Launch {
+                keys: part,
+                values: from,
+                scratch: work,
+                n: m,
+                key_bytes: 4,
+                value_bytes: 4,
+                map: IDENTITY,
+            };
+            radix::enqueue_digits(self, &by_segment, id_passes(count))?;
+        }
+        // An argsort's keys are a copy: they need not be put in order.
+        let placed = if l.indices == 0 { part } else { 0 };
+        let gathered = if with_values { work } else { 0 };
+        let gather = self.function("segments_long_gather_u64")?;
+        // SAFETY: as above; `placed` and `gathered` lie apart from the keys and values.
+        unsafe {
+            launch!(gather<<<grid, 256, 0, stream>>>(
+                from, keys, indices, values, placed, gathered, words, m, row_len, starts,
+                begins, count
+            ))
+        }
+        .context(&format!("launching the gathering of {}", what()))?;
+        if placed != 0 || with_values {
+            let scatter = self.function("segments_long_scatter_u64")?;
+            // SAFETY: as above.
+            unsafe {
+                launch!(scatter<<<grid, 256, 0, stream>>>(
+                    placed, gathered, keys, values, words, m, row_len, starts, begins, count
+                ))
+            }
+            .context(&format!("launching the putting back of {}", what()))?;
+        }
+        long._buffers.push(buffer);
+        long._buffers.extend(table);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn every_kernel_is_in_the_segmented_sorts_module() {
+        use kernels_gpu::kernels::{Family, kernel};
+        let names = [
+            "segments_pack_keys_u32",
+            "segments_pack_keys_u64",
+            "segments_unpack_keys_u32",
+            "segments_unpack_keys_u64",
+            "segments_pack_u32",
+            "segments_long_collect_u64",
+            "segments_long_ids",
+            "segments_long_gather_u64",
+            "segments_long_scatter_u64",
+        ];
+        for name in names {
+            assert_eq!(kernel(name).map(|k| k.family), Some(Family::Segments));
+            assert!(crate::gpu::KERNELS_PTX.contains(&format!(".entry {name}(")));
+        }
+    }
+
+    #[test]
+    fn runs_hold_at_most_the_cap_unless_one_segment_is_longer() {
+        assert_eq!(
+            batches([3, 4, 5, 9, 1].into_iter(), 8),
+            [0..2, 2..3, 3..4, 4..5]
+        );
+        assert!(batches(std::iter::empty(), 8).is_empty());
+        assert_eq!(batches([8, 8].into_iter(), 8), [0..1, 1..2]);
+    }
+
+    #[test]
+    fn tables_give_compact_starts_then_first_keys() {
+        let long = [(5, 9000, 1), (20_000, 10_000, 4)];
+        assert_eq!(tables(&long), [0, 9000, 19_000, 5, 20_000]);
+    }
+
+    #[test]
+    fn the_sort_by_segment_takes_the_ids_digits() {
+        assert_eq!(id_passes(2), 2);
+        assert_eq!(id_passes(1 << 16), 2);
+        assert_eq!(id_passes((1 << 16) + 1), 4);
+        assert_eq!(id_passes(u64::from(u32::MAX)), 4);
+    }
+
+    proptest! {
+        /// Runs cover the segments in order, each as full as the next segment allows.
+        #[test]
+        fn runs_partition_the_segments_greedily(
+            lens in proptest::collection::vec(1u64..50, 0..40),
+            cap in 1u64..120,
+        ) {
+            let runs = batches(lens.iter().copied(), cap);
+            let mut next = 0;
+            for (i, run) in runs.iter().enumerate() {
+                prop_assert_eq!(run.start, next);
+                prop_assert!(run.end > run.start);
+                let total: u64 = lens[run.clone()].iter().sum();
+                prop_assert!(total <= cap || run.len() == 1);
+                if i + 1 < runs.len() {
+                    prop_assert!(total + lens[run.end] > cap);
+                }
+                next = run.end;
+            }
+            prop_assert_eq!(next, lens.len());
+        }
+
+        /// The layout's three parts lie apart, 256-aligned, within the allocation, each as
+        /// large as what it holds in turn; beside the keys and positions no more than the
+        /// larger of the sort by key's scratch and the values.
+        #[test]
+        fn layout_parts_hold_what_they_hold_in_turn(
+            m in 8193u64..(1 << 26),
+            value_bytes in prop::sample::select(vec![0u64, 4, 8, 16]),
+        ) {
+            let l = RadixLayout::new(m, value_bytes, false);
+            let scratch = radix::scratch_bytes(m, 8, 4).max(radix::scratch_bytes(m, 4, 4));
+            let parts = [(l.keys, 8 * m), (l.from, 4 * m), (l.work, scratch.max(value_bytes * m))];
+            for (i, a) in parts.iter().enumerate() {
+                prop_assert!(a.0 % 256 == 0 && a.0 + a.1 <= l.bytes);
+                for b in &parts[i + 1..] {
+                    prop_assert!(a.0 + a.1 <= b.0 || b.0 + b.1 <= a.0);
+                }
+            }
+            prop_assert!(radix::scratch_bytes(m, 4, 4) <= radix::scratch_bytes(m, 8, 4));
+            let beside = l.bytes - l.work;
+            let most = radix::scratch_bytes(m, 8, 4).max(value_bytes * m);
+            prop_assert!(beside <= most.next_multiple_of(256));
+            // In place (argsorts, no values): the scratch alone.
+            let l = RadixLayout::new(m, 0, true);
+            let scratch = radix::scratch_bytes(m, 8, 4).next_multiple_of(256);
+            prop_assert_eq!((l.work, l.bytes), (0, scratch));
+        }
+    }
+}
