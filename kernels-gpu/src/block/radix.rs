@@ -20,11 +20,11 @@ use crate::radix::{Digits, HISTOGRAM_TILE, RADIX, RADIX_BITS, Status, WARPS, dig
 /// [`HISTOGRAM_TILE`] keys, in `u32` counters of its shared memory.
 ///
 /// # Safety
-/// `keys_in` holds `n` device keys; `histograms` the words above; `shared` is the block's
+/// `keys` holds `n` device keys; `histograms` the words above; `shared` is the block's
 /// `histogram_shared_bytes` of dynamic shared memory; [`RADIX`] threads per block.
 #[inline(always)]
 pub unsafe fn histogram<K: Digits>(
-    keys_in: *const K,
+    keys: *const K,
     n: u64,
     encode: u32,
     histograms: *mut u64,
@@ -40,32 +40,21 @@ pub unsafe fn histogram<K: Digits>(
             i += RADIX;
         }
         sync_threads();
-        const PER_THREAD: usize = (HISTOGRAM_TILE / RADIX) as usize;
         let tile = u64::from(HISTOGRAM_TILE);
         let mut base = u64::from(block_idx_x()) * tile;
         while base < n {
-            // Every key of the thread's share is loaded before any is counted, so that the
-            // loads are in flight together rather than each behind the previous key's adds.
-            let full = n - base >= tile;
-            let present =
-                |k: usize| full || base + (k as u64 * u64::from(RADIX)) + u64::from(t) < n;
-            let mut keys = [K::INFINITY; PER_THREAD];
-            unrolled::<PER_THREAD>(|k| {
-                if present(k) {
-                    let i = base + u64::from(k as u32 * RADIX + t);
-                    keys[k] = (*keys_in.add(i as usize)).encode(encode);
-                }
-            });
-            unrolled::<PER_THREAD>(|k| {
-                if present(k) {
+            for k in 0..HISTOGRAM_TILE / RADIX {
+                let i = base + u64::from(k * RADIX + t);
+                if i < n {
+                    let key = (*keys.add(i as usize)).encode(encode);
                     let mut shift = 0;
                     while shift < size_of::<K>() as u32 * 8 {
-                        let word = shift / RADIX_BITS * RADIX + digit(keys[k], shift);
+                        let word = shift / RADIX_BITS * RADIX + digit(key, shift);
                         shared_reduce_add(shared.add(word as usize), 1);
                         shift += RADIX_BITS;
                     }
                 }
-            });
+            }
             base += u64::from(grid_dim_x()) * tile;
         }
         sync_threads();
