@@ -459,6 +459,43 @@ pub unsafe fn shared_reduce_add(at: *mut u32, value: u32) {
     };
 }
 
+/// The address of `at` in the block's shared-memory window: 32 bits, so that per-access
+/// address arithmetic stays in 32-bit registers rather than 64-bit generic addresses.
+///
+/// # Safety
+/// `at` points into the block's shared memory (generic address).
+#[inline(always)]
+pub unsafe fn shared_window<T>(at: *mut T) -> u32 {
+    let window: u32;
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .u64 %sh; cvta.to.shared.u64 %sh, {at}; cvt.u32.u64 {window}, %sh; }}",
+            window = out(reg32) window,
+            at = in(reg64) at as u64,
+        )
+    };
+    window
+}
+
+/// [`shared_reduce_add`] on the word at `window` of the block's shared-memory window
+/// ([`shared_window`]).
+///
+/// # Safety
+/// `window` is an aligned word of the block's shared memory; other threads touch it only
+/// through atomics until a barrier.
+#[inline(always)]
+pub unsafe fn shared_window_reduce_add(window: u32, value: u32) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "red.shared.add.u32 [{window}], {value};",
+            window = in(reg32) window,
+            value = in(reg32) value,
+        )
+    };
+}
+
 /// `atomicAdd(at, value)` on a 32-bit word of shared or device memory; returns the old value.
 ///
 /// # Safety

@@ -10,8 +10,8 @@
 use crate::block::merge::unrolled;
 use crate::gpu::{
     atomic_add, block_idx_x, grid_dim_x, lanemask_lt, load_relaxed, match_bits, reduce_add,
-    shared_atomic_add, shared_reduce_add, shfl_idx, shfl_up, store_relaxed, sync_threads,
-    thread_idx_x,
+    shared_atomic_add, shared_reduce_add, shared_window, shared_window_reduce_add, shfl_idx,
+    shfl_up, store_relaxed, sync_threads, thread_idx_x,
 };
 use crate::radix::{Digits, HISTOGRAM_TILE, RADIX, RADIX_BITS, Status, WARPS, digit, passes};
 
@@ -40,6 +40,7 @@ pub unsafe fn histogram<K: Digits>(
             i += RADIX;
         }
         sync_threads();
+        let window = shared_window(shared);
         let tile = u64::from(HISTOGRAM_TILE);
         let mut base = u64::from(block_idx_x()) * tile;
         while base < n {
@@ -50,7 +51,7 @@ pub unsafe fn histogram<K: Digits>(
                     let mut shift = 0;
                     while shift < size_of::<K>() as u32 * 8 {
                         let word = shift / RADIX_BITS * RADIX + digit(key, shift);
-                        shared_reduce_add(shared.add(word as usize), 1);
+                        shared_window_reduce_add(window + 4 * word, 1);
                         shift += RADIX_BITS;
                     }
                 }
