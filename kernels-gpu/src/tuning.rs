@@ -232,7 +232,7 @@ pub const fn compact_merge_sort_shared_bytes(key_bytes: u32, value_bytes: u32) -
 /// ranking, so a pass with values takes the tile of its wider type, under a cap of 128: its
 /// threads hold a rank and a digit per key beside the values. Every tile fits in 64 KiB of
 /// shared memory, which every device from sm_70 lets a block opt into (docs/decisions.md,
-/// "Tiles and register caps of the digit passes").
+/// "Tiles and register caps of the digit passes", "Values after the ranking").
 pub const fn radix_pass_items(key_bytes: u32, value_bytes: u32) -> u32 {
     let widest = if key_bytes > value_bytes {
         key_bytes
