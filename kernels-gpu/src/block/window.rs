@@ -841,6 +841,27 @@ mod tests {
         }
     }
 
+    /// Sorts the bits of `floats` as rows of 2^p (`shape`: tile log2, p, key map) like the GPU
+    /// and checks each row against std's sort of the floats by `cmp`, reversed for a
+    /// descending map.
+    fn check_float_rows<F: Copy, K: KeyBits + core::fmt::Debug>(
+        floats: &[F],
+        to_bits: fn(F) -> K,
+        cmp: fn(&F, &F) -> core::cmp::Ordering,
+        (l, p, map): (u32, u32, u32),
+        what: &str,
+    ) {
+        let descending = map & crate::keys::DESCENDING != 0;
+        let mut bits: Vec<K> = floats.iter().map(|&f| to_bits(f)).collect();
+        sort_rows_like_the_gpu(&mut bits, l, p, map);
+        for (row, original) in bits.chunks(1 << p).zip(floats.chunks(1 << p)) {
+            let mut want = original.to_vec();
+            want.sort_by(|a, b| if descending { cmp(b, a) } else { cmp(a, b) });
+            let want: Vec<K> = want.into_iter().map(to_bits).collect();
+            assert_eq!(row, want, "{what}");
+        }
+    }
+
     #[test]
     fn rows_of_floats_with_nan_and_signed_zeros_follow_total_cmp() {
         use crate::keys::KIND_FLOAT;
@@ -857,36 +878,12 @@ mod tests {
                     _ => (next() % 13) as f32 - 6.0,
                 })
                 .collect();
+            let doubles: Vec<f64> = floats.iter().map(|&f| f64::from(f)).collect();
             for descending in [false, true] {
-                let mut bits: Vec<u32> = floats.iter().map(|f| f.to_bits()).collect();
-                sort_rows_like_the_gpu(&mut bits, l, p, key_map(KIND_FLOAT, descending));
-                for (row, original) in bits.chunks(1 << p).zip(floats.chunks(1 << p)) {
-                    let mut want = original.to_vec();
-                    want.sort_by(|a, b| {
-                        if descending {
-                            b.total_cmp(a)
-                        } else {
-                            a.total_cmp(b)
-                        }
-                    });
-                    let want: Vec<u32> = want.iter().map(|f| f.to_bits()).collect();
-                    assert_eq!(row, want, "rows of 2^{p}, descending: {descending}");
-                }
-                let doubles: Vec<f64> = floats.iter().map(|&f| f64::from(f)).collect();
-                let mut bits: Vec<u64> = doubles.iter().map(|f| f.to_bits()).collect();
-                sort_rows_like_the_gpu(&mut bits, l, p, key_map(KIND_FLOAT, descending));
-                for (row, original) in bits.chunks(1 << p).zip(doubles.chunks(1 << p)) {
-                    let mut want = original.to_vec();
-                    want.sort_by(|a, b| {
-                        if descending {
-                            b.total_cmp(a)
-                        } else {
-                            a.total_cmp(b)
-                        }
-                    });
-                    let want: Vec<u64> = want.iter().map(|f| f.to_bits()).collect();
-                    assert_eq!(row, want, "f64 rows of 2^{p}, descending: {descending}");
-                }
+                let map = key_map(KIND_FLOAT, descending);
+                let what = format!("rows of 2^{p}, descending: {descending}");
+                check_float_rows(&floats, f32::to_bits, f32::total_cmp, (l, p, map), &what);
+                check_float_rows(&doubles, f64::to_bits, f64::total_cmp, (l, p, map), &what);
             }
         }
     }

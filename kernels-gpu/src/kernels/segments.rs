@@ -12,6 +12,41 @@ use crate::gpu::{CudaTeam, block_dim_x, block_idx_x, dynamic_shared, global_thre
 use crate::segments::{LongSegments, tile_log2};
 use crate::tuning::SHORT_SEGMENTS_THREADS;
 
+/// A grid-stride loop over `0 .. all`: any grid of any block size.
+#[inline(always)]
+fn grid_stride(all: u64, mut each: impl FnMut(u64)) {
+    let stride = u64::from(block_dim_x()) * u64::from(grid_dim_x());
+    let mut i = global_thread_x();
+    while i < all {
+        each(i);
+        i += stride;
+    }
+}
+
+/// The launch's segments of keys alone (no values, no indices).
+#[inline(always)]
+fn keys_alone<K>(
+    keys: *mut K,
+    count: u64,
+    row_len: u64,
+    offsets: *const u64,
+    list: *const u32,
+    row_log2: u32,
+    map: u32,
+) -> Segments<K, u32> {
+    Segments {
+        keys,
+        values: core::ptr::null_mut(),
+        indices: core::ptr::null_mut(),
+        count,
+        row_len,
+        offsets,
+        list,
+        row_log2,
+        map,
+    }
+}
+
 macro_rules! segments_sort {
     ($name:ident, $key:ty, $element:ty, $value:ty) => {
         /// Sorts `count` segments in place, each in stable order of its keys (encoded with
@@ -146,27 +181,11 @@ macro_rules! segments_pack {
             row_log2: u32,
             map: u32,
         ) {
-            let seg = Segments::<$key, u32> {
-                keys,
-                values: core::ptr::null_mut(),
-                indices: core::ptr::null_mut(),
-                count,
-                row_len,
-                offsets,
-                list,
-                row_log2,
-                map,
-            };
-            let (stride, all) = (
-                u64::from(block_dim_x()) * u64::from(grid_dim_x()),
-                count << row_log2,
-            );
-            let mut g = global_thread_x();
-            while g < all {
-                // SAFETY: the launch contract; g < count·2^row_log2.
-                unsafe { *packed.add(g as usize) = packed_item(&seg, g) };
-                g += stride;
-            }
+            let seg = keys_alone(keys, count, row_len, offsets, list, row_log2, map);
+            // SAFETY: the launch contract; g < count·2^row_log2.
+            grid_stride(count << row_log2, |g| unsafe {
+                *packed.add(g as usize) = packed_item(&seg, g)
+            });
         }
     };
 }
@@ -207,16 +226,10 @@ macro_rules! segments_unpack {
                 row_log2,
                 map,
             };
-            let (stride, all) = (
-                u64::from(block_dim_x()) * u64::from(grid_dim_x()),
-                count << row_log2,
-            );
-            let mut g = global_thread_x();
-            while g < all {
-                // SAFETY: the launch contract; g < count·2^row_log2.
-                unsafe { unpack_item(&seg, packed, values_in, g) };
-                g += stride;
-            }
+            // SAFETY: the launch contract; g < count·2^row_log2.
+            grid_stride(count << row_log2, |g| unsafe {
+                unpack_item(&seg, packed, values_in, g)
+            });
         }
     };
 }
@@ -242,27 +255,11 @@ macro_rules! segments_pack_keys {
             row_log2: u32,
             map: u32,
         ) {
-            let seg = Segments::<$key, u32> {
-                keys,
-                values: core::ptr::null_mut(),
-                indices: core::ptr::null_mut(),
-                count,
-                row_len,
-                offsets,
-                list,
-                row_log2,
-                map,
-            };
-            let (stride, all) = (
-                u64::from(block_dim_x()) * u64::from(grid_dim_x()),
-                count << row_log2,
-            );
-            let mut g = global_thread_x();
-            while g < all {
-                // SAFETY: the launch contract; g < count·2^row_log2.
-                unsafe { *packed.add(g as usize) = packed_key(&seg, g) };
-                g += stride;
-            }
+            let seg = keys_alone(keys, count, row_len, offsets, list, row_log2, map);
+            // SAFETY: the launch contract; g < count·2^row_log2.
+            grid_stride(count << row_log2, |g| unsafe {
+                *packed.add(g as usize) = packed_key(&seg, g)
+            });
         }
     };
 }
@@ -287,27 +284,11 @@ macro_rules! segments_unpack_keys {
             row_log2: u32,
             map: u32,
         ) {
-            let seg = Segments::<$key, u32> {
-                keys,
-                values: core::ptr::null_mut(),
-                indices: core::ptr::null_mut(),
-                count,
-                row_len,
-                offsets,
-                list,
-                row_log2,
-                map,
-            };
-            let (stride, all) = (
-                u64::from(block_dim_x()) * u64::from(grid_dim_x()),
-                count << row_log2,
-            );
-            let mut g = global_thread_x();
-            while g < all {
-                // SAFETY: the launch contract; g < count·2^row_log2.
-                unsafe { unpack_key(&seg, packed, g) };
-                g += stride;
-            }
+            let seg = keys_alone(keys, count, row_len, offsets, list, row_log2, map);
+            // SAFETY: the launch contract; g < count·2^row_log2.
+            grid_stride(count << row_log2, |g| unsafe {
+                unpack_key(&seg, packed, g)
+            });
         }
     };
 }
@@ -339,17 +320,6 @@ unsafe fn long_segments<'a>(
             starts: core::slice::from_raw_parts(starts, count as usize + 1),
             begins: core::slice::from_raw_parts(begins, count as usize),
         }
-    }
-}
-
-/// A grid-stride loop over `0 .. all`: any grid of any block size.
-#[inline(always)]
-fn grid_stride(all: u64, mut each: impl FnMut(u64)) {
-    let stride = u64::from(block_dim_x()) * u64::from(grid_dim_x());
-    let mut i = global_thread_x();
-    while i < all {
-        each(i);
-        i += stride;
     }
 }
 
