@@ -243,10 +243,7 @@ fn segments_of_mixed_lengths() {
     lens.extend((0..3000).map(|_| rng.random_range(0..40)));
     lens.push(70_000);
     lens.extend((0..300).map(|_| rng.random_range(0..3000)));
-    let mut offsets = vec![0usize];
-    for l in &lens {
-        offsets.push(offsets.last().unwrap() + l);
-    }
+    let offsets = offsets_of(lens);
     let n = *offsets.last().unwrap();
     for (i, order) in ORDERS.into_iter().enumerate() {
         let keys = keys_of::<f32>(n, seed + i as u64, i == 0);
@@ -468,15 +465,8 @@ fn rows_of_a_power_of_two_around_the_tile_sort_every_key_type() {
     });
 }
 
-/// Offsets of every length from 0 to past the register sort (each twice, in a random order),
-/// with segments for the block sort and one longer than a block among them.
-fn short_and_long_offsets(seed: u64) -> Vec<usize> {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut lens: Vec<usize> = (0..=70).chain(0..=70).collect();
-    lens.extend([100, 129, 1000, 5000, 8192, 9000]);
-    for i in (1..lens.len()).rev() {
-        lens.swap(i, rng.random_range(0..=i));
-    }
+/// The offsets of segments of `lens` one after another, from 0.
+fn offsets_of(lens: Vec<usize>) -> Vec<usize> {
     let mut offsets = vec![0usize];
     for l in lens {
         offsets.push(offsets.last().unwrap() + l);
@@ -484,22 +474,47 @@ fn short_and_long_offsets(seed: u64) -> Vec<usize> {
     offsets
 }
 
+/// The offsets of segments of `lens` in a random order (a Fisher–Yates shuffle by `rng`).
+fn shuffled_offsets(rng: &mut StdRng, mut lens: Vec<usize>) -> Vec<usize> {
+    for i in (1..lens.len()).rev() {
+        lens.swap(i, rng.random_range(0..=i));
+    }
+    offsets_of(lens)
+}
+
+/// Offsets of every length from 0 to past the register sort (each twice, in a random order),
+/// with segments for the block sort and one longer than a block among them.
+fn short_and_long_offsets(seed: u64) -> Vec<usize> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut lens: Vec<usize> = (0..=70).chain(0..=70).collect();
+    lens.extend([100, 129, 1000, 5000, 8192, 9000]);
+    shuffled_offsets(&mut rng, lens)
+}
+
+/// Sorts keys of `make` cut by `offsets` in both orders, and again cut by the offsets less
+/// `trim` at each end (so that keys before the first offset and after the last are in no
+/// segment); ten keys past the last offset are in no segment in either.
+fn offsets_every_order<K: SortKey>(
+    gpu: &GpuSorter,
+    (offsets, trim): (&[usize], usize),
+    seed: u64,
+    label: &str,
+    make: impl Fn(usize, u64) -> Vec<K>,
+) {
+    let n = *offsets.last().unwrap();
+    for (i, order) in ORDERS.into_iter().enumerate() {
+        let keys = make(n + 10, seed + i as u64);
+        let what = format!("{:?} {label}, {order:?} (seed {seed})", K::DTYPE);
+        assert_segments_sort(gpu, &keys, Segments::Offsets(offsets), order, &what);
+        let inner = &offsets[trim..offsets.len() - trim];
+        assert_segments_sort(gpu, &keys, Segments::Offsets(inner), order, &what);
+    }
+}
+
 fn short_and_long_segments_of<K: SortKey>(gpu: &GpuSorter, keys: impl Fn(usize, u64) -> Vec<K>) {
     let seed = test_seed(33);
     let offsets = short_and_long_offsets(seed);
-    let n = *offsets.last().unwrap();
-    for (i, order) in ORDERS.into_iter().enumerate() {
-        let keys = keys(n + 10, seed + i as u64);
-        let what = format!(
-            "{:?} short and long segments, {order:?} (seed {seed})",
-            K::DTYPE
-        );
-        // The keys past the last offset are in no segment.
-        assert_segments_sort(gpu, &keys, Segments::Offsets(&offsets), order, &what);
-        // Nor are those before the first offset and after the last here.
-        let inner = &offsets[5..offsets.len() - 5];
-        assert_segments_sort(gpu, &keys, Segments::Offsets(inner), order, &what);
-    }
+    offsets_every_order(gpu, (&offsets, 5), seed, "short and long segments", keys);
 }
 
 #[test]
@@ -574,32 +589,13 @@ fn long_among_short_offsets(seed: u64) -> Vec<usize> {
     let mut lens: Vec<usize> = vec![8193, 9000, 16_384, 20_000, 30_000, 70_000, 10_000];
     lens.extend([0, 0, 1, 2, 33, 64, 100, 4096, 8192, 0]);
     lens.extend((0..200).map(|_| rng.random_range(0..200)));
-    for i in (1..lens.len()).rev() {
-        lens.swap(i, rng.random_range(0..=i));
-    }
-    let mut offsets = vec![0usize];
-    for l in lens {
-        offsets.push(offsets.last().unwrap() + l);
-    }
-    offsets
+    shuffled_offsets(&mut rng, lens)
 }
 
 fn long_among_short_of<K: SortKey>(gpu: &GpuSorter, make: impl Fn(usize, u64) -> Vec<K>) {
     let seed = test_seed(16_385);
     let offsets = long_among_short_offsets(seed);
-    let n = *offsets.last().unwrap();
-    for (i, order) in ORDERS.into_iter().enumerate() {
-        let keys = make(n + 10, seed + i as u64);
-        let what = format!(
-            "{:?} long among short segments, {order:?} (seed {seed})",
-            K::DTYPE
-        );
-        // The keys past the last offset are in no segment; in the second, neither are those
-        // before the first offset and after the last.
-        assert_segments_sort(gpu, &keys, Segments::Offsets(&offsets), order, &what);
-        let inner = &offsets[3..offsets.len() - 3];
-        assert_segments_sort(gpu, &keys, Segments::Offsets(inner), order, &what);
-    }
+    offsets_every_order(gpu, (&offsets, 3), seed, "long among short segments", make);
 }
 
 #[test]
@@ -621,10 +617,7 @@ fn one_huge_8_byte_segment_among_many_tiny_ones() {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut lens: Vec<usize> = (0..3000).map(|_| rng.random_range(0..8)).collect();
     lens.insert(1234, 300_000);
-    let mut offsets = vec![0usize];
-    for l in lens {
-        offsets.push(offsets.last().unwrap() + l);
-    }
+    let offsets = offsets_of(lens);
     let n = *offsets.last().unwrap();
     for (i, order) in ORDERS.into_iter().enumerate() {
         let what = format!("one huge segment, {order:?} (seed {seed})");

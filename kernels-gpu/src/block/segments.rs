@@ -415,7 +415,7 @@ pub unsafe fn long_scatter<K: Copy>(
 
 /// Puts the smaller of `run[i]`, `run[j]` at `i`.
 #[inline(always)]
-fn order<E: PartialOrd + Copy>(run: &mut [E; RUN], i: usize, j: usize) {
+pub(crate) fn order<E: PartialOrd + Copy, const N: usize>(run: &mut [E; N], i: usize, j: usize) {
     let (a, b) = (run[i], run[j]);
     let swap = b < a;
     run[i] = if swap { b } else { a };

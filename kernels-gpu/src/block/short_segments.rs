@@ -12,7 +12,7 @@
 //!
 //! [`is_short`]: crate::segments::is_short
 
-use crate::block::segments::{Element, Segments, keep};
+use crate::block::segments::{Element, Segments, keep, order};
 use crate::block::{SharedMem, Team};
 use crate::keys::KeyBits;
 use crate::segments::short_slot;
@@ -32,15 +32,6 @@ fn each_register(mut f: impl FnMut(usize)) {
 }
 
 const _: () = assert!(RUN == 32, "each_register calls 32 registers");
-
-/// Puts the smaller of `run[i]`, `run[j]` at `i`.
-#[inline(always)]
-fn order<E: PartialOrd + Copy>(run: &mut [E; RUN], i: usize, j: usize) {
-    let (a, b) = (run[i], run[j]);
-    let swap = b < a;
-    run[i] = if swap { b } else { a };
-    run[j] = if swap { a } else { b };
-}
 
 /// Reverses `run` if `reverse`.
 #[inline(always)]
