@@ -1,7 +1,7 @@
 //! Top-k on the GPU against the CPU selection (`gpusort::topk::top_k_cpu`, itself checked
 //! against a stable sort): every key type, both orders, NaN and signed zeros, ties (the lowest
 //! indices must win), k = 1, 2, 31, 32, 33, 1023, 1024 and 1025 (the sort fallback), lengths
-//! around the blocks' tiles and parts, sorted and reversed inputs (every key passes the
+//! around the blocks' tiles and parts and the longest row selected in registers, sorted and reversed inputs (every key passes the
 //! filter), rows of many shapes, keys already on the device (also starting off a 16-byte
 //! boundary, which the tiles load key by key), and the typed errors. Runs when a
 //! CUDA device is present; skipped (said on stderr) when not; fails without one under
@@ -12,7 +12,7 @@ use gpusort::topk::{TopK, top_k_cpu, top_k_rows_cpu};
 use gpusort::{Error, GpuSorter, Order, SortKey};
 use gpusort_cli::inputs::{Dist, generate};
 use gpusort_suite::{gpu_or_skip, sprinkle_specials, test_seed};
-use kernels_gpu::topk::{MAX_K, tile_keys};
+use kernels_gpu::topk::{MAX_K, ROW_MAX_KEYS, tile_keys};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
 const ORDERS: [Order; 2] = [Order::Ascending, Order::Descending];
@@ -61,18 +61,18 @@ fn check<K: SortKey>(
 
 fn every_k_and_length<K: SortKey>(gpu: &GpuSorter, seed: u64) {
     let tile = tile_keys(size_of::<K>() as u32) as usize;
-    for n in [
-        1,
-        2,
-        31,
-        33,
-        tile - 1,
-        tile,
-        tile + 1,
-        3 * tile + 5,
+    let in_registers = ROW_MAX_KEYS as usize;
+    let mut lengths = vec![1, 2, 31, 33, tile - 1, tile, tile + 1, 3 * tile + 5];
+    lengths.extend([
+        in_registers - 1,
+        in_registers,
+        in_registers + 1,
         100_003,
         1 << 20,
-    ] {
+    ]);
+    lengths.sort_unstable();
+    lengths.dedup();
+    for n in lengths {
         for dist in [Dist::Uniform, Dist::Few] {
             let keys: Vec<K> = generate(n, dist, seed ^ n as u64);
             for k in KS.into_iter().filter(|&k| k <= n) {

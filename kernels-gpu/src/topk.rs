@@ -15,6 +15,9 @@
 //! those `parts × k` candidates per segment, and so on until a segment is one part: the last
 //! round writes the decoded keys. Candidates are laid out part after part, so a candidate's
 //! position orders equal keys as their indices do, and ties stay broken by the lower index.
+//! Parts of up to [`ROW_MAX_KEYS`] keys (rows of a matrix, and the parts the rounds over
+//! candidates are cut into) are instead loaded whole into registers and selected from by a
+//! radix select ([`selects_in_registers`], [`crate::block::topk::rows`]).
 //! Memory: `segments × parts × k` candidates (keys and `u64` indices), twice.
 //!
 //! ```
@@ -27,9 +30,10 @@
 //! assert_eq!((rounds[0].parts, rounds[0].chunk), (512, 32768));
 //! assert_eq!(rounds[1].len, 512 * 8);
 //! assert_eq!(rounds[1].parts, 1);
-//! // k = 1024: each part's 1024 best need a round of 32 parts, then 2, then 1.
+//! // k = 1024: the parts' 1024 best each, in parts of 4096 selected in registers, shrink
+//! // fourfold per round.
 //! let parts: Vec<u64> = plan(1, 1 << 24, 1024, 4, 528).map(|r| r.parts).collect();
-//! assert_eq!(parts, [512, 32, 2, 1]);
+//! assert_eq!(parts, [512, 128, 32, 8, 2, 1]);
 //! ```
 
 use crate::keys::KeyBits;
@@ -68,6 +72,10 @@ pub const PART_MIN_KS: u32 = 16;
 
 /// The fewest keys a part holds: enough to amortise the block's candidate sorts.
 pub const PART_MIN_KEYS: u64 = 1 << 14;
+
+/// The least factor by which a round over candidates in parts of [`ROW_MAX_KEYS`] shrinks
+/// them (k at most a quarter of a part); for larger k they stream like the first round.
+pub const CANDIDATE_MIN_SHRINK: u64 = 4;
 
 /// The most keys of a part: positions within a part fit in the low half of an item with
 /// room for the "no key" item ([`TopKey::NONE`]).
@@ -151,6 +159,10 @@ pub const fn network_per_thread(len: u32) -> u32 {
 /// Registers of a thread's part of a network: enough for a full candidate buffer.
 pub const NETWORK_REGISTERS: usize = (2 * MAX_K / THREADS) as usize;
 
+/// Registers of a thread's part of the network that sorts the k items a part held in
+/// registers selects ([`selects_in_registers`]): enough for [`MAX_K`].
+pub const ROW_NETWORK_REGISTERS: usize = (MAX_K / THREADS) as usize;
+
 /// Samples each thread gives to bound the first tile of a part: the minima of as many groups
 /// of its keys, so that the samples fill the candidate buffer (2 for k up to 256, 8 for
 /// k = 1024). The k-th smallest sample bounds the part's k-th smallest item, since k of the
@@ -194,6 +206,78 @@ pub const fn shared_layout(key_bytes: u32, k: u32) -> [u32; 4] {
     let bound = candidates + region(candidate_slots(k), key_bytes);
     let counters = bound + region(1, key_bytes);
     [top, candidates, bound, counters]
+}
+
+/// Keys each thread holds of a segment that one block selects from in registers
+/// ([`crate::block::topk::rows`]): segments of up to [`ROW_MAX_KEYS`] keys.
+pub const ROW_ITEMS: u32 = 16;
+
+/// The longest segment a block selects from in registers: 4096 keys, 16 per thread.
+pub const ROW_MAX_KEYS: u64 = (THREADS * ROW_ITEMS) as u64;
+
+/// Bits of one digit of the radix select in registers.
+pub const DIGIT_BITS: u32 = 8;
+
+/// Bins of a digit's histogram: one per thread, so that one block-wide scan finds the digit.
+pub const DIGIT_BINS: u32 = 1 << DIGIT_BITS;
+
+const _: () = assert!(DIGIT_BINS == THREADS && THREADS.is_multiple_of(32));
+
+/// Copies of a digit's histogram: lane `l` of a warp counts into copy `l % DIGIT_COPIES`, so
+/// that the lanes adding to one bin at once (all of a warp, where keys share their top digits,
+/// like floats of one sign and magnitude) are at most `32 / DIGIT_COPIES`.
+pub const DIGIT_COPIES: u32 = 8;
+
+/// Words from one copy of a histogram to the next: one more than its bins, so that a bin's
+/// copies lie in different banks of shared memory.
+pub const DIGIT_COPY_STRIDE: u32 = DIGIT_BINS + 1;
+
+/// Warps of a block.
+pub const WARPS: u32 = THREADS / 32;
+
+/// Whether `round` runs as a radix select in registers rather than by streaming: parts that
+/// one block holds in registers.
+///
+/// ```
+/// use kernels_gpu::topk::{Round, selects_in_registers};
+/// let rows = Round { segments: 16384, len: 4096, parts: 1, chunk: 4096 };
+/// assert!(selects_in_registers(&rows));
+/// assert!(!selects_in_registers(&Round { len: 4097, chunk: 4097, ..rows }));
+/// assert!(selects_in_registers(&Round { len: 40_000, parts: 10, ..rows }));
+/// ```
+pub const fn selects_in_registers(round: &Round) -> bool {
+    round.chunk <= ROW_MAX_KEYS
+}
+
+/// Byte offsets of the shared memory of a radix select in registers of the top `k` of
+/// `key_bytes`-byte keys, and its size: two digit histograms ([`DIGIT_COPIES`] copies of
+/// [`DIGIT_BINS`] `u32` each, [`DIGIT_COPY_STRIDE`] apart; used in turn so that one is cleared
+/// while the other counts), two sets of [`WARPS`] warp sums (`u32`), two chosen digits (4 `u32`
+/// each: digit, keys below it, keys in it, spare), the counter of selected keys (16 bytes), then
+/// [`padded_k`] items for the sort of the selected.
+///
+/// ```
+/// use kernels_gpu::topk::rows_shared_layout;
+/// let [hist, sums, chosen, counter, items, bytes] = rows_shared_layout(4, 8);
+/// let histograms = 2 * 8 * 257 * 4;
+/// assert_eq!((hist, sums, chosen, counter), (0, histograms, histograms + 64, histograms + 96));
+/// assert_eq!((items, bytes), (histograms + 112, histograms + 112 + 8 * 8));
+/// assert_eq!(rows_shared_layout(8, 1024)[5], histograms + 112 + 1024 * 16);
+/// ```
+pub const fn rows_shared_layout(key_bytes: u32, k: u32) -> [u32; 6] {
+    let hist = 0;
+    let sums = hist + 2 * DIGIT_COPIES * DIGIT_COPY_STRIDE * 4;
+    let chosen = sums + 2 * WARPS * 4;
+    let counter = chosen + 2 * 16;
+    let items = counter + 16;
+    [
+        hist,
+        sums,
+        chosen,
+        counter,
+        items,
+        items + region(padded_k(k), key_bytes),
+    ]
 }
 
 /// An item that the lanes of a warp exchange (a shuffle on the GPU).
@@ -242,6 +326,8 @@ pub trait TopKey: KeyBits {
     fn pack(self, pos: u32) -> Self::Item;
     /// The key and position of an item.
     fn unpack(item: Self::Item) -> (Self, u32);
+    /// The key's bits, widened: the radix select takes its digits from them.
+    fn wide(self) -> u64;
     /// The key at `at` if `valid`, else `Self::INFINITY`, without a branch on the GPU (a
     /// predicated load from memory that the launch does not write).
     ///
@@ -261,6 +347,10 @@ impl TopKey for u32 {
     #[inline(always)]
     fn unpack(item: u64) -> (u32, u32) {
         ((item >> 32) as u32, item as u32)
+    }
+    #[inline(always)]
+    fn wide(self) -> u64 {
+        u64::from(self)
     }
     #[inline(always)]
     unsafe fn load_if(at: *const u32, valid: bool) -> u32 {
@@ -284,6 +374,10 @@ impl TopKey for u64 {
     #[inline(always)]
     fn unpack(item: u128) -> (u64, u32) {
         ((item >> 64) as u64, item as u32)
+    }
+    #[inline(always)]
+    fn wide(self) -> u64 {
+        self
     }
     #[inline(always)]
     unsafe fn load_if(at: *const u64, valid: bool) -> u64 {
@@ -343,9 +437,11 @@ impl Round {
 /// `key_bytes` bytes, on a GPU that runs `blocks` blocks at once; the last round has one part
 /// per segment. Needs `1 ≤ k ≤ len`.
 ///
-/// A segment is cut into as many parts as keep `blocks` blocks busy (rows share them), of at
-/// least [`PART_MIN_KEYS`] and [`PART_MIN_KS`]` × k` keys each, so that every round shrinks
-/// its input more than tenfold.
+/// The first round cuts a segment into as many parts as keep `blocks` blocks busy (rows share
+/// them), of at least [`PART_MIN_KEYS`] and [`PART_MIN_KS`]` × k` keys each, so that it shrinks
+/// its input more than tenfold. Later rounds, over candidates, cut them into parts of
+/// [`ROW_MAX_KEYS`] (each shrinking at least fourfold, [`CANDIDATE_MIN_SHRINK`]), which
+/// blocks select from in registers.
 ///
 /// ```
 /// use kernels_gpu::topk::plan;
@@ -355,6 +451,9 @@ impl Round {
 /// // 64 rows of 2^18 keys: 8 parts per row, then a block per row.
 /// let long: Vec<_> = plan(64, 1 << 18, 8, 4, 528).collect();
 /// assert_eq!((long.len(), long[0].parts, long[1].len), (2, 8, 64));
+/// // 2^24 keys, k = 256: 512 parts, then their candidates in parts of 4096.
+/// let parts: Vec<_> = plan(1, 1 << 24, 256, 4, 528).map(|r| (r.parts, r.chunk)).collect();
+/// assert_eq!(parts, [(512, 32768), (32, 4096), (2, 4096), (1, 512)]);
 /// ```
 pub fn plan(segments: u64, len: u64, k: u32, key_bytes: u32, blocks: u64) -> Plan {
     Plan {
@@ -363,6 +462,7 @@ pub fn plan(segments: u64, len: u64, k: u32, key_bytes: u32, blocks: u64) -> Pla
         k,
         tile: u64::from(tile_keys(key_bytes)),
         blocks,
+        candidates: false,
         done: false,
     }
 }
@@ -375,6 +475,8 @@ pub struct Plan {
     k: u32,
     tile: u64,
     blocks: u64,
+    /// Whether the next round's input is candidates (not the first round).
+    candidates: bool,
     done: bool,
 }
 
@@ -389,7 +491,11 @@ impl Iterator for Plan {
         let min_part = max(PART_MIN_KEYS, u64::from(PART_MIN_KS) * u64::from(self.k));
         let busy = max(1, self.blocks / self.segments);
         let parts = max(min(len.div_ceil(min_part), busy), len.div_ceil(MAX_CHUNK));
-        let (parts, chunk) = if parts <= 1 {
+        let in_registers =
+            self.candidates && u64::from(self.k) * CANDIDATE_MIN_SHRINK <= ROW_MAX_KEYS;
+        let (parts, chunk) = if in_registers && len > ROW_MAX_KEYS {
+            (len.div_ceil(ROW_MAX_KEYS), ROW_MAX_KEYS)
+        } else if parts <= 1 {
             (1, len)
         } else {
             let chunk = min(len.div_ceil(parts).next_multiple_of(self.tile), MAX_CHUNK);
@@ -402,6 +508,7 @@ impl Iterator for Plan {
             chunk,
         };
         self.done = parts == 1;
+        self.candidates = true;
         self.len = round.candidates(self.k);
         Some(round)
     }
@@ -444,6 +551,7 @@ mod tests {
                     shared_bytes(kb, k) <= crate::tuning::MIN_SHARED_BYTES,
                     "{kb} {k}"
                 );
+                assert!(rows_shared_layout(kb, k)[5] <= crate::tuning::MIN_SHARED_BYTES);
                 let [top, cand, bound, counters] = shared_layout(kb, k);
                 assert!(top < cand && cand < bound && bound < counters);
                 assert_eq!(counters + 16, shared_bytes(kb, k));
@@ -506,7 +614,7 @@ mod tests {
             let len = len.max(u64::from(k));
             let key_bytes = if wide { 8 } else { 4 };
             let rounds: Vec<Round> = plan(segments, len, k, key_bytes, blocks).collect();
-            prop_assert!(!rounds.is_empty() && rounds.len() <= 6, "{rounds:?}");
+            prop_assert!(!rounds.is_empty() && rounds.len() <= 10, "{rounds:?}");
             let mut expect_len = len;
             for (i, r) in rounds.iter().enumerate() {
                 prop_assert_eq!(r.len, expect_len);
@@ -519,6 +627,11 @@ mod tests {
                 if r.parts > 1 {
                     prop_assert_eq!(r.chunk % u64::from(tile_keys(key_bytes)), 0);
                     prop_assert!(r.candidates(k) < r.len, "each round shrinks: {r:?}");
+                }
+                if i > 0 && r.parts > 1 {
+                    // Rounds over candidates select in registers and shrink fourfold.
+                    prop_assert!(selects_in_registers(r));
+                    prop_assert!(r.candidates(k) * CANDIDATE_MIN_SHRINK <= r.len + ROW_MAX_KEYS);
                 }
                 prop_assert_eq!(r.parts == 1, i + 1 == rounds.len());
                 expect_len = r.candidates(k);

@@ -293,6 +293,15 @@ pub const TOPK_MAX_REGISTERS_32: u32 = 64;
 /// capped, 36 bytes spilled, in L1.
 pub const TOPK_MAX_REGISTERS_64: u32 = 80;
 
+/// Registers of the top-k rounds that select in registers, with 4-byte keys: three blocks per
+/// multiprocessor. Capped at 64 (four blocks), ptxas 13 (sm_90) spilled 144 bytes, and rows of
+/// 4096 keys took 0.46 ms for k = 8 where they take 0.38 at 80 (96: 0.45; H100, 2^26 keys,
+/// docs/decisions.md, "Parts held in registers: a radix select").
+pub const TOPK_ROWS_MAX_REGISTERS_32: u32 = 80;
+/// Registers of the top-k rounds that select in registers, with 8-byte keys: three blocks per
+/// multiprocessor (ptxas 13, sm_90: 4 bytes spilled).
+pub const TOPK_ROWS_MAX_REGISTERS_64: u32 = 80;
+
 /// Registers a thread of the small sort may use: a block of 2^SMALL_TILE_LOG2 / SMALL_RUN
 /// threads must fit (ptxas used 126 for `u32` keys and 160 for `u64` keys with no limit,
 /// ptxas 12.9, sm_90).

@@ -20,6 +20,7 @@ use kernels_gpu::segments::{
     shared_bytes, short_blocks, short_shared_bytes, threads, tile_log2,
 };
 use kernels_gpu::tuning::SHORT_SEGMENTS_THREADS;
+use std::borrow::Cow;
 
 /// How the keys are cut into independently sorted segments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,7 +98,7 @@ pub(super) fn configure(module: &Module, limits: &super::DeviceLimits) -> Result
 
 /// The launches of a segmented sort, worked out on the host.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct Plan {
+pub(crate) struct Plan<'a> {
     /// Launches of the segments that one block holds, one per padded length:
     /// `(row_log2, entries, first entry in ids)`. Those of up to 64 keys ([`is_short`]) run the
     /// register sort, the others the block sort.
@@ -105,7 +106,7 @@ pub(crate) struct Plan {
     /// The segment ids of the launches' entries, launch after launch (empty for rows).
     pub ids: Vec<u32>,
     /// The offsets, as the kernels read them (empty for rows).
-    pub offsets: Vec<u64>,
+    pub offsets: Cow<'a, [u64]>,
     /// For rows: their length.
     pub row_len: u64,
     /// Rows of keys alone that the tile sort takes ([`row_tile_stages`]): `(stages, keys)`,
@@ -117,7 +118,7 @@ pub(crate) struct Plan {
     pub covers_all: bool,
 }
 
-impl Plan {
+impl Plan<'_> {
     /// Whether there is nothing to launch.
     pub fn is_empty(&self) -> bool {
         self.launches.is_empty() && self.long.is_empty() && self.tile_rows.is_none()
@@ -132,12 +133,12 @@ impl Plan {
 ///
 /// # Errors
 /// [`Error::BadSegments`] naming what is wrong with `segments` for `n` keys.
-pub(crate) fn plan(
-    segments: Segments<'_>,
+pub(crate) fn plan<'a>(
+    segments: Segments<'a>,
     n: usize,
     (max_row_log2, tile_log2): (u32, Option<u32>),
     singles: bool,
-) -> Result<Plan> {
+) -> Result<Plan<'a>> {
     let bad = |reason: String| Err(Error::BadSegments { reason });
     let sorted_by_blocks = |len: u64| len > 1 || (singles && len == 1);
     match segments {
@@ -172,14 +173,6 @@ pub(crate) fn plan(
             Ok(plan)
         }
         Segments::Offsets(offsets) => {
-            if let Some(i) = (1..offsets.len()).find(|&i| offsets[i] < offsets[i - 1]) {
-                return bad(format!(
-                    "offsets[{i}] = {} is below offsets[{}] = {}: offsets must not decrease",
-                    offsets[i],
-                    i - 1,
-                    offsets[i - 1]
-                ));
-            }
             if let Some(&last) = offsets.last().filter(|&&last| last > n) {
                 return bad(format!("the last offset, {last}, is past the {n} keys"));
             }
@@ -189,21 +182,33 @@ pub(crate) fn plan(
                     "{segments} segments: at most 2^32 − 1 are supported"
                 ));
             }
-            let offsets: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
-            let lens = || offsets.windows(2).map(|w| w[1] - w[0]);
-            // Segments per padded length, then their ids grouped by it (a counting sort).
+            // Each segment's padded length (`SKIPPED` for those no block sorts: empty, of one
+            // key, or long), counted per length, in one pass that also checks the order; then
+            // the ids grouped by padded length (a counting sort).
+            const SKIPPED: u8 = u8::MAX;
+            let mut padded = Vec::with_capacity(segments);
             let mut counts = [0usize; MAX_ROW_LOG2 as usize + 1];
             let mut long = Vec::new();
-            for (i, len) in lens().enumerate() {
-                if !sorted_by_blocks(len) {
-                    continue;
-                }
+            for (i, w) in offsets.windows(2).enumerate() {
+                let Some(len) = w[1].checked_sub(w[0]) else {
+                    return bad(format!(
+                        "offsets[{}] = {} is below offsets[{i}] = {}: offsets must not decrease",
+                        i + 1,
+                        w[1],
+                        w[0]
+                    ));
+                };
+                let len = len as u64;
                 let p = row_log2(len);
-                if p <= max_row_log2 {
+                padded.push(if !sorted_by_blocks(len) {
+                    SKIPPED
+                } else if p <= max_row_log2 {
                     counts[p as usize] += 1;
+                    p as u8
                 } else {
-                    long.push((offsets[i], len, i as u32));
-                }
+                    long.push((w[0] as u64, len, i as u32));
+                    SKIPPED
+                });
             }
             let mut starts = [0usize; MAX_ROW_LOG2 as usize + 1];
             let mut launches = Vec::new();
@@ -216,16 +221,15 @@ pub(crate) fn plan(
                 at += count;
             }
             let mut ids = vec![0u32; at];
-            for (i, len) in lens().enumerate() {
-                let p = row_log2(len);
-                if sorted_by_blocks(len) && p <= max_row_log2 {
+            for (i, &p) in padded.iter().enumerate() {
+                if p != SKIPPED {
                     ids[starts[p as usize]] = i as u32;
                     starts[p as usize] += 1;
                 }
             }
-            let covers_all = offsets.first().is_none_or(|&o| o == 0)
-                && offsets.last().copied() == Some(n as u64)
-                || n == 0;
+            let covers_all =
+                offsets.first().is_none_or(|&o| o == 0) && offsets.last() == Some(&n) || n == 0;
+            let offsets = offsets_as_u64(offsets);
             Ok(Plan {
                 launches,
                 ids,
@@ -237,6 +241,18 @@ pub(crate) fn plan(
             })
         }
     }
+}
+
+/// The offsets as `u64`, which the kernels read: the same memory where `usize` is 64 bits.
+fn offsets_as_u64(offsets: &[usize]) -> Cow<'_, [u64]> {
+    #[cfg(target_pointer_width = "64")]
+    // SAFETY: usize and u64 have the same size, alignment and bit validity on this target.
+    let offsets = Cow::Borrowed(unsafe {
+        std::slice::from_raw_parts(offsets.as_ptr() as *const u64, offsets.len())
+    });
+    #[cfg(not(target_pointer_width = "64"))]
+    let offsets = Cow::Owned(offsets.iter().map(|&o| o as u64).collect());
+    offsets
 }
 
 /// Device addresses of one segmented sort.
@@ -494,13 +510,13 @@ impl GpuSorter {
     }
 
     /// The plan of a segmented sort of `n` keys of type `K`, with positions if `indexed`.
-    fn plan_segments<K: SortKey>(
+    fn plan_segments<'a, K: SortKey>(
         &self,
-        segments: Segments<'_>,
+        segments: Segments<'a>,
         n: usize,
         indexed: bool,
         singles: bool,
-    ) -> Result<Plan> {
+    ) -> Result<Plan<'a>> {
         check_len(n)?;
         let bytes = element_bytes(size_of::<K>() as u32, indexed);
         let max = max_row_log2(bytes, self.limits.max_shared_per_block).unwrap_or(0);

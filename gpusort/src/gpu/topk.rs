@@ -1,6 +1,8 @@
 //! Top-k on the GPU ([`kernels_gpu::topk`]): the rounds of a selection, each one launch of
-//! `topk_round_*`, candidates going back and forth between two halves of a scratch buffer,
-//! the last round writing the caller's output. k above [`MAX_K`] is a stable sort's first k.
+//! `topk_round_*` (streaming) or, where a block holds a whole segment ([`selects_in_registers`]),
+//! `topk_rows_*` (a radix select in registers); candidates go back and forth between two halves
+//! of a scratch buffer, the last round writing the caller's output. k above [`MAX_K`] is a
+//! stable sort's first k.
 
 use super::{GpuAlgo, GpuSorter, Scratch, check_len};
 use crate::error::{CudaContext, Error, Result};
@@ -11,25 +13,39 @@ use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use cust::module::Module;
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::topk::{
-    MAX_K, Plan, THREADS, blocks_per_multiprocessor, candidate_capacity, plan, shared_bytes,
+    MAX_K, Plan, THREADS, blocks_per_multiprocessor, candidate_capacity, plan, rows_shared_layout,
+    selects_in_registers, shared_bytes,
 };
 
 pub use kernels_gpu::topk::MAX_K as TOP_K_MAX_K;
 
-/// The kernel for keys of `key_bytes`.
-fn kernel(key_bytes: usize) -> &'static str {
-    if key_bytes > 4 {
-        "topk_round_u64"
-    } else {
-        "topk_round_u32"
+/// The kernel of a round for keys of `key_bytes`: the radix select in registers, or streaming.
+fn kernel(key_bytes: usize, in_registers: bool) -> &'static str {
+    match (key_bytes > 4, in_registers) {
+        (false, false) => "topk_round_u32",
+        (true, false) => "topk_round_u64",
+        (false, true) => "topk_rows_u32",
+        (true, true) => "topk_rows_u64",
     }
 }
 
-/// Lets both kernels use the shared memory of the largest k.
+/// Dynamic shared memory of a round's kernel for `k` keys of `key_bytes`.
+fn round_shared_bytes(key_bytes: usize, in_registers: bool, k: u32) -> u32 {
+    if in_registers {
+        rows_shared_layout(key_bytes as u32, k)[5]
+    } else {
+        shared_bytes(key_bytes as u32, k)
+    }
+}
+
+/// Lets every kernel use the shared memory of the largest k.
 pub(super) fn configure(module: &Module, limits: &super::DeviceLimits) -> Result<()> {
     for key_bytes in [4, 8] {
-        let bytes = shared_bytes(key_bytes as u32, MAX_K);
-        super::modules::set_shared_attributes(module, limits, kernel(key_bytes), bytes)?;
+        for in_registers in [false, true] {
+            let bytes = round_shared_bytes(key_bytes, in_registers, MAX_K);
+            let name = kernel(key_bytes, in_registers);
+            super::modules::set_shared_attributes(module, limits, name, bytes)?;
+        }
     }
     Ok(())
 }
@@ -119,8 +135,6 @@ impl GpuSorter {
         let second = base + needed / 2;
         let halves = [(base, base + keys_bytes), (second, second + keys_bytes)];
         let map = K::key_map(order);
-        let f = self.function(kernel(key_bytes))?;
-        let shared = shared_bytes(key_bytes as u32, k as u32);
         let stream = &self.stream;
         let (mut src_keys, mut src_indices) = (keys.as_device_ptr().as_raw(), 0u64);
         for (i, round) in rounds.iter().enumerate() {
@@ -136,6 +150,9 @@ impl GpuSorter {
             let encode = if i == 0 { map } else { IDENTITY };
             let decode = if last { map } else { IDENTITY };
             let grid = round.blocks().min(i32::MAX as u64) as u32;
+            let in_registers = selects_in_registers(round);
+            let f = self.function(kernel(key_bytes, in_registers))?;
+            let shared = round_shared_bytes(key_bytes, in_registers, k as u32);
             // SAFETY: the input holds segments × len keys (and indices after the first
             // round), the outputs segments × parts × k; the launch shape is the kernel's.
             unsafe {
@@ -171,8 +188,9 @@ impl GpuSorter {
     /// For k up to [`TOP_K_MAX_K`] (1024): a selection that reads the keys once. Blocks stream
     /// their parts of the keys, keep their k best in shared memory and drop at the load every
     /// key not better than their current k-th; a second round selects among the blocks' k
-    /// best (docs/design.md). Device memory: the keys, and k keys and indices per block the
-    /// GPU runs at once, twice. Larger k: the indices stably sorted by key with the radix
+    /// best; a round over at most 4096 keys per block is a radix select of them held in
+    /// registers (docs/design.md). Device memory: the keys, and k keys and indices per block
+    /// the GPU runs at once, twice. Larger k: the indices stably sorted by key with the radix
     /// sort ([`GpuSorter::argsort_with`]), cut at k.
     ///
     /// # Errors
@@ -216,7 +234,8 @@ impl GpuSorter {
     /// # Current implementation
     ///
     /// For k up to [`TOP_K_MAX_K`]: one block per row (long rows are cut into parts, whose k
-    /// best a second round selects from), as in [`GpuSorter::top_k`]. Larger k: the stable
+    /// best a second round selects from), as in [`GpuSorter::top_k`]; rows of up to 4096 keys
+    /// by a radix select in registers. Larger k: the stable
     /// sort of the whole matrix's indices by key, then the first k of each row, on the CPU.
     ///
     /// # Errors
@@ -353,9 +372,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn both_kernels_are_in_the_ptx() {
-        for kb in [4, 8] {
-            let name = kernel(kb);
+    fn every_kernel_is_in_the_ptx() {
+        for (kb, in_registers) in [(4, false), (8, false), (4, true), (8, true)] {
+            let name = kernel(kb, in_registers);
             assert!(super::super::KERNELS_PTX.contains(&format!(".entry {name}(")));
             assert_eq!(
                 kernels_gpu::kernels::Family::of(name),

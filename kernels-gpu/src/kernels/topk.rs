@@ -1,14 +1,29 @@
-//! Top-k kernels ([`crate::topk`]): one round of a selection, for 32- and 64-bit keys. The
-//! host launches the rounds of [`crate::topk::plan`] one after another, candidates going back
-//! and forth between two scratch buffers and the last round writing the result.
+//! Top-k kernels ([`crate::topk`]): one round of a selection, for 32- and 64-bit keys, by
+//! streaming (`topk_round_*`) or, for rounds that [`selects_in_registers`], by a radix select
+//! in registers (`topk_rows_*`). The host launches the rounds of [`crate::topk::plan`] one
+//! after another, candidates going back and forth between two scratch buffers and the last
+//! round writing the result.
+//!
+//! [`selects_in_registers`]: crate::topk::selects_in_registers
 
 use crate::block::merge::Align16;
+use crate::block::topk::rows::select_rows;
 use crate::block::topk::{Args, select_parts};
 use crate::gpu::{CudaBlock, block_idx_x, dynamic_shared, grid_dim_x, thread_idx_x};
 use crate::topk::{Round, THREADS, items_per_thread};
 
+/// The block code of a round: `streaming` ([`select_parts`]) or `registers` ([`select_rows`]).
+macro_rules! select_round {
+    (streaming, $key:ty, $($arg:expr),*) => {
+        select_parts::<$key, _, { items_per_thread(size_of::<$key>() as u32) as usize }>($($arg),*)
+    };
+    (registers, $key:ty, $($arg:expr),*) => {
+        select_rows::<$key, _>($($arg),*)
+    };
+}
+
 macro_rules! topk_round {
-    ($name:ident, $key:ty) => {
+    ($name:ident, $key:ty, $how:ident) => {
         /// One round of a top-k selection: each part of `chunk` keys of each of `segments`
         /// segments of `len` keys (`keys`, encoded with `encode` as they are loaded; their
         /// indices in `indices`, or null for their positions in their segment) gives its `k`
@@ -16,8 +31,10 @@ macro_rules! topk_round {
         /// to `out_keys` and `out_indices` (`k` per part, part after part). Block `b` runs
         /// parts `b, b + gridDim.x, …` of the `segments × parts`.
         ///
-        /// Launch: up to `segments × parts` blocks of `THREADS` threads,
-        /// `shared_bytes(size_of::<key>(), k)` bytes of dynamic shared memory.
+        /// Launch: up to `segments × parts` blocks of `THREADS` threads; dynamic shared memory
+        /// of `shared_bytes(size_of::<key>(), k)` bytes (streaming) or
+        /// `rows_shared_layout(size_of::<key>(), k)[5]` (in registers, for rounds that
+        /// `selects_in_registers`).
         ///
         /// # Safety
         /// `keys` (and `indices` unless null) hold `segments × len` device words; the outputs
@@ -38,7 +55,6 @@ macro_rules! topk_round {
             encode: u32,
             decode: u32,
         ) {
-            const ITEMS: usize = items_per_thread(size_of::<$key>() as u32) as usize;
             let args = Args {
                 keys,
                 indices,
@@ -60,12 +76,14 @@ macro_rules! topk_round {
             // the threads that would skip them).
             unsafe {
                 core::hint::assert_unchecked(thread_idx_x() < THREADS);
-                select_parts::<$key, _, ITEMS>(
+                select_round!(
+                    $how,
+                    $key,
                     &CudaBlock::<THREADS>,
                     dynamic_shared::<Align16>() as *mut u8,
                     &args,
                     u64::from(block_idx_x()),
-                    u64::from(grid_dim_x()),
+                    u64::from(grid_dim_x())
                 )
             }
         }

@@ -35,6 +35,8 @@
 //! [`CpuBlock`](crate::block::CpuBlock) (the counter is then a plain add, and a shuffle reads
 //! the other units' registers as they were: its units run one at a time).
 
+pub mod rows;
+
 use crate::block::merge::unrolled;
 use crate::block::{Block, L2_LINE_BYTES, Regs};
 use crate::topk::{
@@ -50,6 +52,16 @@ pub trait Counting: Block {
     /// # Safety
     /// `at` is a valid, aligned `u32` of the block's shared memory.
     unsafe fn fetch_add(&self, at: *mut u32, value: u32) -> u32;
+
+    /// [`Counting::fetch_add`] whose old value is not needed.
+    ///
+    /// # Safety
+    /// As [`Counting::fetch_add`].
+    #[inline(always)]
+    unsafe fn add(&self, at: *mut u32, value: u32) {
+        // SAFETY: the caller's contract.
+        unsafe { self.fetch_add(at, value) };
+    }
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -70,6 +82,12 @@ impl<const T: u32> Counting for crate::gpu::CudaBlock<T> {
     unsafe fn fetch_add(&self, at: *mut u32, value: u32) -> u32 {
         // SAFETY: the caller's contract.
         unsafe { crate::gpu::shared_atomic_add(at, value) }
+    }
+
+    #[inline(always)]
+    unsafe fn add(&self, at: *mut u32, value: u32) {
+        // SAFETY: the caller's contract.
+        unsafe { crate::gpu::shared_reduce_add(at, value) }
     }
 }
 
@@ -182,15 +200,31 @@ pub unsafe fn select_parts<K: TopKey, B: Counting + Lanes, const ITEMS: usize>(
     first: u64,
     step: u64,
 ) {
-    let r = args.round;
-    // At least 1 (the plan's), said so that the division has no check.
-    let parts = r.parts.max(1);
     let mut b = first;
-    while b < r.blocks() {
+    while b < args.round.blocks() {
         if b != first {
             // The last part's write-out read the running top-k.
             block.sync();
         }
+        // SAFETY: the caller's contract; block b's part lies inside the round.
+        unsafe {
+            let part = Part::of(args, b);
+            select::<K, B, ITEMS>(block, shared, &part, args.k, args.encode, args.decode);
+        }
+        b += step;
+    }
+}
+
+impl<K> Part<K> {
+    /// Part `b` of the round of `args` (segment `b / parts`, its part `b % parts`).
+    ///
+    /// # Safety
+    /// The buffers of `args` hold what their fields say; `b` is below the round's blocks.
+    #[inline(always)]
+    unsafe fn of(args: &Args<K>, b: u64) -> Part<K> {
+        let r = args.round;
+        // At least 1 (the plan's), said so that the division has no check.
+        let parts = r.parts.max(1);
         let (segment, p) = (b / parts, b % parts);
         let (start, end) = r.part(p);
         let input = segment * r.len + start;
@@ -198,7 +232,7 @@ pub unsafe fn select_parts<K: TopKey, B: Counting + Lanes, const ITEMS: usize>(
         // SAFETY: the caller's contract; the part lies inside its segment, and its k outputs
         // inside the round's output.
         unsafe {
-            let part = Part {
+            Part {
                 keys: args.keys.add(input as usize),
                 indices: if args.indices.is_null() {
                     args.indices
@@ -209,10 +243,8 @@ pub unsafe fn select_parts<K: TopKey, B: Counting + Lanes, const ITEMS: usize>(
                 first_index: start,
                 out_keys: args.out_keys.add(output as usize),
                 out_indices: args.out_indices.add(output as usize),
-            };
-            select::<K, B, ITEMS>(block, shared, &part, args.k, args.encode, args.decode);
+            }
         }
-        b += step;
     }
 }
 
@@ -596,13 +628,18 @@ unsafe fn merge_candidates<I: Copy + Ord + Lane, B: Lanes>(
 /// `a` holds `len` items of the block's shared memory; no other thread reads or writes this
 /// thread's slots until the next barrier.
 #[inline(always)]
-unsafe fn store<I: Copy, B: Block>(block: &B, net: &mut B::Regs<Net<I>>, a: *mut I, len: u32) {
+unsafe fn store<I: Copy, B: Block, const R: usize>(
+    block: &B,
+    net: &mut B::Regs<[I; R]>,
+    a: *mut I,
+    len: u32,
+) {
     let len = block.opaque(len);
     let v = network_per_thread(len);
     block.units(THREADS, |t| {
         let t = block.opaque(t);
         let mine = net.unit(t);
-        unrolled::<NETWORK_REGISTERS>(|r| {
+        unrolled::<R>(|r| {
             let i = t * v + r as u32;
             if (r as u32) < v && i < len {
                 // SAFETY: the caller's contract.
@@ -613,7 +650,7 @@ unsafe fn store<I: Copy, B: Block>(block: &B, net: &mut B::Regs<Net<I>>, a: *mut
 }
 
 /// Runs the stages of sizes `from, 2·from, …, len` of Batcher's bitonic sorter on the `len`
-/// items (a power of two, at most `THREADS · NETWORK_REGISTERS`) that the threads hold in
+/// items (a power of two, at most `THREADS · R`) that the threads hold in `R` registers of
 /// `net`: thread `t`'s register `r` holds item `t·v + r`, `v` = [`network_per_thread`]`(len)`;
 /// threads at or past `len / v` hold `none`. `from = 2` sorts any sequence ascending; `from =
 /// len` sorts a bitonic one (the half-cleaners). The items end in the registers; `a` (`len`
@@ -624,11 +661,11 @@ unsafe fn store<I: Copy, B: Block>(block: &B, net: &mut B::Regs<Net<I>>, a: *mut
 ///
 /// # Safety
 /// `a` holds `len` items of the block's shared memory that no other thread reads until the
-/// barrier after the call; `len ≤ THREADS · NETWORK_REGISTERS`.
+/// barrier after the call; `len ≤ THREADS · R`.
 #[inline(always)]
-unsafe fn network<I: Copy + Ord + Lane, B: Lanes>(
+unsafe fn network<I: Copy + Ord + Lane, B: Lanes, const R: usize>(
     block: &B,
-    net: &mut B::Regs<Net<I>>,
+    net: &mut B::Regs<[I; R]>,
     a: *mut I,
     len: u32,
     from: u32,
@@ -658,7 +695,7 @@ unsafe fn network<I: Copy + Ord + Lane, B: Lanes>(
             block.units(nt, |t| {
                 let t = block.opaque(t);
                 let mine = net.unit(t);
-                unrolled::<NETWORK_REGISTERS>(|r| {
+                unrolled::<R>(|r| {
                     let i = t * v + r as u32;
                     mine[r] = none;
                     if (r as u32) < v && i < len {
@@ -672,7 +709,7 @@ unsafe fn network<I: Copy + Ord + Lane, B: Lanes>(
             // Lanes `stride / v` apart; the lower lane keeps the smaller item where the
             // stage's run ascends (item t·v + r has bit `size` of t·v, since size > stride ≥ v).
             let lane_mask = stride / v;
-            unrolled::<NETWORK_REGISTERS>(|r| {
+            unrolled::<R>(|r| {
                 if (r as u32) < v {
                     block.exchange(net, r, lane_mask, |t, mine, theirs| {
                         let t = block.opaque(t);
@@ -692,9 +729,9 @@ unsafe fn network<I: Copy + Ord + Lane, B: Lanes>(
                 let t = block.opaque(t);
                 let mine = net.unit(t);
                 match stride {
-                    1 => within::<I, 1>(mine, t, v, size),
-                    2 => within::<I, 2>(mine, t, v, size),
-                    _ => within::<I, 4>(mine, t, v, size),
+                    1 => within::<I, 1, R>(mine, t, v, size),
+                    2 => within::<I, 2, R>(mine, t, v, size),
+                    _ => within::<I, 4, R>(mine, t, v, size),
                 }
             });
             stride /= 2;
@@ -705,9 +742,14 @@ unsafe fn network<I: Copy + Ord + Lane, B: Lanes>(
 
 /// One step of stride `S` (below `v`) of stage `size` between a thread's own registers.
 #[inline(always)]
-fn within<I: Copy + Ord, const S: usize>(mine: &mut Net<I>, t: u32, v: u32, size: u32) {
-    unrolled::<NETWORK_REGISTERS>(|r| {
-        if r & S == 0 && r + S < NETWORK_REGISTERS && ((r + S) as u32) < v {
+fn within<I: Copy + Ord, const S: usize, const R: usize>(
+    mine: &mut [I; R],
+    t: u32,
+    v: u32,
+    size: u32,
+) {
+    unrolled::<R>(|r| {
+        if r & S == 0 && r + S < R && ((r + S) as u32) < v {
             let ascending = (t * v + r as u32) & size == 0;
             let (x, y) = (mine[r], mine[r + S]);
             if (x > y) == ascending {
@@ -739,7 +781,9 @@ mod tests {
     use super::*;
     use crate::block::{CpuBlock, xorshift};
     use crate::keys::{IDENTITY, KIND_FLOAT, KIND_SIGNED, KIND_UNSIGNED, key_map};
-    use crate::topk::{MAX_K, items_per_thread, plan, shared_bytes};
+    use crate::topk::{
+        MAX_K, items_per_thread, plan, rows_shared_layout, selects_in_registers, shared_bytes,
+    };
 
     /// The k smallest (encoded key, position) of each segment, by sorting: the reference.
     fn reference<K: TopKey + Ord>(
@@ -817,7 +861,9 @@ mod tests {
         let segments = (keys.len() / len) as u64;
         let rounds: Vec<Round> =
             plan(segments, len as u64, k, size_of::<K>() as u32, blocks).collect();
-        let mut shared = vec![0u128; shared_bytes(size_of::<K>() as u32, k) as usize / 16];
+        let bytes = shared_bytes(size_of::<K>() as u32, k)
+            .max(rows_shared_layout(size_of::<K>() as u32, k)[5]);
+        let mut shared = vec![0u128; bytes.div_ceil(16) as usize];
         let (mut in_keys, mut in_indices) = (Skewed::new(keys, skew), Vec::<u64>::new());
         for (i, &round) in rounds.iter().enumerate() {
             let out_len = (round.blocks() * u64::from(k)) as usize;
@@ -837,18 +883,18 @@ mod tests {
                 encode: if i == 0 { map } else { IDENTITY },
                 decode: if i + 1 == rounds.len() { map } else { IDENTITY },
             };
-            // A launch of two blocks, each running every other part.
+            // A launch of two blocks, each running every other part, with the kernel that
+            // the host picks for the round.
             for first in 0..2 {
+                let (block, at) = (&CpuBlock::default(), shared.as_mut_ptr() as *mut u8);
                 // SAFETY: the buffers hold what `args` says; the shared memory its bytes.
                 unsafe {
-                    select_parts::<K, _, ITEMS>(
-                        &CpuBlock::default(),
-                        shared.as_mut_ptr() as *mut u8,
-                        &args,
-                        first,
-                        2,
-                    )
-                };
+                    if selects_in_registers(&round) {
+                        rows::select_rows::<K, _>(block, at, &args, first, 2);
+                    } else {
+                        select_parts::<K, _, ITEMS>(block, at, &args, first, 2);
+                    }
+                }
             }
             (in_keys, in_indices) = (out_keys, out_indices);
         }
@@ -1025,6 +1071,36 @@ mod tests {
             let keys: Vec<u64> = keys.iter().map(|&k| u64::from(k) << 20).collect();
             check64(&keys, len, k, IDENTITY, 16);
         }
+    }
+
+    #[test]
+    fn rows_in_registers_take_every_digit_and_break_ties_by_position() {
+        let mut next = xorshift(21);
+        for (rows, len) in [(3, 4096), (5, 4095), (4, 3000), (9, 257), (20, 33), (40, 1)] {
+            let round = plan(rows as u64, len as u64, 1, 8, 528).next().unwrap();
+            assert!(selects_in_registers(&round), "rows of {len}");
+            for distinct in [1u64, 2, 7, 1 << 40] {
+                // Keys agreeing in all but their lowest bits, or in all but their highest
+                // digit, or all equal: every digit's round and the ties after the last.
+                let keys: Vec<u64> = (0..rows * len)
+                    .map(|_| (next() % distinct) * 0x0101_0101_0101 + (1 << 63))
+                    .collect();
+                for k in [1, 2, 3, 64, 255, 256, 1000, 1024] {
+                    if k as usize > len {
+                        continue;
+                    }
+                    let desc = k % 2 == 1;
+                    check64(&keys, len, k, key_map(KIND_UNSIGNED, desc), 4);
+                    let narrow: Vec<u32> = keys.iter().map(|&x| (x >> 24) as u32).collect();
+                    check32(&narrow, len, k, key_map(KIND_SIGNED, !desc), 4);
+                }
+            }
+        }
+        // All keys equal: the first k positions, in order.
+        let (_, indices) = run::<u32, 16>(&[9; 4096], 4096, 700, IDENTITY, (1, 0));
+        assert_eq!(indices, (0..700).collect::<Vec<u64>>());
+        let (_, indices) = run::<u64, 8>(&[9; 4096], 4096, 700, IDENTITY, (1, 1));
+        assert_eq!(indices, (0..700).collect::<Vec<u64>>());
     }
 
     #[test]
