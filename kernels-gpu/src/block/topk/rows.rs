@@ -2,7 +2,7 @@
 //! of up to [`ROW_MAX_KEYS`](crate::topk::ROW_MAX_KEYS) keys, rows of a matrix or the
 //! candidates of an earlier round): a radix select of its part.
 //!
-//! The block loads the segment once, [`ROW_ITEMS`] keys per thread (as [`super::load_tile`]
+//! The block loads the part once, [`ROW_ITEMS`] keys per thread (as [`super::load_tile`]
 //! loads a tile), encoded. It then finds the k-th smallest key a digit of [`DIGIT_BITS`] at a
 //! time, from the top: each round counts, in a shared histogram (in [`DIGIT_COPIES`] copies, so
 //! that the lanes of a warp rarely add to one word at once), the digit of every key that
@@ -11,8 +11,10 @@
 //! The keys of the bins below it are selected; the search goes on inside it. It stops at the
 //! first bin that holds exactly the keys still wanted (all of them are selected), or after the
 //! last digit, where the bin's keys all equal the k-th key and the lowest positions among them
-//! are taken (a scan of them in position order). The k selected items (key, position) are then
-//! sorted by [`super::network`] in registers and written out, best first.
+//! are taken (a scan of them in position order). In the last round the k selected items (key,
+//! position) are then sorted by [`super::network`] in registers and written out, best first; a
+//! round over candidates writes them in position order instead (the next round reads ties by
+//! position), without the sort.
 //!
 //! Rows of 4096 keys thus cost their loads, a shared-memory add per key in the first round
 //! and few in the later ones, and three barriers per digit (four digits of 4-byte keys, eight
@@ -120,7 +122,7 @@ unsafe fn select_row<K: TopKey, B: Counting + Lanes>(
     let kp = padded_k(k);
     // SAFETY (every block below): indices stay inside their shared regions (histograms below
     // 2 × copies × stride, sums below 2 × WARPS, chosen below 8, items below kp), and loads
-    // inside the segment.
+    // inside the part.
     block.units(2 * DIGIT_COPIES * DIGIT_COPY_STRIDE, |b| unsafe {
         *sh.hist.add(b as usize) = 0
     });
