@@ -182,51 +182,21 @@ pub(crate) fn plan<'a>(
                     "{segments} segments: at most 2^32 − 1 are supported"
                 ));
             }
-            // Each segment's padded length (`SKIPPED` for those no block sorts: empty, of one
-            // key, or long), counted per length, in one pass that also checks the order; then
-            // the ids grouped by padded length (a counting sort).
-            const SKIPPED: u8 = u8::MAX;
-            let mut padded = Vec::with_capacity(segments);
-            let mut counts = [0usize; MAX_ROW_LOG2 as usize + 1];
-            let mut long = Vec::new();
-            for (i, w) in offsets.windows(2).enumerate() {
-                let Some(len) = w[1].checked_sub(w[0]) else {
-                    return bad(format!(
+            let grouped = group_by_padded_length(offsets, max_row_log2, sorted_by_blocks).map_err(
+                |i| Error::BadSegments {
+                    reason: format!(
                         "offsets[{}] = {} is below offsets[{i}] = {}: offsets must not decrease",
                         i + 1,
-                        w[1],
-                        w[0]
-                    ));
-                };
-                let len = len as u64;
-                let p = row_log2(len);
-                padded.push(if !sorted_by_blocks(len) {
-                    SKIPPED
-                } else if p <= max_row_log2 {
-                    counts[p as usize] += 1;
-                    p as u8
-                } else {
-                    long.push((w[0] as u64, len, i as u32));
-                    SKIPPED
-                });
-            }
-            let mut starts = [0usize; MAX_ROW_LOG2 as usize + 1];
-            let mut launches = Vec::new();
-            let mut at = 0;
-            for (p, &count) in counts.iter().enumerate() {
-                starts[p] = at;
-                if count > 0 {
-                    launches.push((p as u32, count as u64, at));
-                }
-                at += count;
-            }
-            let mut ids = vec![0u32; at];
-            for (i, &p) in padded.iter().enumerate() {
-                if p != SKIPPED {
-                    ids[starts[p as usize]] = i as u32;
-                    starts[p as usize] += 1;
-                }
-            }
+                        offsets[i + 1],
+                        offsets[i]
+                    ),
+                },
+            )?;
+            let Grouped {
+                launches,
+                ids,
+                long,
+            } = grouped;
             let covers_all =
                 offsets.first().is_none_or(|&o| o == 0) && offsets.last() == Some(&n) || n == 0;
             let offsets = offsets_as_u64(offsets);
@@ -241,6 +211,109 @@ pub(crate) fn plan<'a>(
             })
         }
     }
+}
+
+/// Segments per block-sorted padded length: [`Plan::launches`], [`Plan::ids`], [`Plan::long`].
+struct Grouped {
+    launches: Vec<(u32, u64, usize)>,
+    ids: Vec<u32>,
+    long: Vec<(u64, u64, u32)>,
+}
+
+/// Segments per chunk of the parallel counting sort of [`group_by_padded_length`].
+const GROUP_CHUNK: usize = 1 << 16;
+
+/// One chunk's part of [`group_by_padded_length`]: its segments per padded length, its long
+/// segments, and the first segment that ends before it starts.
+#[derive(Default)]
+struct ChunkCounts {
+    counts: [usize; MAX_ROW_LOG2 as usize + 1],
+    long: Vec<(u64, u64, u32)>,
+    decreasing: Option<usize>,
+}
+
+/// The segments of `offsets` that blocks sort (`sorted_by_blocks` of their length), grouped by
+/// padded length up to 2^`max_row_log2` (a counting sort of their ids, chunk by chunk on all
+/// cores, ids ascending within a length), and the longer ones. `Err(i)`: the first `i` with
+/// `offsets[i + 1] < offsets[i]`.
+fn group_by_padded_length(
+    offsets: &[usize],
+    max_row_log2: u32,
+    sorted_by_blocks: impl Fn(u64) -> bool + Sync,
+) -> std::result::Result<Grouped, usize> {
+    use rayon::prelude::*;
+    // A segment's padded length, or SKIPPED for those no block sorts (empty, of one key, long).
+    const SKIPPED: u8 = u8::MAX;
+    let segments = offsets.len().saturating_sub(1);
+    let mut padded = vec![SKIPPED; segments];
+    let chunks: Vec<ChunkCounts> = padded
+        .par_chunks_mut(GROUP_CHUNK)
+        .enumerate()
+        .map(|(c, out)| {
+            let mut chunk = ChunkCounts::default();
+            for (j, slot) in out.iter_mut().enumerate() {
+                let i = c * GROUP_CHUNK + j;
+                let Some(len) = offsets[i + 1].checked_sub(offsets[i]) else {
+                    chunk.decreasing = Some(i);
+                    break;
+                };
+                let len = len as u64;
+                let p = row_log2(len);
+                if !sorted_by_blocks(len) {
+                } else if p <= max_row_log2 {
+                    chunk.counts[p as usize] += 1;
+                    *slot = p as u8;
+                } else {
+                    chunk.long.push((offsets[i] as u64, len, i as u32));
+                }
+            }
+            chunk
+        })
+        .collect();
+    if let Some(i) = chunks.iter().find_map(|c| c.decreasing) {
+        return Err(i);
+    }
+    // Lengths in turn, chunks in order within each length.
+    let mut launches = Vec::new();
+    let mut at = 0;
+    for p in 0..=MAX_ROW_LOG2 as usize {
+        let count: usize = chunks.iter().map(|c| c.counts[p]).sum();
+        if count > 0 {
+            launches.push((p as u32, count as u64, at));
+        }
+        at += count;
+    }
+    let mut ids = vec![0u32; at];
+    // Each chunk's ids of each length as a slice of its own, so that chunks write in parallel.
+    let mut rest: &mut [u32] = &mut ids;
+    let mut slices: Vec<Vec<&mut [u32]>> = chunks.iter().map(|_| Vec::new()).collect();
+    for p in 0..=MAX_ROW_LOG2 as usize {
+        for (c, chunk) in chunks.iter().enumerate() {
+            let (mine, after) = std::mem::take(&mut rest).split_at_mut(chunk.counts[p]);
+            slices[c].push(mine);
+            rest = after;
+        }
+    }
+    padded
+        .par_chunks(GROUP_CHUNK)
+        .zip(slices.par_iter_mut())
+        .enumerate()
+        .for_each(|(c, (lengths, out))| {
+            let mut filled = [0usize; MAX_ROW_LOG2 as usize + 1];
+            for (j, &p) in lengths.iter().enumerate() {
+                if p != SKIPPED {
+                    let p = p as usize;
+                    out[p][filled[p]] = (c * GROUP_CHUNK + j) as u32;
+                    filled[p] += 1;
+                }
+            }
+        });
+    let long = chunks.into_iter().flat_map(|c| c.long).collect();
+    Ok(Grouped {
+        launches,
+        ids,
+        long,
+    })
 }
 
 /// The offsets as `u64`, which the kernels read: the same memory where `usize` is 64 bits.
@@ -749,6 +822,52 @@ mod tests {
                 .unwrap()
                 .covers_all
         );
+    }
+
+    #[test]
+    fn offsets_across_chunks_group_like_one_pass() {
+        // Lengths cycling through 0 ..= 70 and a long one now and then, over several chunks.
+        let lens: Vec<usize> = (0..3 * GROUP_CHUNK + 77)
+            .map(|i| if i % 5001 == 0 { 9000 } else { i % 71 })
+            .collect();
+        let mut offsets = vec![0];
+        for len in &lens {
+            offsets.push(offsets.last().unwrap() + len);
+        }
+        let n = *offsets.last().unwrap();
+        let p = plan(Segments::Offsets(&offsets), n, (13, None), true).unwrap();
+        // The same grouping, one segment at a time.
+        let mut expect: Vec<Vec<u32>> = vec![Vec::new(); MAX_ROW_LOG2 as usize + 1];
+        let mut long = Vec::new();
+        for (i, &len) in lens.iter().enumerate() {
+            let r = row_log2(len as u64);
+            if len == 0 {
+            } else if r <= 13 {
+                expect[r as usize].push(i as u32);
+            } else {
+                long.push((offsets[i] as u64, len as u64, i as u32));
+            }
+        }
+        let mut at = 0;
+        let mut launches = Vec::new();
+        for (r, ids) in expect.iter().enumerate().filter(|(_, ids)| !ids.is_empty()) {
+            launches.push((r as u32, ids.len() as u64, at));
+            at += ids.len();
+        }
+        assert_eq!(p.launches, launches);
+        assert_eq!(p.ids, expect.concat());
+        assert_eq!(p.long, long);
+        // A decrease in a later chunk is named, the first of two.
+        let mut bad_offsets = offsets.clone();
+        bad_offsets[2 * GROUP_CHUNK + 5] = 0;
+        bad_offsets[3 * GROUP_CHUNK + 5] = 0;
+        match plan(Segments::Offsets(&bad_offsets), n, (13, None), false) {
+            Err(Error::BadSegments { reason }) => assert!(
+                reason.starts_with(&format!("offsets[{}] = 0 is below", 2 * GROUP_CHUNK + 5)),
+                "{reason}"
+            ),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
