@@ -161,11 +161,12 @@ macro_rules! segments_short {
 }
 
 macro_rules! segments_pack {
-    ($name:ident, $key:ty) => {
-        /// Writes `packed[g] = packed_item(g)` for every position `g < count·2^row_log2` of the
+    ($name:ident, $key:ty, $packed:ty, $item:ident) => {
+        /// Writes `packed[g] = $item(g)` for every position `g < count·2^row_log2` of the
         /// padded rows of the launch's segments (as `segments_sort_*` describes them, every one
-        /// longer than a block sorts): each key, encoded with `map`, above its position in its
-        /// segment, +∞ past its end. A grid-stride loop: any grid of any block size.
+        /// longer than a block sorts): each key, encoded with `map`, +∞ past its segment's end;
+        /// above its position in its segment where it sorts with it (`packed_item`), alone
+        /// otherwise (`packed_key`). A grid-stride loop: any grid of any block size.
         ///
         /// # Safety
         /// As `segments_sort_*`; `packed` holds `count·2^row_log2` items.
@@ -173,7 +174,7 @@ macro_rules! segments_pack {
         #[allow(clippy::too_many_arguments)]
         pub unsafe extern "gpu-kernel" fn $name(
             keys: *mut $key,
-            packed: *mut u64,
+            packed: *mut $packed,
             count: u64,
             row_len: u64,
             offsets: *const u64,
@@ -184,7 +185,7 @@ macro_rules! segments_pack {
             let seg = keys_alone(keys, count, row_len, offsets, list, row_log2, map);
             // SAFETY: the launch contract; g < count·2^row_log2.
             grid_stride(count << row_log2, |g| unsafe {
-                *packed.add(g as usize) = packed_item(&seg, g)
+                *packed.add(g as usize) = $item(&seg, g)
             });
         }
     };
@@ -229,36 +230,6 @@ macro_rules! segments_unpack {
             // SAFETY: the launch contract; g < count·2^row_log2.
             grid_stride(count << row_log2, |g| unsafe {
                 unpack_item(&seg, packed, values_in, g)
-            });
-        }
-    };
-}
-
-macro_rules! segments_pack_keys {
-    ($name:ident, $key:ty) => {
-        /// Writes `packed[g] = packed_key(g)` for every position `g < count·2^row_log2` of the
-        /// padded rows of the launch's segments of keys alone (as `segments_sort_*` describes
-        /// them, every one longer than a block sorts): each key encoded with `map`, +∞ past
-        /// its segment's end. A grid-stride loop: any grid of any block size.
-        ///
-        /// # Safety
-        /// As `segments_sort_*`; `packed` holds `count·2^row_log2` keys.
-        #[unsafe(no_mangle)]
-        #[allow(clippy::too_many_arguments)]
-        pub unsafe extern "gpu-kernel" fn $name(
-            keys: *mut $key,
-            packed: *mut $key,
-            count: u64,
-            row_len: u64,
-            offsets: *const u64,
-            list: *const u32,
-            row_log2: u32,
-            map: u32,
-        ) {
-            let seg = keys_alone(keys, count, row_len, offsets, list, row_log2, map);
-            // SAFETY: the launch contract; g < count·2^row_log2.
-            grid_stride(count << row_log2, |g| unsafe {
-                *packed.add(g as usize) = packed_key(&seg, g)
             });
         }
     };
