@@ -1,22 +1,23 @@
 //! Top-k on the GPU against the CPU selection (`gpusort::topk::top_k_cpu`, itself checked
 //! against a stable sort): every key type, both orders, NaN and signed zeros, ties (the lowest
-//! indices must win), k = 1, 2, 31, 32, 33, 1023, 1024 and 1025 (the sort fallback), lengths
-//! around the blocks' tiles and parts and the longest row selected in registers, sorted and reversed inputs (every key passes the
+//! indices must win), k = 1, 2, 31, 32, 33, 256, 1023, 1024 (which the longer arrays here
+//! select by digits) and 1025 (the sort fallback), lengths around the blocks' tiles and parts
+//! and the longest row selected in registers, sorted and reversed inputs (every key passes the
 //! filter), rows of many shapes, keys already on the device (also starting off a 16-byte
-//! boundary, which the tiles load key by key), and the typed errors. Runs when a
-//! CUDA device is present; skipped (said on stderr) when not; fails without one under
-//! `REQUIRE_GPU=1`.
+//! boundary, which the tiles load key by key), and the typed errors. Runs when a CUDA device
+//! is present; skipped (said on stderr) when not; fails without one under `REQUIRE_GPU=1`.
 
 use cust::memory::{CopyDestination, DeviceSlice};
 use gpusort::topk::{TopK, top_k_cpu, top_k_rows_cpu};
 use gpusort::{Error, GpuSorter, Order, SortKey};
 use gpusort_cli::inputs::{Dist, generate};
 use gpusort_suite::{gpu_or_skip, sprinkle_specials, test_seed};
+use kernels_gpu::topk::digits::by_digits;
 use kernels_gpu::topk::{MAX_K, ROW_MAX_KEYS, tile_keys};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 
 const ORDERS: [Order; 2] = [Order::Ascending, Order::Descending];
-const KS: [usize; 8] = [1, 2, 31, 32, 33, 1023, 1024, 1025];
+const KS: [usize; 9] = [1, 2, 31, 32, 33, 256, 1023, 1024, 1025];
 
 fn bits<K: SortKey>(top: &TopK<K>) -> (Vec<K::Bits>, Vec<u64>) {
     (
@@ -60,6 +61,9 @@ fn check<K: SortKey>(
 }
 
 fn every_k_and_length<K: SortKey>(gpu: &GpuSorter, seed: u64) {
+    // The longest arrays here select the larger k by digits, the others by streaming rounds.
+    let key_bytes = size_of::<K>() as u32;
+    assert!(by_digits(1, 1 << 20, 256, key_bytes) && !by_digits(1, 1 << 20, 33, key_bytes));
     let tile = tile_keys(size_of::<K>() as u32) as usize;
     let in_registers = ROW_MAX_KEYS as usize;
     let mut lengths = vec![1, 2, 31, 33, tile - 1, tile, tile + 1, 3 * tile + 5];

@@ -36,6 +36,8 @@
 //! assert_eq!(parts, [512, 128, 32, 8, 2, 1]);
 //! ```
 
+pub mod digits;
+
 use crate::keys::KeyBits;
 use crate::tuning::{TOPK_MAX_REGISTERS_32, TOPK_MAX_REGISTERS_64};
 

@@ -302,6 +302,27 @@ pub const TOPK_ROWS_MAX_REGISTERS_32: u32 = 80;
 /// multiprocessor (ptxas 13, sm_90: 4 bytes spilled).
 pub const TOPK_ROWS_MAX_REGISTERS_64: u32 = 80;
 
+/// Registers of the steps of a top-k by digits ([`topk::digits`](crate::topk::digits)), whose
+/// threads hold a tile's 16 keys: three blocks per multiprocessor, as the rounds in registers.
+pub const TOPK_DIGITS_MAX_REGISTERS: u32 = 80;
+
+/// The least k for which a top-k of one array goes by digits ([`topk::digits::by_digits`](
+/// crate::topk::digits::by_digits)). Below it the streaming rounds, which read the keys once
+/// and sort few candidates, were as fast at every size (H200, 2^20 to 2^27 `f32` and `u64`
+/// keys; k = 32: 0.93–1.24× their time by digits; docs/decisions.md, "Top-k of one array by
+/// digits").
+pub const TOPK_DIGITS_MIN_K: u32 = 64;
+
+/// Bytes of keys per unit of k up to which a top-k of one array goes by digits: the digit
+/// passes read the keys four to five times, the streaming rounds once but with candidate
+/// sorts that grow with k. Measured on an H200, both ways: with k = 64 the passes were faster
+/// up to 32 MiB of keys, and each doubling of k doubled the size where they still were, up to
+/// k = 1024 and 512 MiB (`f32` and `u64` alike).
+pub const TOPK_DIGITS_BYTES_PER_K: u64 = 512 << 10;
+
+// The passes count keys in `u32`: the largest array they take must stay below 2^32 keys.
+const _: () = assert!(crate::topk::MAX_K as u64 * TOPK_DIGITS_BYTES_PER_K / 4 < 1 << 32);
+
 /// Registers a thread of the small sort may use: a block of 2^SMALL_TILE_LOG2 / SMALL_RUN
 /// threads must fit (ptxas used 126 for `u32` keys and 160 for `u64` keys with no limit,
 /// ptxas 12.9, sm_90).

@@ -1,21 +1,28 @@
 //! Top-k on the GPU ([`kernels_gpu::topk`]): the rounds of a selection, each one launch of
 //! `topk_round_*` (streaming) or, where a block holds a whole segment ([`selects_in_registers`]),
 //! `topk_rows_*` (a radix select in registers); candidates go back and forth between two halves
-//! of a scratch buffer, the last round writing the caller's output. k above [`MAX_K`] is a
-//! stable sort's first k.
+//! of a scratch buffer, the last round writing the caller's output. A whole array that
+//! [`by_digits`] picks goes instead by the steps of `topk_digits_*` (digit passes over all
+//! its keys, then a gather of at most 4096 candidates) and one round in registers over those.
+//! k above [`MAX_K`] is a stable sort's first k.
 
 use super::{GpuAlgo, GpuSorter, Scratch, check_len};
-use crate::error::{CudaContext, Error, Result};
+use crate::error::{CudaContext, Error, Result, driver};
 use crate::keys::{Order, SortKey};
 use crate::topk::{TopK, check_top_k};
 use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use cust::module::Module;
+use cust::sys as cuda;
 use kernels_gpu::keys::IDENTITY;
-use kernels_gpu::topk::{
-    MAX_K, Plan, THREADS, blocks_per_multiprocessor, candidate_capacity, plan, rows_shared_layout,
-    selects_in_registers, shared_bytes,
+use kernels_gpu::topk::digits::{
+    CANDIDATES, Grid, by_digits, grid, passes, shared_layout as digits_shared_layout, workspace,
 };
+use kernels_gpu::topk::{
+    MAX_K, Plan, Round, THREADS, blocks_per_multiprocessor, candidate_capacity, plan,
+    rows_shared_layout, selects_in_registers, shared_bytes,
+};
+use kernels_gpu::tuning::TOPK_DIGITS_MAX_REGISTERS;
 
 pub use kernels_gpu::topk::MAX_K as TOP_K_MAX_K;
 
@@ -50,7 +57,27 @@ pub(super) fn configure(module: &Module, limits: &super::DeviceLimits) -> Result
     Ok(())
 }
 
+/// The steps of a top-k by digits of keys of `key_bytes`.
+fn digits_kernel(key_bytes: usize) -> &'static str {
+    if key_bytes > 4 {
+        "topk_digits_u64"
+    } else {
+        "topk_digits_u32"
+    }
+}
+
+/// A round's input or output: keys and their indices (device addresses; no indices: the keys'
+/// positions).
+type Candidates = (u64, u64);
+
 impl GpuSorter {
+    /// The blocks of a top-k by digits of `len` keys on this device: as many as it runs at once.
+    fn digits_grid(&self, len: usize) -> Grid {
+        let per_multiprocessor = 65536 / (TOPK_DIGITS_MAX_REGISTERS * THREADS);
+        let blocks = u64::from(self.limits.multiprocessors) * u64::from(per_multiprocessor);
+        grid(len as u64, blocks)
+    }
+
     /// The rounds of a top-k of `k` per row of `rows` rows of `row_len` keys of `key_bytes` on
     /// this device.
     fn top_k_plan(&self, rows: usize, row_len: usize, k: usize, key_bytes: usize) -> Plan {
@@ -80,8 +107,13 @@ impl GpuSorter {
     ) -> Result<Scratch> {
         let rows = check_top_k(len, row_len, k)?;
         check_selected(row_len, k)?;
-        let candidates = candidate_capacity(self.top_k_plan(rows, row_len, k, size_of::<K>()));
-        let bytes = scratch_layout(candidates, size_of::<K>()).1;
+        let key_bytes = size_of::<K>();
+        let bytes = if by_digits(rows as u64, row_len as u64, k as u32, key_bytes as u32) {
+            workspace(key_bytes as u32, self.digits_grid(len)).bytes
+        } else {
+            let candidates = candidate_capacity(self.top_k_plan(rows, row_len, k, key_bytes));
+            scratch_layout(candidates, key_bytes).1
+        };
         let buffer = if bytes == 0 {
             None
         } else {
@@ -123,6 +155,14 @@ impl GpuSorter {
             }
         }
         let key_bytes = size_of::<K>();
+        let map = K::key_map(order);
+        let out = (
+            out_keys.as_device_ptr().as_raw(),
+            out_indices.as_device_ptr().as_raw(),
+        );
+        if by_digits(rows as u64, row_len as u64, k as u32, key_bytes as u32) {
+            return self.enqueue_top_k_by_digits(keys, k, map, out, scratch);
+        }
         let rounds: Vec<_> = self.top_k_plan(rows, row_len, k, key_bytes).collect();
         let half = candidate_capacity(self.top_k_plan(rows, row_len, k, key_bytes));
         let (keys_bytes, needed) = scratch_layout(half, key_bytes);
@@ -134,49 +174,134 @@ impl GpuSorter {
         let base = scratch.device_ptr();
         let second = base + needed / 2;
         let halves = [(base, base + keys_bytes), (second, second + keys_bytes)];
-        let map = K::key_map(order);
-        let stream = &self.stream;
-        let (mut src_keys, mut src_indices) = (keys.as_device_ptr().as_raw(), 0u64);
+        let mut src = (keys.as_device_ptr().as_raw(), 0u64);
         for (i, round) in rounds.iter().enumerate() {
             let last = i + 1 == rounds.len();
-            let (dst_keys, dst_indices) = if last {
-                (
-                    out_keys.as_device_ptr().as_raw(),
-                    out_indices.as_device_ptr().as_raw(),
-                )
-            } else {
-                halves[i % 2]
-            };
+            let dst = if last { out } else { halves[i % 2] };
             let encode = if i == 0 { map } else { IDENTITY };
             let decode = if last { map } else { IDENTITY };
-            let grid = round.blocks().min(i32::MAX as u64) as u32;
-            let in_registers = selects_in_registers(round);
-            let f = self.function(kernel(key_bytes, in_registers))?;
-            let shared = round_shared_bytes(key_bytes, in_registers, k as u32);
-            // SAFETY: the input holds segments × len keys (and indices after the first
-            // round), the outputs segments × parts × k; the launch shape is the kernel's.
+            let what = format!(
+                "top-k round {i} of {} keys in rows of {row_len}",
+                keys.len()
+            );
+            self.launch_top_k_round(
+                key_bytes,
+                round,
+                k as u32,
+                (src, dst),
+                (encode, decode),
+                &what,
+            )?;
+            src = dst;
+        }
+        Ok(())
+    }
+
+    /// Launches one round of a top-k of `k` from `src` to `dst`, keys encoded with `encode`
+    /// as they are loaded and decoded with `decode` as they are written; `what` names the
+    /// round in an error.
+    fn launch_top_k_round(
+        &self,
+        key_bytes: usize,
+        round: &Round,
+        k: u32,
+        (src, dst): (Candidates, Candidates),
+        (encode, decode): (u32, u32),
+        what: &str,
+    ) -> Result<()> {
+        let grid = round.blocks().min(i32::MAX as u64) as u32;
+        let in_registers = selects_in_registers(round);
+        let f = self.function(kernel(key_bytes, in_registers))?;
+        let shared = round_shared_bytes(key_bytes, in_registers, k);
+        let stream = &self.stream;
+        // SAFETY: the caller's input holds segments × len keys (and indices unless null), its
+        // outputs segments × parts × k; the launch shape is the kernel's.
+        unsafe {
+            launch!(f<<<grid, THREADS, shared, stream>>>(
+                src.0,
+                src.1,
+                dst.0,
+                dst.1,
+                round.segments,
+                round.len,
+                round.parts,
+                round.chunk,
+                k,
+                encode,
+                decode
+            ))
+        }
+        .context(&format!("launching {what}"))
+    }
+
+    /// Queues the top-`k` of the whole of `keys` by digits ([`by_digits`]) into `out` (keys
+    /// decoded with `map`, and indices): zeroes the workspace's histograms, launches every step
+    /// of `topk_digits_*`, then one round in registers over the gathered candidates.
+    fn enqueue_top_k_by_digits<K: SortKey>(
+        &self,
+        keys: &DeviceSlice<K>,
+        k: usize,
+        map: u32,
+        out: Candidates,
+        scratch: &mut Scratch,
+    ) -> Result<()> {
+        let key_bytes = size_of::<K>();
+        let g = self.digits_grid(keys.len());
+        let layout = workspace(key_bytes as u32, g);
+        assert!(
+            scratch.bytes >= layout.bytes,
+            "scratch of {} bytes for a top-k by digits that needs {}",
+            scratch.bytes,
+            layout.bytes
+        );
+        let work = scratch.device_ptr();
+        let stream = &self.stream;
+        self.bind()?;
+        // SAFETY: the histograms and tiles' counts lie at the start of the caller's scratch.
+        let status =
+            unsafe { cuda::cuMemsetD8Async(work, 0, layout.zeroed as usize, stream.as_inner()) };
+        driver(status, "cuMemsetD8Async", || {
+            format!("zeroing the counters of a top-k of {} keys", keys.len())
+        })?;
+        let f = self.function(digits_kernel(key_bytes))?;
+        let shared = digits_shared_layout()[4];
+        let keys_at = keys.as_device_ptr().as_raw();
+        for step in 0..=passes(key_bytes as u32) + 1 {
+            // SAFETY: the keys hold `g.len` (below 2^32, as `by_digits` allows) and the scratch
+            // the workspace of `g.blocks` blocks; the steps run in order on the stream.
             unsafe {
-                launch!(f<<<grid, THREADS, shared, stream>>>(
-                    src_keys,
-                    src_indices,
-                    dst_keys,
-                    dst_indices,
-                    round.segments,
-                    round.len,
-                    round.parts,
-                    round.chunk,
+                launch!(f<<<g.blocks as u32, THREADS, shared, stream>>>(
+                    keys_at,
+                    g.len,
+                    g.chunk,
+                    g.blocks,
                     k as u32,
-                    encode,
-                    decode
+                    map,
+                    step,
+                    work
                 ))
             }
             .context(&format!(
-                "launching top-k round {i} of {} keys in rows of {row_len}",
+                "launching step {step} of a top-k of {} keys by digits",
                 keys.len()
             ))?;
-            (src_keys, src_indices) = (dst_keys, dst_indices);
         }
-        Ok(())
+        let round = Round {
+            segments: 1,
+            len: CANDIDATES,
+            parts: 1,
+            chunk: CANDIDATES,
+        };
+        let candidates = (work + layout.keys, work + layout.indices);
+        let what = format!("the last round of a top-k of {} keys by digits", keys.len());
+        self.launch_top_k_round(
+            key_bytes,
+            &round,
+            k as u32,
+            (candidates, out),
+            (IDENTITY, map),
+            &what,
+        )
     }
 
     /// The `k` best keys of `keys` in `order` (ascending: the k smallest, smallest first;
@@ -190,8 +315,16 @@ impl GpuSorter {
     /// key not better than their current k-th; a second round selects among the blocks' k
     /// best; a round over at most 4096 keys per block is a radix select of them held in
     /// registers (docs/design.md). Device memory: the keys, and k keys and indices per block
-    /// the GPU runs at once, twice. Larger k: the indices stably sorted by key with the radix
-    /// sort ([`GpuSorter::argsort_with`]), cut at k.
+    /// the GPU runs at once, twice.
+    ///
+    /// Where k is large for the array (k from 64, at most k × 512 KiB of keys: 2^24 `f32`
+    /// keys from k = 128, 2^27 at k = 1024), a radix select over all the keys instead: passes
+    /// that count 11-bit digits until the k-th key's bin holds few keys, then a gather of at
+    /// most 4096 candidates in position order, selected in registers. Device memory: the keys
+    /// and about 120 KiB.
+    ///
+    /// Larger k: the indices stably sorted by key with the radix sort
+    /// ([`GpuSorter::argsort_with`]), cut at k.
     ///
     /// # Errors
     /// [`Error::KOutOfRange`] for k = 0 or k past the keys; [`Error::TooLong`],

@@ -1,15 +1,18 @@
 //! Top-k kernels ([`crate::topk`]): one round of a selection, for 32- and 64-bit keys, by
 //! streaming (`topk_round_*`) or, for rounds that [`selects_in_registers`], by a radix select
-//! in registers (`topk_rows_*`). The host launches the rounds of [`crate::topk::plan`] one
+//! in registers (`topk_rows_*`); and the steps of a top-k by digits (`topk_digits_*`,
+//! [`crate::topk::digits`]). The host launches the rounds of [`crate::topk::plan`] one
 //! after another, candidates going back and forth between two scratch buffers and the last
 //! round writing the result.
 //!
 //! [`selects_in_registers`]: crate::topk::selects_in_registers
 
 use crate::block::merge::Align16;
+use crate::block::topk::digits::{DigitArgs, digit_step};
 use crate::block::topk::rows::select_rows;
 use crate::block::topk::{Args, select_parts};
 use crate::gpu::{CudaBlock, block_idx_x, dynamic_shared, grid_dim_x, thread_idx_x};
+use crate::topk::digits::Grid;
 use crate::topk::{Round, THREADS, items_per_thread};
 
 /// The block code of a round: `streaming` ([`select_parts`]) or `registers` ([`select_rows`]).
@@ -84,6 +87,54 @@ macro_rules! topk_round {
                     &args,
                     u64::from(block_idx_x()),
                     u64::from(grid_dim_x())
+                )
+            }
+        }
+    };
+}
+
+macro_rules! topk_digits {
+    ($name:ident, $key:ty) => {
+        /// One step of a top-k of the `len` keys of `keys` (encoded with `encode` as they are
+        /// loaded) by their digits (`crate::topk::digits`): a digit pass for `step` below the
+        /// key's passes, then the count, then the gather of the candidates into `work`. Block
+        /// `b` runs the keys `b × chunk ..` of a chunk.
+        ///
+        /// Launch: `blocks` blocks (`crate::topk::digits::grid`) of `THREADS` threads; dynamic
+        /// shared memory of `shared_layout()[4]` bytes; the steps in order on one stream, the
+        /// workspace's `zeroed` bytes zeroed before the first.
+        ///
+        /// # Safety
+        /// `keys` holds `len` device keys, `len` below 2^32; `work` the device workspace of
+        /// `workspace(size_of::<key>(), grid)` bytes; `1 ≤ k ≤ min(len, MAX_K)`.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            keys: *const $key,
+            len: u64,
+            chunk: u64,
+            blocks: u64,
+            k: u32,
+            encode: u32,
+            step: u32,
+            work: *mut u8,
+        ) {
+            let args = DigitArgs {
+                keys,
+                grid: Grid { len, chunk, blocks },
+                k,
+                encode,
+                step,
+                work,
+            };
+            // SAFETY: the launch contract.
+            unsafe {
+                core::hint::assert_unchecked(thread_idx_x() < THREADS);
+                digit_step::<$key, _>(
+                    &CudaBlock::<THREADS>,
+                    dynamic_shared::<Align16>() as *mut u8,
+                    &args,
+                    u64::from(block_idx_x()),
                 )
             }
         }

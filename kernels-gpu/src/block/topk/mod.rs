@@ -35,6 +35,7 @@
 //! [`CpuBlock`](crate::block::CpuBlock) (the counter is then a plain add, and a shuffle reads
 //! the other units' registers as they were: its units run one at a time).
 
+pub mod digits;
 pub mod rows;
 
 use crate::block::merge::unrolled;
@@ -52,6 +53,12 @@ pub trait Counting: Block {
     /// # Safety
     /// `at` is a valid, aligned `u32` of the block's shared memory.
     unsafe fn fetch_add(&self, at: *mut u32, value: u32) -> u32;
+
+    /// Adds `value` to the counter at `at` in device memory, atomically among every block.
+    ///
+    /// # Safety
+    /// `at` is a valid, aligned `u32` of device memory.
+    unsafe fn add_global(&self, at: *mut u32, value: u32);
 
     /// [`Counting::fetch_add`] whose old value is not needed.
     ///
@@ -74,6 +81,11 @@ impl Counting for crate::block::CpuBlock {
             old
         }
     }
+
+    unsafe fn add_global(&self, at: *mut u32, value: u32) {
+        // SAFETY: the caller's contract; blocks run one after another.
+        unsafe { self.fetch_add(at, value) };
+    }
 }
 
 #[cfg(target_arch = "nvptx64")]
@@ -82,6 +94,12 @@ impl<const T: u32> Counting for crate::gpu::CudaBlock<T> {
     unsafe fn fetch_add(&self, at: *mut u32, value: u32) -> u32 {
         // SAFETY: the caller's contract.
         unsafe { crate::gpu::shared_atomic_add(at, value) }
+    }
+
+    #[inline(always)]
+    unsafe fn add_global(&self, at: *mut u32, value: u32) {
+        // SAFETY: the caller's contract.
+        unsafe { crate::gpu::atomic_add(at, value) };
     }
 
     #[inline(always)]
@@ -930,6 +948,150 @@ mod tests {
         check::<u64, 8>(keys, len, k, map, blocks);
     }
 
+    /// Runs a top-k of the whole of `keys` by digits with the block code on the CPU, as the
+    /// host does on the GPU: every step on `blocks` blocks' worth of chunks, then the round in
+    /// registers over the candidates; the keys `skew` keys past a 16-byte boundary.
+    fn run_digits<K: TopKey>(
+        keys: &[K],
+        k: u32,
+        map: u32,
+        (blocks, skew): (u64, usize),
+    ) -> (Vec<K>, Vec<u64>) {
+        use crate::topk::digits::{CANDIDATES, grid, passes, shared_layout, workspace};
+        let g = grid(keys.len() as u64, blocks);
+        let layout = workspace(size_of::<K>() as u32, g);
+        // Poisoned, but for the histograms and tiles' counts, which the host zeroes.
+        let mut work = vec![u128::MAX; layout.bytes.div_ceil(16) as usize];
+        work[..(layout.zeroed / 16) as usize].fill(0);
+        let work = work.as_mut_ptr() as *mut u8;
+        let input = Skewed::new(keys, skew);
+        let mut shared = vec![0u128; shared_layout()[4].div_ceil(16) as usize];
+        for step in 0..=passes(size_of::<K>() as u32) + 1 {
+            let args = digits::DigitArgs {
+                keys: input.as_ptr(),
+                grid: g,
+                k,
+                encode: map,
+                step,
+                work,
+            };
+            for b in 0..g.blocks {
+                let (block, at) = (&CpuBlock::default(), shared.as_mut_ptr() as *mut u8);
+                // SAFETY: the keys and workspace hold what `args` says.
+                unsafe { digits::digit_step::<K, _>(block, at, &args, b) };
+            }
+        }
+        let mut out_keys = vec![K::INFINITY; k as usize];
+        let mut out_indices = vec![0u64; k as usize];
+        let round = Round {
+            segments: 1,
+            len: CANDIDATES,
+            parts: 1,
+            chunk: CANDIDATES,
+        };
+        // SAFETY: inside the workspace.
+        let (cand_keys, cand_indices) = unsafe {
+            (
+                work.add(layout.keys as usize) as *const K,
+                work.add(layout.indices as usize) as *const u64,
+            )
+        };
+        let args = Args {
+            keys: cand_keys,
+            indices: cand_indices,
+            out_keys: out_keys.as_mut_ptr(),
+            out_indices: out_indices.as_mut_ptr(),
+            round,
+            k,
+            encode: IDENTITY,
+            decode: map,
+        };
+        let bytes = rows_shared_layout(size_of::<K>() as u32, k)[5];
+        let mut shared = vec![0u128; bytes.div_ceil(16) as usize];
+        // SAFETY: the candidates hold CANDIDATES keys and indices; the outputs k.
+        unsafe {
+            rows::select_rows::<K, _>(
+                &CpuBlock::default(),
+                shared.as_mut_ptr() as *mut u8,
+                &args,
+                0,
+                1,
+            )
+        };
+        (out_keys, out_indices)
+    }
+
+    /// Checks a top-k by digits against the reference, keys aligned and one key past it.
+    fn check_digits<K: TopKey + Ord + core::fmt::Debug>(keys: &[K], k: u32, map: u32, blocks: u64) {
+        let expected = reference(keys, keys.len(), k as usize, map);
+        for skew in [0, 1] {
+            let got = run_digits(keys, k, map, (blocks, skew));
+            assert!(
+                got == expected,
+                "by digits: {} {}-byte keys, k = {k}, map {map}, {blocks} blocks, skew {skew}",
+                keys.len(),
+                size_of::<K>()
+            );
+        }
+    }
+
+    #[test]
+    fn digits_select_the_k_smallest_of_any_keys() {
+        let mut next = xorshift(31);
+        for (n, blocks) in [
+            (100usize, 4u64),
+            (4097, 1),
+            (20_000, 3),
+            (70_001, 7),
+            (300_000, 40),
+        ] {
+            for range in [3u64, 1000, 1 << 20, u64::MAX] {
+                let keys: Vec<u64> = (0..n).map(|_| next() % range).collect();
+                let narrow: Vec<u32> = keys.iter().map(|&x| x as u32).collect();
+                for k in [1u32, 2, 255, 256, 1000, 1024] {
+                    let k = k.min(n as u32);
+                    let desc = k % 2 == 0;
+                    check_digits(&narrow, k, key_map(KIND_UNSIGNED, desc), blocks);
+                    check_digits(&narrow, k, key_map(KIND_SIGNED, !desc), blocks);
+                    check_digits(&keys, k, key_map(KIND_UNSIGNED, !desc), blocks);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn digits_take_every_pass_and_ties_by_position() {
+        let mut next = xorshift(33);
+        // Keys that agree in all but their lowest bits: every digit pass narrows.
+        let n = 50_000;
+        let low: Vec<u64> = (0..n).map(|_| (1 << 63) | (next() % 5000)).collect();
+        check_digits(&low, 1024, IDENTITY, 9);
+        let low32: Vec<u32> = low.iter().map(|&x| (x as u32) | 0xABC0_0000).collect();
+        check_digits(&low32, 700, key_map(KIND_UNSIGNED, true), 9);
+        // All equal: the first k positions, in order.
+        let (keys, indices) = run_digits(&vec![5u32; n], 1000, IDENTITY, (6, 0));
+        assert_eq!(indices, (0..1000).collect::<Vec<u64>>());
+        assert_eq!(keys, vec![5; 1000]);
+        let (_, indices) = run_digits(&vec![u64::MAX; n], 300, IDENTITY, (6, 1));
+        assert_eq!(indices, (0..300).collect::<Vec<u64>>());
+        // Sorted either way.
+        let ascending: Vec<u32> = (0..n as u32).collect();
+        check_digits(&ascending, 1024, IDENTITY, 5);
+        check_digits(&ascending, 1024, key_map(KIND_UNSIGNED, true), 5);
+    }
+
+    #[test]
+    fn digits_order_floats_like_total_cmp() {
+        let floats = floats_with_specials(60_000, 40, 35, |x| (x % 1_000_000) as f32 / 1e6);
+        let bits: Vec<u32> = floats.iter().map(|f| f.to_bits()).collect();
+        let wide: Vec<u64> = floats.iter().map(|&f| f64::from(f).to_bits()).collect();
+        for descending in [false, true] {
+            let map = key_map(KIND_FLOAT, descending);
+            check_digits(&bits, 1024, map, 8);
+            check_digits(&wide, 257, map, 8);
+        }
+    }
+
     /// Runs [`network`] from stage `from` over `items` (a power of two of them, as a block's
     /// threads hold them) on the CPU; returns them in order.
     fn run_network<I: Copy + Ord + Lane>(items: &[I], from: u32, none: I) -> Vec<I> {
@@ -1103,9 +1265,10 @@ mod tests {
         assert_eq!(indices, (0..700).collect::<Vec<u64>>());
     }
 
-    #[test]
-    fn floats_order_like_total_cmp_with_nan_and_signed_zeros() {
-        let mut next = xorshift(9);
+    /// `n` floats of `value` of random words (seeded by `seed`), every `every`-th one NaN,
+    /// −NaN, −0.0, +0.0, +∞ or −∞ in turn.
+    fn floats_with_specials(n: usize, every: usize, seed: u64, value: fn(u64) -> f32) -> Vec<f32> {
+        let mut next = xorshift(seed);
         let specials = [
             f32::NAN,
             -f32::NAN,
@@ -1114,15 +1277,20 @@ mod tests {
             f32::INFINITY,
             f32::NEG_INFINITY,
         ];
-        let floats: Vec<f32> = (0..30_000)
+        (0..n)
             .map(|i| {
-                if i % 50 == 0 {
-                    specials[i / 50 % specials.len()]
+                if i % every == 0 {
+                    specials[i / every % specials.len()]
                 } else {
-                    (next() as i32) as f32 / 1e6
+                    value(next())
                 }
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn floats_order_like_total_cmp_with_nan_and_signed_zeros() {
+        let floats = floats_with_specials(30_000, 50, 9, |x| (x as i32) as f32 / 1e6);
         let bits: Vec<u32> = floats.iter().map(|f| f.to_bits()).collect();
         for descending in [false, true] {
             let map = key_map(KIND_FLOAT, descending);

@@ -340,14 +340,26 @@ unsafe fn write<K: TopKey>(part: &Part<K>, slot: u32, key: K, pos: u32) {
 
 /// Ranks keys in position order: the block-wide scans of [`Ranked::each`] and where their warp
 /// sums go (two halves, used in turn, continuing the digit rounds' count).
-struct Ranked<'a, B: Block> {
+pub(super) struct Ranked<'a, B: Block> {
     scan: &'a mut B::Regs<[u64; 1]>,
     sums: *mut u32,
     scans: usize,
     per_vector: usize,
 }
 
-impl<B: Lanes> Ranked<'_, B> {
+impl<'a, B: Lanes> Ranked<'a, B> {
+    /// Ranks whose scans start with the first half of `sums` ([`WARPS`] `u32` twice), for keys
+    /// in vectors of `per_vector`.
+    #[inline(always)]
+    pub(super) fn new(scan: &'a mut B::Regs<[u64; 1]>, sums: *mut u32, per_vector: usize) -> Self {
+        Ranked {
+            scan,
+            sums,
+            scans: 0,
+            per_vector,
+        }
+    }
+
     /// Calls `f(u, q, rank)` for every key `q` of every unit `u` marked in `marks` (a bit per
     /// key), `rank` its rank among the marked keys in position order; returns how many are
     /// marked. A thread's keys are vectors of `per_vector` consecutive positions, each row of
@@ -357,7 +369,7 @@ impl<B: Lanes> Ranked<'_, B> {
     /// # Safety
     /// As [`inclusive_scan`], for both halves of the sums.
     #[inline(always)]
-    unsafe fn each(
+    pub(super) unsafe fn each(
         &mut self,
         block: &B,
         marks: &mut B::Regs<u32>,
@@ -400,7 +412,11 @@ impl<B: Lanes> Ranked<'_, B> {
 /// `sums` holds [`WARPS`] `u32` of the block's shared memory that no thread reads or writes
 /// between the barrier before the call and the one after.
 #[inline(always)]
-unsafe fn inclusive_scan<B: Lanes>(block: &B, scan: &mut B::Regs<[u64; 1]>, sums: *mut u32) -> u32 {
+pub(super) unsafe fn inclusive_scan<B: Lanes>(
+    block: &B,
+    scan: &mut B::Regs<[u64; 1]>,
+    sums: *mut u32,
+) -> u32 {
     // Low half: the lane's inclusive sum within its group of lanes; high half: the group's.
     block.units(THREADS, |u| {
         let value = scan.unit(u)[0];
