@@ -38,8 +38,9 @@ pub mod sort_file;
 pub mod topk_file;
 
 use crate::files::FileFormat;
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand};
+use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -53,6 +54,17 @@ fn file_format(path: &Path, given: Option<FileFormat>) -> FileFormat {
             FileFormat::from_path(path)
         }
     })
+}
+
+/// Prints the closing `report` of a file command, once its outputs are complete and in place: a
+/// closed or full standard output is an error of its own, which says that `written` (the
+/// outputs, named) was written all the same.
+fn print_report(report: &str, written: &str) -> Result<ExitCode> {
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{report}")
+        .and_then(|()| stdout.flush())
+        .with_context(|| format!("writing the report to standard output ({written})"))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 pub use main_job::{Backend, MainJob};

@@ -16,7 +16,6 @@ use crate::with_key_type;
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -243,17 +242,8 @@ pub fn run(args: &SortArgs) -> Result<ExitCode> {
         args.output.display(),
         start.elapsed().as_secs_f64(),
     );
-    // The outputs are complete and in place: a closed or full stdout is an error of its own.
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{report}")
-        .and_then(|()| stdout.flush())
-        .with_context(|| {
-            format!(
-                "writing the report to standard output (the sorted keys were written to {})",
-                args.output.display()
-            )
-        })?;
-    Ok(ExitCode::SUCCESS)
+    let written = format!("the sorted keys were written to {}", args.output.display());
+    super::print_report(&report, &written)
 }
 
 /// Refuses a sort whose host memory the process cannot have, before any key is read: the keys;

@@ -15,7 +15,6 @@ use crate::with_key_type;
 use anyhow::{Context as _, Result, bail};
 use clap::Args;
 use gpusort::topk::{TopK, top_k_rows_cpu};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -186,16 +185,8 @@ pub fn run(args: &TopKArgs) -> Result<ExitCode> {
         args.output.display(),
         start.elapsed().as_secs_f64(),
     );
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{report}")
-        .and_then(|()| stdout.flush())
-        .with_context(|| {
-            format!(
-                "writing the report to standard output (the keys were written to {})",
-                args.output.display()
-            )
-        })?;
-    Ok(ExitCode::SUCCESS)
+    let written = format!("the keys were written to {}", args.output.display());
+    super::print_report(&report, &written)
 }
 
 /// Refuses to write an output over the input or two outputs to one file.
