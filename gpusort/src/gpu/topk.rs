@@ -94,7 +94,9 @@ impl GpuSorter {
 
     /// Scratch for [`GpuSorter::enqueue_top_k_rows`] with these shapes: the candidates of the
     /// rounds before the last, keys and `u64` indices, twice (none when a round of one block
-    /// per row does it; at most `2 × 16 × k` bytes per block the device runs at once).
+    /// per row does it; at most `2 × 16 × k` bytes per block the device runs at once); for a
+    /// whole array selected by digits, their workspace (about 120 KiB, and 8 bytes per 4096
+    /// keys).
     ///
     /// # Errors
     /// As [`check_top_k`], [`Error::KOutOfRange`] for k above [`TOP_K_MAX_K`],
