@@ -303,7 +303,8 @@ pub const TOPK_ROWS_MAX_REGISTERS_32: u32 = 80;
 pub const TOPK_ROWS_MAX_REGISTERS_64: u32 = 80;
 
 /// Registers of the steps of a top-k by digits ([`topk::digits`](crate::topk::digits)), whose
-/// threads hold a tile's 16 keys: three blocks per multiprocessor, as the rounds in registers.
+/// threads hold a tile's 16 keys: three blocks per multiprocessor, as the rounds in registers
+/// (ptxas 13, sm_90: the `u64` kernel spills 16 bytes, the `u32` one none).
 pub const TOPK_DIGITS_MAX_REGISTERS: u32 = 80;
 
 /// The least k for which a top-k of one array goes by digits ([`topk::digits::by_digits`](
