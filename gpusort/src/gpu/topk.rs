@@ -16,13 +16,13 @@ use cust::module::Module;
 use cust::sys as cuda;
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::topk::digits::{
-    CANDIDATES, Grid, by_digits, grid, passes, shared_layout as digits_shared_layout, workspace,
+    BLOCKS_PER_MULTIPROCESSOR, CANDIDATES, Grid, by_digits, grid, passes,
+    shared_layout as digits_shared_layout, workspace,
 };
 use kernels_gpu::topk::{
     MAX_K, Plan, Round, THREADS, blocks_per_multiprocessor, candidate_capacity, plan,
     rows_shared_layout, selects_in_registers, shared_bytes,
 };
-use kernels_gpu::tuning::TOPK_DIGITS_MAX_REGISTERS;
 
 pub use kernels_gpu::topk::MAX_K as TOP_K_MAX_K;
 
@@ -73,8 +73,7 @@ type Candidates = (u64, u64);
 impl GpuSorter {
     /// The blocks of a top-k by digits of `len` keys on this device: as many as it runs at once.
     fn digits_grid(&self, len: usize) -> Grid {
-        let per_multiprocessor = 65536 / (TOPK_DIGITS_MAX_REGISTERS * THREADS);
-        let blocks = u64::from(self.limits.multiprocessors) * u64::from(per_multiprocessor);
+        let blocks = u64::from(self.limits.multiprocessors) * u64::from(BLOCKS_PER_MULTIPROCESSOR);
         grid(len as u64, blocks)
     }
 

@@ -40,7 +40,7 @@
 //! ```
 
 use super::{ROW_MAX_KEYS, THREADS, WARPS};
-use crate::tuning::{TOPK_DIGITS_BYTES_PER_K, TOPK_DIGITS_MIN_K};
+use crate::tuning::{TOPK_DIGITS_BYTES_PER_K, TOPK_DIGITS_MAX_REGISTERS, TOPK_DIGITS_MIN_K};
 
 /// Bits of one digit.
 pub const BITS: u32 = 11;
@@ -238,6 +238,15 @@ pub const fn workspace(key_bytes: u32, grid: Grid) -> Workspace {
         bytes: indices + 8 * CANDIDATES,
     }
 }
+
+/// Blocks of a selection by digits that one multiprocessor runs at once, by their register cap
+/// ([`TOPK_DIGITS_MAX_REGISTERS`]): the grid holds as many, so that every block's loads are in
+/// flight in one wave.
+///
+/// ```
+/// assert_eq!(kernels_gpu::topk::digits::BLOCKS_PER_MULTIPROCESSOR, 3);
+/// ```
+pub const BLOCKS_PER_MULTIPROCESSOR: u32 = 65536 / (TOPK_DIGITS_MAX_REGISTERS * THREADS);
 
 /// The blocks of a selection by digits and their chunks of the keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
