@@ -16,7 +16,7 @@ use cust::module::Module;
 use cust::sys as cuda;
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::topk::digits::{
-    BLOCKS_PER_MULTIPROCESSOR, CANDIDATES, Grid, by_digits, grid, passes,
+    BLOCKS_PER_MULTIPROCESSOR, Grid, LAST_ROUND, by_digits, grid, passes,
     shared_layout as digits_shared_layout, workspace,
 };
 use kernels_gpu::topk::{
@@ -236,7 +236,7 @@ impl GpuSorter {
     }
 
     /// Queues the top-`k` of the whole of `keys` by digits ([`by_digits`]) into `out` (keys
-    /// decoded with `map`, and indices): zeroes the workspace's histograms, launches every step
+    /// decoded with `map`, and indices): zeroes the workspace's counters, launches every step
     /// of `topk_digits_*`, then one round in registers over the gathered candidates.
     fn enqueue_top_k_by_digits<K: SortKey>(
         &self,
@@ -269,7 +269,7 @@ impl GpuSorter {
         let keys_at = keys.as_device_ptr().as_raw();
         for step in 0..=passes(key_bytes as u32) + 1 {
             // SAFETY: the keys hold `g.len` (below 2^32, as `by_digits` allows) and the scratch
-            // the workspace of `g.blocks` blocks; the steps run in order on the stream.
+            // the workspace of `g`; the steps run in order on the stream.
             unsafe {
                 launch!(f<<<g.blocks as u32, THREADS, shared, stream>>>(
                     keys_at,
@@ -287,17 +287,11 @@ impl GpuSorter {
                 keys.len()
             ))?;
         }
-        let round = Round {
-            segments: 1,
-            len: CANDIDATES,
-            parts: 1,
-            chunk: CANDIDATES,
-        };
         let candidates = (work + layout.keys, work + layout.indices);
         let what = format!("the last round of a top-k of {} keys by digits", keys.len());
         self.launch_top_k_round(
             key_bytes,
-            &round,
+            &LAST_ROUND,
             k as u32,
             (candidates, out),
             (IDENTITY, map),
@@ -321,8 +315,8 @@ impl GpuSorter {
     /// Where k is large for the array (k from 64, at most k × 512 KiB of keys: 2^24 `f32`
     /// keys from k = 128, 2^27 at k = 1024), a radix select over all the keys instead: passes
     /// that count 11-bit digits until the k-th key's bin holds few keys, then a gather of at
-    /// most 4096 candidates in position order, selected in registers. Device memory: the keys
-    /// and about 120 KiB.
+    /// most 4096 candidates in position order, selected in registers. Device memory: the keys,
+    /// about 120 KiB and 8 bytes per 4096 keys.
     ///
     /// Larger k: the indices stably sorted by key with the radix sort
     /// ([`GpuSorter::argsort_with`]), cut at k.

@@ -39,8 +39,22 @@
 //! assert!(!first.done() && first.less + first.count > CANDIDATES);
 //! ```
 
-use super::{ROW_MAX_KEYS, THREADS, WARPS};
+use super::{ROW_MAX_KEYS, Round, THREADS, WARPS};
 use crate::tuning::{TOPK_DIGITS_BYTES_PER_K, TOPK_DIGITS_MAX_REGISTERS, TOPK_DIGITS_MIN_K};
+
+/// The round in registers that selects the k best of the gathered candidates, sorted: one
+/// part of [`CANDIDATES`] keys (the slots past the candidates hold "no key").
+///
+/// ```
+/// use kernels_gpu::topk::{digits::LAST_ROUND, selects_in_registers};
+/// assert!(selects_in_registers(&LAST_ROUND) && LAST_ROUND.blocks() == 1);
+/// ```
+pub const LAST_ROUND: Round = Round {
+    segments: 1,
+    len: CANDIDATES,
+    parts: 1,
+    chunk: CANDIDATES,
+};
 
 /// Bits of one digit.
 pub const BITS: u32 = 11;

@@ -957,7 +957,7 @@ mod tests {
         map: u32,
         (blocks, skew): (u64, usize),
     ) -> (Vec<K>, Vec<u64>) {
-        use crate::topk::digits::{CANDIDATES, grid, passes, shared_layout, workspace};
+        use crate::topk::digits::{LAST_ROUND, grid, passes, shared_layout, workspace};
         let g = grid(keys.len() as u64, blocks);
         let layout = workspace(size_of::<K>() as u32, g);
         // Poisoned, but for the histograms and tiles' counts, which the host zeroes.
@@ -983,12 +983,6 @@ mod tests {
         }
         let mut out_keys = vec![K::INFINITY; k as usize];
         let mut out_indices = vec![0u64; k as usize];
-        let round = Round {
-            segments: 1,
-            len: CANDIDATES,
-            parts: 1,
-            chunk: CANDIDATES,
-        };
         // SAFETY: inside the workspace.
         let (cand_keys, cand_indices) = unsafe {
             (
@@ -1001,7 +995,7 @@ mod tests {
             indices: cand_indices,
             out_keys: out_keys.as_mut_ptr(),
             out_indices: out_indices.as_mut_ptr(),
-            round,
+            round: LAST_ROUND,
             k,
             encode: IDENTITY,
             decode: map,
