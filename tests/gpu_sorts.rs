@@ -529,9 +529,14 @@ fn pairs_with_u32_u64_and_u128_values() {
         return;
     };
     let seed = test_seed(13);
-    // Around the merge sort's tiles and the radix sort's (4096, 2048 and 1536 keys as values
-    // widen).
-    let radix_tiles = [1535, 1537, 2047, 2049, 4095, 4097, 3 * 4096 + 1];
+    // Around the merge sort's tiles and the radix sort's tiles of every key and value width.
+    let mut radix_tiles: Vec<usize> = [(4, 4), (4, 8), (4, 16), (8, 4), (8, 8), (8, 16)]
+        .into_iter()
+        .map(|(kb, vb)| kernels_gpu::radix::tile_keys(kb, vb) as usize)
+        .flat_map(|tile| [tile - 1, tile + 1, 3 * tile + 1])
+        .collect();
+    radix_tiles.sort_unstable();
+    radix_tiles.dedup();
     for n in [1, 2, 3000, MERGE_SORT_TILE as usize * 9 + 5, 200_001]
         .into_iter()
         .chain(radix_tiles)

@@ -14,8 +14,9 @@ use crate::keys::KeyBits;
 
 /// Bits per digit.
 pub const RADIX_BITS: u32 = 8;
-/// Digits per pass (2^[`RADIX_BITS`]); the digit passes' blocks have this many threads, one
-/// per digit for the per-digit scans and the look-back.
+/// Digits per pass (2^[`RADIX_BITS`]). The histogram's blocks have this many threads, and the
+/// first this many threads of a digit pass's block ([`pass_threads`]) speak for one digit
+/// each in the per-digit scans and the look-back.
 pub const RADIX: u32 = 1 << RADIX_BITS;
 
 /// Digit passes of keys of `key_bytes` bytes.
@@ -34,20 +35,36 @@ pub const fn passes(key_bytes: u32) -> u32 {
 /// ```
 /// use kernels_gpu::radix::{items_per_thread, pass_shared_bytes};
 /// assert_eq!(items_per_thread(4, 0), 32);
-/// assert_eq!(items_per_thread(8, 8), 16);
+/// assert_eq!(items_per_thread(8, 8), 12);
 /// assert!(pass_shared_bytes(8, 16) <= 64 * 1024);
 /// ```
 pub const fn items_per_thread(key_bytes: u32, value_bytes: u32) -> u32 {
     crate::tuning::radix_pass_items(key_bytes, value_bytes)
 }
 
-/// Keys per tile of a digit pass.
-pub const fn tile_keys(key_bytes: u32, value_bytes: u32) -> u32 {
-    RADIX * items_per_thread(key_bytes, value_bytes)
+/// Threads per block of a digit pass for keys of `key_bytes` with values of `value_bytes`
+/// ([`crate::tuning::radix_pass_threads`]): at least [`RADIX`], a whole number of warps.
+///
+/// ```
+/// use kernels_gpu::radix::{RADIX, pass_threads};
+/// assert_eq!(pass_threads(4, 4), RADIX);
+/// assert_eq!(pass_threads(8, 0), 384);
+/// ```
+pub const fn pass_threads(key_bytes: u32, value_bytes: u32) -> u32 {
+    let threads = crate::tuning::radix_pass_threads(key_bytes, value_bytes);
+    assert!(threads >= RADIX && threads % 32 == 0);
+    threads
 }
 
 /// Warps per block of a digit pass.
-pub const WARPS: u32 = RADIX / 32;
+pub const fn pass_warps(key_bytes: u32, value_bytes: u32) -> u32 {
+    pass_threads(key_bytes, value_bytes) / 32
+}
+
+/// Keys per tile of a digit pass.
+pub const fn tile_keys(key_bytes: u32, value_bytes: u32) -> u32 {
+    pass_threads(key_bytes, value_bytes) * items_per_thread(key_bytes, value_bytes)
+}
 
 /// Dynamic shared memory of a digit-pass block, in bytes: the tile's keys in their sorted
 /// order (then its values, in the same bytes), each warp's per-digit counters, the tile's number (in 16 bytes, which
@@ -60,12 +77,13 @@ pub const WARPS: u32 = RADIX / 32;
 /// ```
 pub const fn pass_shared_bytes(key_bytes: u32, value_bytes: u32) -> u32 {
     let tile = tile_keys(key_bytes, value_bytes);
+    let warps = pass_warps(key_bytes, value_bytes);
     let widest = if key_bytes > value_bytes {
         key_bytes
     } else {
         value_bytes
     };
-    (tile * widest).next_multiple_of(16) + WARPS * RADIX * 4 + 16 + RADIX * 8 + 2 * WARPS * 8
+    (tile * widest).next_multiple_of(16) + warps * RADIX * 4 + 16 + RADIX * 8 + 2 * warps * 8
 }
 
 /// Dynamic shared memory of a histogram block: a `u32` counter per digit of every pass.
@@ -73,11 +91,26 @@ pub const fn histogram_shared_bytes(key_bytes: u32) -> u32 {
     passes(key_bytes) * RADIX * 4
 }
 
-/// Keys a histogram block counts per round of its grid-stride loop (each thread 16).
-pub const HISTOGRAM_TILE: u32 = RADIX * 16;
+/// Keys of `key_bytes` bytes a histogram thread loads per round of its grid-stride loop, all
+/// before it counts any, so that they are in flight together: 64 bytes, 16 registers, which
+/// leave the histogram at [`crate::tuning::RADIX_HISTOGRAM_MAX_REGISTERS`].
+///
+/// ```
+/// use kernels_gpu::radix::histogram_items;
+/// assert_eq!((histogram_items(4), histogram_items(8)), (16, 8));
+/// ```
+pub const fn histogram_items(key_bytes: u32) -> u32 {
+    64 / key_bytes
+}
 
-/// Most blocks of the histogram launch: enough to fill any device, and few enough that a block
-/// counts at most 2^39 / 1024 = 2^29 keys, which its `u32` counters hold.
+/// Keys a histogram block counts per round of its grid-stride loop.
+pub const fn histogram_tile(key_bytes: u32) -> u32 {
+    RADIX * histogram_items(key_bytes)
+}
+
+/// Most blocks of the histogram launch: enough to fill any device (eight blocks of [`RADIX`]
+/// threads fill a multiprocessor), and few enough that a block counts at most
+/// 2^39 / 1024 = 2^29 keys, which its `u32` counters hold.
 pub const HISTOGRAM_MAX_BLOCKS: u32 = 1024;
 
 /// Digit `shift / RADIX_BITS` of (encoded) key bits.

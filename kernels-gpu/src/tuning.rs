@@ -223,16 +223,31 @@ pub const fn compact_merge_sort_shared_bytes(key_bytes: u32, value_bytes: u32) -
     merge_shared_bytes(MERGE_TILE, key_bytes, value_bytes)
 }
 
+/// Threads per block of a radix digit pass, by the bytes of a key and of its value. The first
+/// [`RADIX`](crate::radix::RADIX) threads speak for the digits in the per-digit steps; the
+/// others only load, rank and store. Passes whose widest type has 8 bytes take 384 threads (12
+/// warps) of fewer keys each, under a cap of 80 registers, so that two blocks, 24 warps, share
+/// a multiprocessor (CUB's Onesweep shape on sm_90); 4-byte keys keep 256 threads of 32 keys
+/// (docs/decisions.md, "Blocks of 384 threads").
+pub const fn radix_pass_threads(key_bytes: u32, value_bytes: u32) -> u32 {
+    if key_bytes <= 8 && value_bytes <= 8 && (key_bytes == 8 || value_bytes == 8) {
+        384
+    } else {
+        256
+    }
+}
+
 /// Keys per thread of a radix digit pass, by the bytes of a key and of its value. Larger
 /// tiles make longer runs of each digit in the scatter (fewer partly written sectors) and
 /// spread each tile's scans and look-back over more keys, as long as the keys stay in
-/// registers: 32 for 4-byte keys alone with a cap of 128 registers (two blocks per
-/// multiprocessor); 8-byte keys alone keep 16 under a cap of 80 (three blocks), which measured
-/// faster than 20 under 128. Values follow their keys through the same shared memory after the
-/// ranking, so a pass with values takes the tile of its wider type, under a cap of 128: its
-/// threads hold a rank and a digit per key beside the values. Every tile fits in 64 KiB of
-/// shared memory, which every device from sm_70 lets a block opt into (docs/decisions.md,
-/// "Tiles and register caps of the digit passes", "Values after the ranking").
+/// registers: 32 for 4-byte keys (256 threads), 15 for 8-byte keys alone and 12 for pairs whose
+/// widest type has 8 bytes (384 threads), 8 for 16-byte values. Values follow their keys
+/// through the same shared memory after the ranking, so a pass with values takes a tile by its
+/// wider type; its threads hold a slot and a digit per key beside the values, packed four and
+/// two to a register (4-byte pairs: 1.066 → 1.052 ms at 2^25, H200). Every
+/// tile fits in 64 KiB of shared memory, which every device from sm_70 lets a block opt into
+/// (docs/decisions.md, "Tiles and register caps of the digit passes", "Values after the
+/// ranking").
 pub const fn radix_pass_items(key_bytes: u32, value_bytes: u32) -> u32 {
     let widest = if key_bytes > value_bytes {
         key_bytes
@@ -240,24 +255,32 @@ pub const fn radix_pass_items(key_bytes: u32, value_bytes: u32) -> u32 {
         value_bytes
     };
     match (widest, value_bytes) {
-        (4, 0) => 32,
-        (8, 0) => 16,
         (4, _) => 32,
-        (8, _) => 16,
+        (8, 0) => 15,
+        (8, _) => 12,
         _ => 8,
     }
 }
 
-/// Registers a thread of a radix digit pass may use ([`radix_pass_items`]): 80 (three blocks
-/// of [`RADIX`](crate::radix::RADIX) threads per multiprocessor) for 8-byte keys alone, 128
-/// (two blocks) for the others, whose larger tiles would spill under 80.
+/// Registers a thread of a radix digit pass may use ([`radix_pass_items`]): 128 (two blocks of
+/// 256 threads per multiprocessor) for the tiles of 32 4-byte keys (alone or with 4-byte
+/// values), whose ranking ptxas schedules with every key's atomic in flight (under 80, three
+/// blocks, the pairs' pass spilled 444 bytes and took 1.5× the time), and for 16-byte values;
+/// 80, two blocks of 384 threads, for the passes of 8-byte keys or values.
 pub const fn radix_pass_max_registers(key_bytes: u32, value_bytes: u32) -> u32 {
-    if key_bytes == 8 && value_bytes == 0 {
+    if radix_pass_threads(key_bytes, value_bytes) == 384 {
         80
     } else {
         128
     }
 }
+
+/// Registers a thread of the radix histogram may use: eight blocks of
+/// [`RADIX`](crate::radix::RADIX) threads per multiprocessor (the most it holds), so that
+/// [`HISTOGRAM_MAX_BLOCKS`](crate::radix::HISTOGRAM_MAX_BLOCKS) blocks run in one wave on an
+/// H100 or H200, each thread's 64 bytes of keys in flight together
+/// ([`histogram_items`](crate::radix::histogram_items)).
+pub const RADIX_HISTOGRAM_MAX_REGISTERS: u32 = 32;
 
 /// Registers a thread of the compact tile sorts may use: one block of [`MERGE_THREADS`]
 /// threads fits a multiprocessor's 65536 (the architecture's 255).

@@ -246,6 +246,15 @@ mod tests {
         "2p28.csv",
         include_str!("../../../docs/data/h100-2026-11-25/2p28.csv"),
     );
+    /// The H200 sweeps (docs/data/h200-2026-11-27), by the same commands.
+    const H200_BENCH: (&str, &str) = (
+        "auto-sweep.csv",
+        include_str!("../../../docs/data/h200-2026-11-27/auto-sweep.csv"),
+    );
+    const H200_BENCH_PAIRS: (&str, &str) = (
+        "auto-sweep-pairs.csv",
+        include_str!("../../../docs/data/h200-2026-11-27/auto-sweep-pairs.csv"),
+    );
     const HOST_SLICES: (&str, &str) = (
         "host-slices.csv",
         include_str!("../../../docs/data/h100-2026-11-25/host-slices.csv"),
@@ -322,32 +331,46 @@ mod tests {
         checked
     }
 
-    /// The Hopper table's choice for keys on the device is within 5% of the fastest sort at
-    /// every size and key type of the H100 sweeps it was written from: keys alone among all
-    /// three sorts, stable keys alone and pairs (values as wide as the keys) among the stable
-    /// ones.
-    #[test]
-    fn the_hopper_table_is_within_five_percent_of_the_h100_sweep() {
-        let sweep = sweep(&[BENCH, BENCH_2P28]);
+    /// Checks the Hopper table's choices for keys on the device against the sweeps `keys` (keys
+    /// alone among all three sorts, stable keys alone among the stable ones; `sizes` per key
+    /// type at least) and `pairs` (values as wide as the keys, the stable sorts; 2^10..2^27 of
+    /// u32 and u64).
+    fn check_hopper_device_table(keys: &[(&str, &str)], pairs: &[(&str, &str)], sizes: usize) {
+        let keys_sweep = sweep(keys);
         let t = &table((9, 0)).device;
-        let keys = within_five_percent(&sweep, &["bitonic", "merge", "radix"], "keys", |n, kb| {
-            fastest(t, Sorting::Unstable, n, kb)
-        });
-        // u32, f32, u64: 2^10..2^27, and u32 and u64 at 2^28.
-        assert!(keys >= 3 * 18 + 2, "{keys} sizes checked");
-        let stable = within_five_percent(&sweep, &["merge", "radix"], "stable", |n, kb| {
+        let checked = within_five_percent(
+            &keys_sweep,
+            &["bitonic", "merge", "radix"],
+            "keys",
+            |n, kb| fastest(t, Sorting::Unstable, n, kb),
+        );
+        assert!(checked >= sizes, "{checked} sizes checked");
+        let stable = within_five_percent(&keys_sweep, &["merge", "radix"], "stable", |n, kb| {
             fastest(t, Sorting::Stable, n, kb)
         });
-        assert_eq!(stable, keys);
-        // Pairs, values as wide as the keys: u32 and u64, 2^10..2^27.
-        let pairs_sweep = super::tests::sweep(&[BENCH_PAIRS]);
+        assert_eq!(stable, checked);
         let pairs = within_five_percent(
-            &pairs_sweep,
+            &sweep(pairs),
             &["merge_pairs", "radix_pairs"],
             "pairs",
             |n, kb| fastest(t, Sorting::Pairs { value_bytes: kb }, n, kb),
         );
         assert_eq!(pairs, 2 * 18);
+    }
+
+    /// The Hopper table's choice for keys on the device is within 5% of the fastest sort at
+    /// every size and key type of the H100 sweeps it was written from (u32, f32, u64:
+    /// 2^10..2^27, and u32 and u64 at 2^28).
+    #[test]
+    fn the_hopper_table_is_within_five_percent_of_the_h100_sweep() {
+        check_hopper_device_table(&[BENCH, BENCH_2P28], &[BENCH_PAIRS], 3 * 18 + 2);
+    }
+
+    /// The same against the H200 sweeps (u32, f32, u64: 2^10..2^27): the spans written on the
+    /// H100 hold there too.
+    #[test]
+    fn the_hopper_table_is_within_five_percent_of_the_h200_sweep() {
+        check_hopper_device_table(&[H200_BENCH], &[H200_BENCH_PAIRS], 3 * 18);
     }
 
     /// The Hopper table's choice for host slices is within 5% of the fastest end to end at every

@@ -11,8 +11,8 @@ use cust::module::Module;
 use cust::sys as cuda;
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::radix::{
-    HISTOGRAM_MAX_BLOCKS, HISTOGRAM_TILE, RADIX, RADIX_BITS, Scratch, epoch,
-    histogram_shared_bytes, pass_shared_bytes, passes, tile_keys, tiles,
+    HISTOGRAM_MAX_BLOCKS, RADIX, RADIX_BITS, Scratch, epoch, histogram_shared_bytes,
+    histogram_tile, pass_shared_bytes, pass_threads, passes, tile_keys, tiles,
 };
 use std::ops::Range;
 
@@ -30,9 +30,10 @@ const KERNELS: [((usize, usize), &str, &str); 8] = [
 
 /// The digit passes as every device launches them: (name, threads, dynamic shared bytes).
 pub(crate) fn launches() -> impl Iterator<Item = (&'static str, u32, u32)> {
-    KERNELS
-        .iter()
-        .map(|&((kb, vb), _, pass)| (pass, RADIX, pass_shared_bytes(kb as u32, vb as u32)))
+    KERNELS.iter().map(|&((kb, vb), _, pass)| {
+        let (kb, vb) = (kb as u32, vb as u32);
+        (pass, pass_threads(kb, vb), pass_shared_bytes(kb, vb))
+    })
 }
 
 /// Lets each digit pass use its tile's shared memory: up to 64 KiB, above the 48 KiB a block
@@ -114,7 +115,7 @@ pub(super) fn enqueue_digits(sorter: &GpuSorter, l: &Launch, digits: u32) -> Res
 
     let f = sorter.function(histogram_name)?;
     let blocks =
-        l.n.div_ceil(u64::from(HISTOGRAM_TILE))
+        l.n.div_ceil(u64::from(histogram_tile(kb)))
             .min(u64::from(HISTOGRAM_MAX_BLOCKS)) as u32;
     let shared = histogram_shared_bytes(kb);
     // SAFETY: the keys and the histograms are the caller's and the scratch's; the launch
@@ -127,7 +128,7 @@ pub(super) fn enqueue_digits(sorter: &GpuSorter, l: &Launch, digits: u32) -> Res
     let f = sorter.function(pass_name)?;
     let tile_count = tiles(l.n, tile_keys(kb, vb));
     let grid = u32::try_from(tile_count).expect("MAX_KEYS keeps the tiles below 2^31");
-    let shared = pass_shared_bytes(kb, vb);
+    let (threads, shared) = (pass_threads(kb, vb), pass_shared_bytes(kb, vb));
     let passes = digits;
     let buffers = [(l.keys, l.values), (at(layout.keys), at(layout.values))];
     for pass in 0..passes {
@@ -139,7 +140,7 @@ pub(super) fn enqueue_digits(sorter: &GpuSorter, l: &Launch, digits: u32) -> Res
         // SAFETY: sources and destinations are the caller's buffers and the scratch's, apart,
         // each of n keys and values; the launch shape is the kernel's.
         unsafe {
-            launch!(f<<<grid, RADIX, shared, stream>>>(
+            launch!(f<<<grid, threads, shared, stream>>>(
                 src.0,
                 dst.0,
                 src.1,

@@ -1,6 +1,6 @@
 //! What one block of the radix sort does ([`crate::radix`]): count digits, and in a digit pass
-//! rank a tile's keys, look back over the tiles before it and scatter. Blocks of [`RADIX`]
-//! threads, so that thread `d` speaks for digit `d` in the per-digit steps.
+//! rank a tile's keys, look back over the tiles before it and scatter. Blocks of at least
+//! [`RADIX`] threads, so that thread `d` speaks for digit `d` in the per-digit steps.
 //!
 //! Unlike the other block code this is written for the GPU alone: its ranking rests on warp
 //! matches and shuffles and its look-back on other blocks running at the same time. The GPU
@@ -13,17 +13,18 @@ use crate::gpu::{
     shared_atomic_add, shared_reduce_add, shared_window, shared_window_reduce_add, shfl_idx,
     shfl_up, store_relaxed, sync_threads, thread_idx_x,
 };
-use crate::radix::{Digits, HISTOGRAM_TILE, RADIX, RADIX_BITS, Status, WARPS, digit, passes};
+use crate::radix::{Digits, RADIX, RADIX_BITS, Status, digit, passes};
 
 /// Counts the digits of every pass of the `n` keys (encoded with `encode`) into `histograms`
 /// (`passes × RADIX` words, zeroed before the launch), each block a share of the tiles of
-/// [`HISTOGRAM_TILE`] keys, in `u32` counters of its shared memory.
+/// `RADIX × ITEMS` keys ([`crate::radix::histogram_tile`]), in `u32` counters of its shared
+/// memory.
 ///
 /// # Safety
 /// `keys` holds `n` device keys; `histograms` the words above; `shared` is the block's
 /// `histogram_shared_bytes` of dynamic shared memory; [`RADIX`] threads per block.
 #[inline(always)]
-pub unsafe fn histogram<K: Digits>(
+pub unsafe fn histogram<K: Digits, const ITEMS: usize>(
     keys: *const K,
     n: u64,
     encode: u32,
@@ -31,7 +32,8 @@ pub unsafe fn histogram<K: Digits>(
     shared: *mut u32,
 ) {
     let t = thread_idx_x();
-    let words = passes(size_of::<K>() as u32) * RADIX;
+    let digit_passes = passes(size_of::<K>() as u32);
+    let words = digit_passes * RADIX;
     // SAFETY: the shared counters hold `words`; the device ranges are the caller's.
     unsafe {
         let mut i = t;
@@ -41,18 +43,34 @@ pub unsafe fn histogram<K: Digits>(
         }
         sync_threads();
         let window = shared_window(shared);
-        let tile = u64::from(HISTOGRAM_TILE);
+        let count = |key: K, pass: u32| {
+            let word = pass * RADIX + digit(key, pass * RADIX_BITS);
+            shared_window_reduce_add(window + 4 * word, 1);
+        };
+        let tile = RADIX as u64 * ITEMS as u64;
         let mut base = u64::from(block_idx_x()) * tile;
         while base < n {
-            for k in 0..HISTOGRAM_TILE / RADIX {
-                let i = base + u64::from(k * RADIX + t);
-                if i < n {
-                    let key = (*keys.add(i as usize)).encode(encode);
-                    let mut shift = 0;
-                    while shift < size_of::<K>() as u32 * 8 {
-                        let word = shift / RADIX_BITS * RADIX + digit(key, shift);
-                        shared_window_reduce_add(window + 4 * word, 1);
-                        shift += RADIX_BITS;
+            if n - base >= tile {
+                // A whole tile: every load issued before the first count, then the counts pass
+                // by pass.
+                let src = keys.add((base + u64::from(t)) as usize);
+                let mut tile_keys = [K::INFINITY; ITEMS];
+                unrolled::<ITEMS>(|k| {
+                    tile_keys[k] = (*src.add(k * RADIX as usize)).encode(encode);
+                });
+                unrolled::<8>(|pass| {
+                    if (pass as u32) < digit_passes {
+                        unrolled::<ITEMS>(|k| count(tile_keys[k], pass as u32));
+                    }
+                });
+            } else {
+                for k in 0..ITEMS as u64 {
+                    let i = base + k * u64::from(RADIX) + u64::from(t);
+                    if i < n {
+                        let key = (*keys.add(i as usize)).encode(encode);
+                        for pass in 0..digit_passes {
+                            count(key, pass);
+                        }
                     }
                 }
             }
@@ -119,14 +137,14 @@ struct Shared<K, V> {
 impl<K, V> Shared<K, V> {
     /// # Safety
     /// `shared` is 16-byte aligned and holds `pass_shared_bytes(K, V)` bytes for a tile of
-    /// `tile` keys.
+    /// `tile` keys and blocks of `warps` warps.
     #[inline(always)]
-    unsafe fn new(shared: *mut u8, tile: u32) -> Self {
+    unsafe fn new(shared: *mut u8, tile: u32, warps: u32) -> Self {
         let tile_bytes = (tile as usize * size_of::<K>().max(size_of::<V>())).next_multiple_of(16);
         // SAFETY: the offsets stay inside the layout; each part is aligned for its type.
         unsafe {
             let warp_counts = shared.add(tile_bytes) as *mut u32;
-            let tile_number = warp_counts.add((WARPS * RADIX) as usize);
+            let tile_number = warp_counts.add((warps * RADIX) as usize);
             let bases = tile_number.add(4) as *mut u64;
             let warp_sums = bases.add(RADIX as usize);
             Shared {
@@ -145,9 +163,10 @@ impl<K, V> Shared<K, V> {
 /// of the block calls it.
 ///
 /// # Safety
-/// `warp_sums` holds `2 ×` [`WARPS`] words of shared memory that nothing else uses meanwhile.
+/// `warp_sums` holds two words per warp of the block (`warps` of them) of shared memory that
+/// nothing else uses meanwhile.
 #[inline(always)]
-unsafe fn block_exclusive_scans(a: u64, b: u64, warp_sums: *mut u64) -> (u64, u64) {
+unsafe fn block_exclusive_scans(a: u64, b: u64, warps: u32, warp_sums: *mut u64) -> (u64, u64) {
     let (lane, warp) = (thread_idx_x() % 32, thread_idx_x() / 32);
     let (mut sum_a, mut sum_b) = (a, b);
     let mut delta = 1;
@@ -163,12 +182,12 @@ unsafe fn block_exclusive_scans(a: u64, b: u64, warp_sums: *mut u64) -> (u64, u6
     unsafe {
         if lane == 31 {
             *warp_sums.add(warp as usize) = sum_a;
-            *warp_sums.add((WARPS + warp) as usize) = sum_b;
+            *warp_sums.add((warps + warp) as usize) = sum_b;
         }
         sync_threads();
         for w in 0..warp {
             sum_a += *warp_sums.add(w as usize);
-            sum_b += *warp_sums.add((WARPS + w) as usize);
+            sum_b += *warp_sums.add((warps + w) as usize);
         }
         sync_threads();
     }
@@ -177,30 +196,31 @@ unsafe fn block_exclusive_scans(a: u64, b: u64, warp_sums: *mut u64) -> (u64, u6
 
 /// One tile of a digit pass: the next tile in launch order (from the pass's counter, so that
 /// every earlier tile is being or has been worked on by a running block, and the look-back
-/// only ever waits on blocks that run), its `ITEMS × RADIX` keys ranked by digit, stably, and
+/// only ever waits on blocks that run), its `ITEMS × THREADS` keys ranked by digit, stably, and
 /// stored at their places for this digit.
 ///
 /// # Safety
 /// The buffers of `pass` are as its fields say, the destination buffers other than the
 /// sources; `shared` is the block's `pass_shared_bytes` of dynamic shared memory (16-byte
-/// aligned); [`RADIX`] threads per block and at least `tiles(n, RADIX × ITEMS)` blocks.
+/// aligned); `THREADS` threads per block (a multiple of 32, at least [`RADIX`]) and at least
+/// `tiles(n, THREADS × ITEMS)` blocks.
 #[inline(always)]
-pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize>(
+pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize, const THREADS: u32>(
     pass: Pass<K, V>,
     shared: *mut u8,
 ) {
     let t = thread_idx_x();
-    let tile_len = RADIX * ITEMS as u32;
+    let tile_len = THREADS * ITEMS as u32;
     // SAFETY: the layout is the caller's; the counters are the layout's warp counters.
     unsafe {
-        let sh = Shared::<K, V>::new(shared, tile_len);
+        let sh = Shared::<K, V>::new(shared, tile_len, THREADS / 32);
         if t == 0 {
             *sh.tile_number = atomic_add(pass.counter, 1);
         }
         let mut i = t;
-        while i < WARPS * RADIX {
+        while i < THREADS / 32 * RADIX {
             *sh.warp_counts.add(i as usize) = 0;
-            i += RADIX;
+            i += THREADS;
         }
         sync_threads();
         let tile = u64::from(*sh.tile_number);
@@ -208,14 +228,14 @@ pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize>(
         let len = (pass.n - tile * u64::from(tile_len)).min(u64::from(tile_len)) as u32;
         // Every tile but the last is full: it goes without a bound check per key.
         if len == tile_len {
-            place_tile::<K, V, ITEMS, true>(pass, &sh, tile, len);
+            place_tile::<K, V, ITEMS, THREADS, true>(pass, &sh, tile, len);
         } else {
-            place_tile::<K, V, ITEMS, false>(pass, &sh, tile, len);
+            place_tile::<K, V, ITEMS, THREADS, false>(pass, &sh, tile, len);
         }
     }
 }
 
-/// The body of [`digit_pass`] for tile `tile` of `len` keys (`FULL`: all `ITEMS × RADIX`).
+/// The body of [`digit_pass`] for tile `tile` of `len` keys (`FULL`: all `ITEMS × THREADS`).
 ///
 /// Keys are loaded warp-striped: warp `w` holds the tile's keys `w·32·ITEMS ..`, item `k` of
 /// lane `l` being key `w·32·ITEMS + 32k + l`. First each warp counts its keys per digit (a
@@ -235,16 +255,24 @@ pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize>(
 /// # Safety
 /// As [`digit_pass`]'s, the warp counters zeroed; `len` is the tile's length.
 #[inline(always)]
-unsafe fn place_tile<K: Digits, V: Copy + Default, const ITEMS: usize, const FULL: bool>(
+unsafe fn place_tile<
+    K: Digits,
+    V: Copy + Default,
+    const ITEMS: usize,
+    const THREADS: u32,
+    const FULL: bool,
+>(
     pass: Pass<K, V>,
     sh: &Shared<K, V>,
     tile: u64,
     len: u32,
 ) {
+    const { assert!(ITEMS <= 64 && THREADS * ITEMS as u32 <= 1 << 16) };
     let t = thread_idx_x();
     let (lane, warp) = (t % 32, t / 32);
+    let warps = THREADS / 32;
     let has_values = size_of::<V>() > 0;
-    let base = tile * u64::from(RADIX * ITEMS as u32);
+    let base = tile * u64::from(THREADS * ITEMS as u32);
     let present = |i: u32| FULL || i < len;
     // SAFETY: every index below stays inside its part of the caller's layout, and the device
     // ranges are the pass's.
@@ -269,34 +297,42 @@ unsafe fn place_tile<K: Digits, V: Copy + Default, const ITEMS: usize, const FUL
         });
         sync_threads();
 
-        // Thread d: the tile's count of digit d, published; each warp's first slot for it.
+        // Thread d < RADIX: the tile's count of digit d, published; each warp's first slot for
+        // it. The threads past the digits scan zeros after them.
         let d = t;
-        let mut count = 0;
-        for w in 0..WARPS {
-            let c = sh.warp_counts.add((w * RADIX + d) as usize);
-            let warp_count = *c;
-            *c = count;
-            count += warp_count;
-        }
+        let speaks = d < RADIX;
+        // (Past the digits, a word never read or written.)
         let word = pass
             .status
-            .add((tile * u64::from(RADIX) + u64::from(d)) as usize);
-        let mine = u64::from(count);
-        if tile == 0 {
-            store_relaxed(word, Status::Inclusive(mine).encode(pass.epoch));
-        } else {
-            store_relaxed(word, Status::Aggregate(mine).encode(pass.epoch));
+            .wrapping_add((tile * u64::from(RADIX) + u64::from(d)) as usize);
+        let (mut mine, mut total) = (0, 0);
+        if speaks {
+            let mut count = 0;
+            for w in 0..warps {
+                let c = sh.warp_counts.add((w * RADIX + d) as usize);
+                let warp_count = *c;
+                *c = count;
+                count += warp_count;
+            }
+            mine = u64::from(count);
+            if tile == 0 {
+                store_relaxed(word, Status::Inclusive(mine).encode(pass.epoch));
+            } else {
+                store_relaxed(word, Status::Aggregate(mine).encode(pass.epoch));
+            }
+            total = *pass.histogram.add(d as usize);
         }
-        let (tile_start, digit_start) =
-            block_exclusive_scans(mine, *pass.histogram.add(d as usize), sh.warp_sums);
-        for w in 0..WARPS {
-            *sh.warp_counts.add((w * RADIX + d) as usize) += tile_start as u32;
+        let (tile_start, digit_start) = block_exclusive_scans(mine, total, warps, sh.warp_sums);
+        if speaks {
+            for w in 0..warps {
+                *sh.warp_counts.add((w * RADIX + d) as usize) += tile_start as u32;
+            }
         }
         sync_threads();
 
         // Rank within the warp, item by item, each key straight to its slot.
         let below = lanemask_lt();
-        let mut slots = [0u32; ITEMS];
+        let mut slots = Packed::<16>::new();
         unrolled::<ITEMS>(|k| {
             let valid = present(first + 32 * (k as u32));
             // RADIX matches no digit (a ninth bit tells it apart): the lanes past the end rank
@@ -316,9 +352,10 @@ unsafe fn place_tile<K: Digits, V: Copy + Default, const ITEMS: usize, const FUL
             if lane == leader && valid {
                 first_slot = shared_atomic_add(counts.add(d as usize), peers.count_ones());
             }
-            slots[k] = shfl_idx(first_slot, leader) + (peers & below).count_ones();
+            let slot = shfl_idx(first_slot, leader) + (peers & below).count_ones();
+            slots.set(k, slot);
             if valid {
-                *sh.keys.add(slots[k] as usize) = keys[k];
+                *sh.keys.add(slot as usize) = keys[k];
             }
         });
 
@@ -336,7 +373,7 @@ unsafe fn place_tile<K: Digits, V: Copy + Default, const ITEMS: usize, const FUL
 
         // Look back: the digit's keys in the tiles before this one.
         let mut before = 0u64;
-        if tile > 0 {
+        if speaks && tile > 0 {
             let mut j = tile;
             loop {
                 j -= 1;
@@ -361,18 +398,21 @@ unsafe fn place_tile<K: Digits, V: Copy + Default, const ITEMS: usize, const FUL
             store_relaxed(word, Status::Inclusive(before + mine).encode(pass.epoch));
         }
         // Slot s of the tile's sorted order, of digit d, goes to bases[d] + s.
-        *sh.bases.add(d as usize) = (digit_start + before).wrapping_sub(tile_start);
+        if speaks {
+            *sh.bases.add(d as usize) = (digit_start + before).wrapping_sub(tile_start);
+        }
         sync_threads();
 
         // Out, digit run by digit run: the keys, then the values through the same shared
         // memory, each to the place of the key that held its slot.
-        let mut digits = [0u32; ITEMS];
+        let mut digits = Packed::<8>::new();
         unrolled::<ITEMS>(|k| {
-            let s = t + RADIX * k as u32;
+            let s = t + THREADS * k as u32;
             if present(s) {
                 let key = *sh.keys.add(s as usize);
-                digits[k] = digit(key, pass.shift);
-                let at = (*sh.bases.add(digits[k] as usize)).wrapping_add(u64::from(s));
+                let d = digit(key, pass.shift);
+                digits.set(k, d);
+                let at = (*sh.bases.add(d as usize)).wrapping_add(u64::from(s));
                 *pass.dst_keys.add(at as usize) = key.decode(pass.decode);
             }
         });
@@ -380,17 +420,69 @@ unsafe fn place_tile<K: Digits, V: Copy + Default, const ITEMS: usize, const FUL
             sync_threads();
             unrolled::<ITEMS>(|k| {
                 if present(first + 32 * (k as u32)) {
-                    *sh.values.add(slots[k] as usize) = values[k];
+                    *sh.values.add(slots.get(k) as usize) = values[k];
                 }
             });
             sync_threads();
             unrolled::<ITEMS>(|k| {
-                let s = t + RADIX * k as u32;
+                let s = t + THREADS * k as u32;
                 if present(s) {
-                    let at = (*sh.bases.add(digits[k] as usize)).wrapping_add(u64::from(s));
+                    let at = (*sh.bases.add(digits.get(k) as usize)).wrapping_add(u64::from(s));
                     *pass.dst_values.add(at as usize) = *sh.values.add(s as usize);
                 }
             });
         }
+    }
+}
+
+/// Up to 64 fields of `BITS` bits (8 or 16), packed `32 / BITS` to a word. Indexed by constants
+/// (the unrolled items), the words stay in registers and those never set are never allocated:
+/// a thread holds its keys' slots (below 2^16) and digits beside its values in a half and a
+/// quarter of the registers they would take one to a word.
+#[derive(Clone, Copy)]
+struct Packed<const BITS: u32>([u32; 32]);
+
+impl<const BITS: u32> Packed<BITS> {
+    const PER_WORD: usize = (32 / BITS) as usize;
+
+    #[inline(always)]
+    fn new() -> Self {
+        const { assert!(BITS == 8 || BITS == 16) };
+        Packed([0; 32])
+    }
+
+    /// Sets field `k`, unset so far, to `value` (below 2^`BITS`).
+    #[inline(always)]
+    fn set(&mut self, k: usize, value: u32) {
+        self.0[k / Self::PER_WORD] |= value << (BITS * (k % Self::PER_WORD) as u32);
+    }
+
+    #[inline(always)]
+    fn get(&self, k: usize) -> u32 {
+        (self.0[k / Self::PER_WORD] >> (BITS * (k % Self::PER_WORD) as u32)) & ((1 << BITS) - 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Packed;
+
+    #[test]
+    fn packed_fields_keep_every_value_apart() {
+        let mut slots = Packed::<16>::new();
+        let mut digits = Packed::<8>::new();
+        for k in 0..64 {
+            slots.set(k, (k as u32 * 1021 + 7) & 0xffff);
+            digits.set(k, (k as u32 * 37 + 255) & 0xff);
+        }
+        for k in 0..64 {
+            assert_eq!(slots.get(k), (k as u32 * 1021 + 7) & 0xffff, "slot {k}");
+            assert_eq!(digits.get(k), (k as u32 * 37 + 255) & 0xff, "digit {k}");
+        }
+        let mut edges = Packed::<16>::new();
+        edges.set(0, 0xffff);
+        edges.set(1, 0);
+        edges.set(2, 1);
+        assert_eq!((edges.get(0), edges.get(1), edges.get(2)), (0xffff, 0, 1));
     }
 }

@@ -178,7 +178,8 @@ macro_rules! kernel_list {
     };
     (radix, $then:ident) => {
         $then! {
-            radix_histogram_u32: Radix => radix_histogram!(u32);
+            radix_histogram_u32: Radix, registers RADIX_HISTOGRAM_MAX_REGISTERS
+                => radix_histogram!(u32);
             radix_pass_u32: Radix, registers radix_pass_max_registers(4, 0)
                 => radix_pass!(u32, ());
             radix_pass_u32_u32: Radix, registers radix_pass_max_registers(4, 4)
@@ -187,7 +188,8 @@ macro_rules! kernel_list {
                 => radix_pass!(u32, u64);
             radix_pass_u32_u128: Radix, registers radix_pass_max_registers(4, 16)
                 => radix_pass!(u32, u128);
-            radix_histogram_u64: Radix => radix_histogram!(u64);
+            radix_histogram_u64: Radix, registers RADIX_HISTOGRAM_MAX_REGISTERS
+                => radix_histogram!(u64);
             radix_pass_u64: Radix, registers radix_pass_max_registers(8, 0)
                 => radix_pass!(u64, ());
             radix_pass_u64_u32: Radix, registers radix_pass_max_registers(8, 4)

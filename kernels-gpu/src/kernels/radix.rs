@@ -6,7 +6,7 @@
 use crate::block::merge::Align16;
 use crate::block::radix::{Pass, digit_pass, histogram};
 use crate::gpu::dynamic_shared;
-use crate::radix::items_per_thread;
+use crate::radix::{histogram_items, items_per_thread, pass_threads};
 
 macro_rules! radix_histogram {
     ($histogram:ident, $key:ty) => {
@@ -25,8 +25,11 @@ macro_rules! radix_histogram {
             encode: u32,
             histograms: *mut u64,
         ) {
+            const ITEMS: usize = histogram_items(size_of::<$key>() as u32) as usize;
             // SAFETY: the launch contract.
-            unsafe { histogram(keys, n, encode, histograms, dynamic_shared::<u32>()) }
+            unsafe {
+                histogram::<$key, ITEMS>(keys, n, encode, histograms, dynamic_shared::<u32>())
+            }
         }
     };
 }
@@ -39,7 +42,7 @@ macro_rules! radix_pass {
         /// counts; `status` the status words (`RADIX` per tile, zeroed once per sort);
         /// `counter` this pass's tile counter (zero at the launch); `epoch` the pass's.
         ///
-        /// Launch: `tiles(n, tile_keys(key, value))` blocks of `RADIX` threads,
+        /// Launch: `tiles(n, tile_keys(key, value))` blocks of `pass_threads(key, value)` threads,
         /// `pass_shared_bytes(key, value)` bytes of dynamic shared memory.
         ///
         /// # Safety
@@ -62,6 +65,7 @@ macro_rules! radix_pass {
         ) {
             const ITEMS: usize =
                 items_per_thread(size_of::<$key>() as u32, size_of::<$value>() as u32) as usize;
+            const THREADS: u32 = pass_threads(size_of::<$key>() as u32, size_of::<$value>() as u32);
             let pass = Pass {
                 src_keys,
                 dst_keys,
@@ -78,7 +82,10 @@ macro_rules! radix_pass {
             };
             // SAFETY: the launch contract.
             unsafe {
-                digit_pass::<$key, $value, ITEMS>(pass, dynamic_shared::<Align16>() as *mut u8)
+                digit_pass::<$key, $value, ITEMS, THREADS>(
+                    pass,
+                    dynamic_shared::<Align16>() as *mut u8,
+                )
             }
         }
     };

@@ -208,7 +208,9 @@ const fn lookup(spans: &[Span], n: u64) -> AutoSort {
     spans[i].sort
 }
 
-/// The Hopper policy (H100, H200): measured on an H100 ([`KEYS_32`] and the other lists).
+/// The Hopper policy (H100, H200): measured on an H100 ([`KEYS_32`] and the other lists); its
+/// device lists are also within 5% of the fastest at every size of an H200 sweep
+/// (docs/data/h200-2026-11-27, `auto-sweep.csv` and `auto-sweep-pairs.csv`).
 pub const HOPPER: AutoTable = AutoTable {
     measured_on: "H100",
     device: Choices {
