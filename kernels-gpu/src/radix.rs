@@ -78,11 +78,7 @@ pub const fn tile_keys(key_bytes: u32, value_bytes: u32) -> u32 {
 pub const fn pass_shared_bytes(key_bytes: u32, value_bytes: u32) -> u32 {
     let tile = tile_keys(key_bytes, value_bytes);
     let warps = pass_warps(key_bytes, value_bytes);
-    let widest = if key_bytes > value_bytes {
-        key_bytes
-    } else {
-        value_bytes
-    };
+    let widest = crate::tuning::radix_item_bytes(key_bytes, value_bytes);
     (tile * widest).next_multiple_of(16) + warps * RADIX * 4 + 16 + RADIX * 8 + 2 * warps * 8
 }
 

@@ -230,10 +230,20 @@ pub const fn compact_merge_sort_shared_bytes(key_bytes: u32, value_bytes: u32) -
 /// a multiprocessor (CUB's Onesweep shape on sm_90); 4-byte keys keep 256 threads of 32 keys
 /// (docs/decisions.md, "Blocks of 384 threads").
 pub const fn radix_pass_threads(key_bytes: u32, value_bytes: u32) -> u32 {
-    if key_bytes <= 8 && value_bytes <= 8 && (key_bytes == 8 || value_bytes == 8) {
+    if radix_item_bytes(key_bytes, value_bytes) == 8 {
         384
     } else {
         256
+    }
+}
+
+/// The wider of a radix pass's key and value, in bytes: what its tile's shared memory holds
+/// per key (the keys, then the values in the same bytes), and what its shape follows.
+pub const fn radix_item_bytes(key_bytes: u32, value_bytes: u32) -> u32 {
+    if key_bytes > value_bytes {
+        key_bytes
+    } else {
+        value_bytes
     }
 }
 
@@ -249,12 +259,7 @@ pub const fn radix_pass_threads(key_bytes: u32, value_bytes: u32) -> u32 {
 /// (docs/decisions.md, "Tiles and register caps of the digit passes", "Values after the
 /// ranking").
 pub const fn radix_pass_items(key_bytes: u32, value_bytes: u32) -> u32 {
-    let widest = if key_bytes > value_bytes {
-        key_bytes
-    } else {
-        value_bytes
-    };
-    match (widest, value_bytes) {
+    match (radix_item_bytes(key_bytes, value_bytes), value_bytes) {
         (4, _) => 32,
         (8, 0) => 15,
         (8, _) => 12,
