@@ -179,9 +179,14 @@ fn rows_of_every_length_around_the_powers_of_two() {
     }
 }
 
-/// Every key type, both orders, for rows of a few lengths and for mixed segments.
+/// Every key type, both orders, for rows of a few lengths (each way a block sorts rows: the
+/// register sort, the bitonic block sort, the radix sort of a segment, the tile sort) and for
+/// mixed segments.
 fn every_key_type<K: SortKey>(gpu: &GpuSorter, seed: u64) {
-    for (i, len) in [16usize, 129, 2048, 8192].into_iter().enumerate() {
+    for (i, len) in [16usize, 129, 1000, 2048, 3000, 8192]
+        .into_iter()
+        .enumerate()
+    {
         for order in ORDERS {
             let n = len * (20_000 / len + 3);
             let keys = keys_of::<K>(n, seed + i as u64, i % 2 == 1);

@@ -49,6 +49,14 @@ pub fn sync_threads() {
     unsafe { nvptx::_syncthreads() }
 }
 
+/// `__syncwarp()`: the warp's lanes meet, and each lane's earlier shared-memory writes are
+/// visible to the others after it.
+#[inline(always)]
+pub fn sync_warp() {
+    // SAFETY: a full-warp barrier; callers keep the whole warp converged.
+    unsafe { core::arch::asm!("bar.warp.sync 0xffffffff;") };
+}
+
 /// `extern __shared__ T smem[]`: the block's dynamic shared memory, sized at launch.
 #[inline(always)]
 pub fn dynamic_shared<T>() -> *mut T {

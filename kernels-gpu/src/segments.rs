@@ -251,6 +251,70 @@ pub const fn short_shared_bytes(element_bytes: u32) -> u32 {
     short_slot(SHORT_TILE) * element_bytes
 }
 
+/// log2 of the keys each thread holds in the radix sort of a segment
+/// ([`crate::block::segment_radix`]).
+pub const RADIX_ITEMS_LOG2: u32 = 4;
+
+/// Keys each thread holds in the radix sort of a segment.
+pub const RADIX_ITEMS: u32 = 1 << RADIX_ITEMS_LOG2;
+
+/// Padded lengths (log2) the radix sort of a segment takes: from whole warps (512 keys, 32
+/// threads) to the block sort's longest rows (8192 keys, 512 threads).
+pub const RADIX_ROW_LOG2: core::ops::RangeInclusive<u32> = 9..=MAX_ROW_LOG2;
+
+/// Threads of a block of the radix sort of one segment padded to 2^`row_log2` keys
+/// ([`RADIX_ROW_LOG2`]): [`RADIX_ITEMS`] keys each.
+///
+/// ```
+/// use kernels_gpu::segments::radix_threads;
+/// assert_eq!([9, 12, 13].map(radix_threads), [32, 256, 512]);
+/// ```
+pub const fn radix_threads(row_log2: u32) -> u32 {
+    1 << (row_log2 - RADIX_ITEMS_LOG2)
+}
+
+/// Byte offsets of the parts of a block's shared memory in the radix sort of a segment. The
+/// keys, in their order after a pass, start at 0; after the last pass the same bytes hold the
+/// values' words, one word of every value at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RadixLayout {
+    /// The keys' positions in their segment, as `u16`, in the same order (indexed sorts).
+    pub positions: u32,
+    /// Per warp, a counter per digit.
+    pub counts: u32,
+    /// The block scan's word per warp.
+    pub sums: u32,
+    /// All of it.
+    pub bytes: u32,
+}
+
+/// The shared memory of a block holding `tile` keys of `key_bytes` (with their positions where
+/// `indexed`) in `warps` warps.
+///
+/// ```
+/// use kernels_gpu::segments::radix_layout;
+/// let l = radix_layout(4096, 8, true, 8);
+/// assert_eq!((l.positions, l.counts, l.sums, l.bytes), (32768, 40960, 49152, 49184));
+/// assert_eq!(radix_layout(4096, 4, false, 8).bytes, 16384 + 8192 + 32);
+/// ```
+pub const fn radix_layout(tile: u32, key_bytes: u32, indexed: bool, warps: u32) -> RadixLayout {
+    let positions = tile * key_bytes;
+    let counts = positions + if indexed { tile * 2 } else { 0 };
+    let sums = counts + warps * crate::radix::RADIX * 4;
+    RadixLayout {
+        positions,
+        counts,
+        sums,
+        bytes: sums + warps * 4,
+    }
+}
+
+/// Dynamic shared memory of a block of the radix sort of one segment padded to 2^`row_log2`.
+pub const fn radix_shared_bytes(row_log2: u32, key_bytes: u32, indexed: bool) -> u32 {
+    let threads = radix_threads(row_log2);
+    radix_layout(threads * RADIX_ITEMS, key_bytes, indexed, threads / 32).bytes
+}
+
 /// The long segments of one sort laid end to end, for the radix sorts that sort them all at once
 /// (8-byte keys with their positions: argsorts and pairs): *compact* position `c` of the
 /// concatenation is position `c − start` of the segment whose compact positions `start ..` hold

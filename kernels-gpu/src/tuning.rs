@@ -178,6 +178,41 @@ pub const SHORT_SEGMENTS_MAX_ROW_LOG2: u32 = 6;
 /// to 3.33 ms). docs/decisions.md, "Rows of keys alone by the tile sort".
 pub const ROWS_TILE_SORT_MIN_LOG2: u32 = SHORT_SEGMENTS_MAX_ROW_LOG2 + 1;
 
+/// log2 of the shortest padded segments that take the radix sort of a segment
+/// ([`crate::block::segment_radix`]) rather than the block's bitonic network, for keys sorted
+/// with their positions (argsorts, pairs) and for keys alone: from the shortest it takes (512
+/// keys, one warp), where it was already faster for every key width (H200: 2^26 u64 pairs in
+/// rows of 512 1.88 ms against 2.98; u32 keys alone in rows of 1000 0.88 against 0.93). Rows
+/// of keys alone of a power of two take the tile sort before either.
+pub const SEGMENTS_RADIX_MIN_ROW_LOG2_INDEXED: u32 = 9;
+/// See [`SEGMENTS_RADIX_MIN_ROW_LOG2_INDEXED`].
+pub const SEGMENTS_RADIX_MIN_ROW_LOG2_KEYS: u32 = 9;
+
+/// Whether segments padded to 2^`row_log2` keys of `key_bytes` (with their positions where
+/// `indexed`) take the radix sort of a segment.
+///
+/// ```
+/// use kernels_gpu::tuning::segments_radix;
+/// assert!(segments_radix(12, 8, true));
+/// assert!(!segments_radix(8, 8, true));
+/// ```
+pub const fn segments_radix(row_log2: u32, key_bytes: u32, indexed: bool) -> bool {
+    let _ = key_bytes;
+    let min = if indexed {
+        SEGMENTS_RADIX_MIN_ROW_LOG2_INDEXED
+    } else {
+        SEGMENTS_RADIX_MIN_ROW_LOG2_KEYS
+    };
+    row_log2 >= min && row_log2 <= *crate::segments::RADIX_ROW_LOG2.end()
+}
+
+/// Register cap of the radix sort of a segment: four blocks of 256 threads per multiprocessor
+/// (rows of 4096 8-byte keys with positions take 48 KiB of shared memory each), two of 512. The
+/// indexed kernels spill a few hundred bytes under it and are still faster than under 80
+/// (three blocks) or unbounded (112 registers, two): docs/decisions.md, "Segments by a radix
+/// sort in one block".
+pub const SEGMENTS_RADIX_MAX_REGISTERS: u32 = 64;
+
 /// Threads per block of the register sort of short segments: two warps, a tile of 2048
 /// positions, at most 33 KiB of shared memory (16-byte elements), under the 48 KiB that every
 /// device gives a block without asking, with enough blocks per multiprocessor to keep the

@@ -20,8 +20,9 @@
 use crate::error::{CudaContext, Result, driver};
 use cust::device::{Device, DeviceAttribute};
 use cust::sys as cuda;
+use kernels_gpu::segments::radix_shared_bytes;
 use kernels_gpu::tuning::auto::{self, AutoTable};
-use kernels_gpu::tuning::{merge_sort_compact, prefetch_ahead_tiles, window_log2};
+use kernels_gpu::tuning::{merge_sort_compact, prefetch_ahead_tiles, segments_radix, window_log2};
 
 /// The limits of a device that the choice of kernels depends on, as the driver reports them
 /// (and, for tests, capped by a [`DeviceProfile`]).
@@ -102,6 +103,14 @@ impl DeviceLimits {
     /// Whether a block with `bytes` of dynamic shared memory launches.
     pub fn fits(&self, bytes: u32) -> bool {
         bytes <= self.max_shared_per_block
+    }
+
+    /// Whether segments padded to 2^`row_log2` keys of `key_bytes` (with their positions where
+    /// `indexed`) take the radix sort of a segment ([`kernels_gpu::tuning::segments_radix`])
+    /// on this device: where the tuning says so and its block's shared memory fits.
+    pub fn segments_radix(&self, row_log2: u32, key_bytes: usize, indexed: bool) -> bool {
+        segments_radix(row_log2, key_bytes as u32, indexed)
+            && self.fits(radix_shared_bytes(row_log2, key_bytes as u32, indexed))
     }
 
     /// log2 of the keys per block of the bitonic window passes of `key_bytes`-byte keys

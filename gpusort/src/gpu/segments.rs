@@ -16,8 +16,9 @@ use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use cust::module::Module;
 use cust::sys as cuda;
 use kernels_gpu::segments::{
-    MAX_ROW_LOG2, blocks, element_bytes, is_short, max_row_log2, row_log2, row_tile_stages,
-    shared_bytes, short_blocks, short_shared_bytes, threads, tile_log2,
+    MAX_ROW_LOG2, RADIX_ROW_LOG2, blocks, element_bytes, is_short, max_row_log2,
+    radix_shared_bytes, radix_threads, row_log2, row_tile_stages, shared_bytes, short_blocks,
+    short_shared_bytes, threads, tile_log2,
 };
 use kernels_gpu::tuning::SHORT_SEGMENTS_THREADS;
 use std::borrow::Cow;
@@ -79,6 +80,24 @@ fn short_kernel(key_bytes: usize, indexed: bool) -> &'static str {
         .expect("keys of 4 or 8 bytes")
 }
 
+/// The radix sorts of a segment per (key bytes, whether each key travels with its position);
+/// values of any width move as 4-byte words.
+const RADIX_KERNELS: [((usize, bool), &str); 4] = [
+    ((4, false), "segments_radix_keys_u32"),
+    ((8, false), "segments_radix_keys_u64"),
+    ((4, true), "segments_radix_u32"),
+    ((8, true), "segments_radix_u64"),
+];
+
+/// The radix sort of a segment of keys of `key_bytes`, alone or `indexed`.
+fn radix_kernel(key_bytes: usize, indexed: bool) -> &'static str {
+    RADIX_KERNELS
+        .iter()
+        .find(|(w, _)| *w == (key_bytes, indexed))
+        .map(|(_, name)| *name)
+        .expect("keys of 4 or 8 bytes")
+}
+
 /// Lets every segment kernel use the shared memory of the longest row it sorts on a device of
 /// `limits` (up to 139 KB, for 8-byte keys with positions in rows of 8192).
 pub(super) fn configure(module: &Module, limits: &super::DeviceLimits) -> Result<()> {
@@ -91,6 +110,15 @@ pub(super) fn configure(module: &Module, limits: &super::DeviceLimits) -> Result
                 name,
                 shared_bytes(tile_log2(p), bytes),
             )?;
+        }
+    }
+    for ((kb, indexed), name) in RADIX_KERNELS {
+        let longest_that_fits = RADIX_ROW_LOG2
+            .rev()
+            .map(|p| radix_shared_bytes(p, kb as u32, indexed))
+            .find(|&bytes| limits.fits(bytes));
+        if let Some(bytes) = longest_that_fits {
+            super::modules::set_shared_attributes(module, limits, name, bytes)?;
         }
     }
     Ok(())
@@ -331,6 +359,9 @@ fn offsets_as_u64(offsets: &[usize]) -> Cow<'_, [u64]> {
 /// Device addresses of one segmented sort.
 struct Launch {
     keys: u64,
+    /// Where the radix sorts of segments write the sorted keys: `keys` (in place), or 0 where
+    /// they need no writing (argsorts whose every launch is such a sort).
+    sorted_keys: u64,
     /// Keys (and values, indices) in the buffers.
     n: u64,
     /// Values permuted with the keys (0: none).
@@ -528,9 +559,17 @@ impl GpuSorter {
         if plan.is_empty() {
             return Ok(indices);
         }
-        let mut device_keys = self.upload(keys)?;
+        let device_keys = self.upload(keys)?;
         let mut device_indices = self.alloc::<u32>(keys.len(), "the segments' indices")?;
-        self.argsort_planned::<K>(&plan, &mut device_keys, &mut device_indices, order)?;
+        let at = device_keys.as_device_ptr().as_raw();
+        // The upload is the sort's own: sorted in place unless the keys need no writing.
+        let sorted_keys = if self.radix_alone(&plan, size_of::<K>()) {
+            0
+        } else {
+            at
+        };
+        let keys_at = (at, sorted_keys, keys.len());
+        self.argsort_planned::<K>(&plan, keys_at, &mut device_indices, order)?;
         device_indices
             .copy_to(&mut indices[..])
             .context("copying segment indices to the host")?;
@@ -552,19 +591,38 @@ impl GpuSorter {
     ) -> Result<()> {
         check_pairs(keys.len(), indices.len())?;
         let plan = self.plan_segments::<K>(segments, keys.len(), true, true)?;
+        if self.radix_alone(&plan, size_of::<K>()) {
+            // The radix sorts of segments read the keys and need not write them back: no copy.
+            let at = keys.as_device_ptr().as_raw();
+            return self.argsort_planned::<K>(&plan, (at, 0, keys.len()), indices, order);
+        }
         let mut copy = self.alloc::<K>(keys.len(), "a copy of the keys to argsort")?;
         if !keys.is_empty() {
             copy.copy_from(keys)
                 .context("copying the keys to argsort on the device")?;
         }
-        self.argsort_planned::<K>(&plan, &mut copy, indices, order)
+        let at = copy.as_device_ptr().as_raw();
+        self.argsort_planned::<K>(&plan, (at, at, keys.len()), indices, order)
     }
 
-    /// The argsort of `plan` with the keys in `copy`, which it sorts.
+    /// Whether every launch of `plan`, for keys of `key_bytes` with their positions, is a radix
+    /// sort of a segment.
+    fn radix_alone(&self, plan: &Plan, key_bytes: usize) -> bool {
+        plan.long.is_empty()
+            && plan.tile_rows.is_none()
+            && plan
+                .launches
+                .iter()
+                .all(|&(p, _, _)| !is_short(p) && self.limits.segments_radix(p, key_bytes, true))
+    }
+
+    /// The argsort of `plan` with `(keys, sorted keys, n)`: the `n` keys' device address, and
+    /// where their sorted copy goes (the same address: sorted in place; 0: not written, where
+    /// every launch is a radix sort of a segment).
     fn argsort_planned<K: SortKey>(
         &self,
         plan: &Plan,
-        copy: &mut DeviceSlice<K>,
+        (keys, sorted_keys, n): (u64, u64, usize),
         indices: &mut DeviceSlice<u32>,
         order: Order,
     ) -> Result<()> {
@@ -578,7 +636,16 @@ impl GpuSorter {
                 "zeroing the indices outside every segment".into()
             })?;
         }
-        let launch = self.launch_of::<K>(copy, 0, 4, at, order);
+        let launch = Launch {
+            keys,
+            sorted_keys,
+            n: n as u64,
+            values: 0,
+            value_bytes: 4,
+            indices: at,
+            key_bytes: size_of::<K>(),
+            map: K::key_map(order),
+        };
         self.run_segments(plan, &launch)
     }
 
@@ -605,8 +672,10 @@ impl GpuSorter {
         indices: u64,
         order: Order,
     ) -> Launch {
+        let at = keys.as_device_ptr().as_raw();
         Launch {
-            keys: keys.as_device_ptr().as_raw(),
+            keys: at,
+            sorted_keys: at,
             n: keys.len() as u64,
             values,
             value_bytes,
@@ -666,6 +735,26 @@ impl GpuSorter {
                 unsafe {
                     launch!(f<<<grid, SHORT_SEGMENTS_THREADS, short_shared_bytes(bytes), stream>>>(
                         l.keys,
+                        l.values,
+                        l.indices,
+                        count,
+                        plan.row_len,
+                        offsets_at,
+                        list,
+                        p,
+                        l.map,
+                        value_words
+                    ))
+                }
+            } else if self.limits.segments_radix(p, l.key_bytes, l.indexed()) {
+                let f = self.function(radix_kernel(l.key_bytes, l.indexed()))?;
+                let (threads, grid) = (radix_threads(p), grid_of(count)?);
+                let bytes = radix_shared_bytes(p, l.key_bytes as u32, l.indexed());
+                // SAFETY: as above.
+                unsafe {
+                    launch!(f<<<grid, threads, bytes, stream>>>(
+                        l.keys,
+                        l.sorted_keys,
                         l.values,
                         l.indices,
                         count,

@@ -14,6 +14,8 @@ pub mod merge;
 pub mod network_merge;
 #[cfg(target_arch = "nvptx64")]
 pub mod radix;
+#[cfg(target_arch = "nvptx64")]
+pub mod segment_radix;
 pub mod segments;
 pub mod short_segments;
 pub mod small;

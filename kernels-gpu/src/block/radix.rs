@@ -440,25 +440,25 @@ unsafe fn place_tile<
 /// a thread holds its keys' slots (below 2^16) and digits beside its values in a half and a
 /// quarter of the registers they would take one to a word.
 #[derive(Clone, Copy)]
-struct Packed<const BITS: u32>([u32; 32]);
+pub(crate) struct Packed<const BITS: u32>([u32; 32]);
 
 impl<const BITS: u32> Packed<BITS> {
     const PER_WORD: usize = (32 / BITS) as usize;
 
     #[inline(always)]
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         const { assert!(BITS == 8 || BITS == 16) };
         Packed([0; 32])
     }
 
     /// Sets field `k`, unset so far, to `value` (below 2^`BITS`).
     #[inline(always)]
-    fn set(&mut self, k: usize, value: u32) {
+    pub(crate) fn set(&mut self, k: usize, value: u32) {
         self.0[k / Self::PER_WORD] |= value << (BITS * (k % Self::PER_WORD) as u32);
     }
 
     #[inline(always)]
-    fn get(&self, k: usize) -> u32 {
+    pub(crate) fn get(&self, k: usize) -> u32 {
         (self.0[k / Self::PER_WORD] >> (BITS * (k % Self::PER_WORD) as u32)) & ((1 << BITS) - 1)
     }
 }

@@ -210,6 +210,10 @@ macro_rules! kernel_list {
             segments_indexed_u64_u32: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u64, Indexed64, u32);
             segments_indexed_u64_u64: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u64, Indexed64, u64);
             segments_indexed_u64_u128: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u64, Indexed64, u128);
+            segments_radix_u32: Segments, registers SEGMENTS_RADIX_MAX_REGISTERS => segments_radix!(u32, true);
+            segments_radix_u64: Segments, registers SEGMENTS_RADIX_MAX_REGISTERS => segments_radix!(u64, true);
+            segments_radix_keys_u32: Segments, registers SEGMENTS_RADIX_MAX_REGISTERS => segments_radix!(u32, false);
+            segments_radix_keys_u64: Segments, registers SEGMENTS_RADIX_MAX_REGISTERS => segments_radix!(u64, false);
             segments_short_u32: ShortSegments => segments_short!(u32, u32);
             segments_short_u64: ShortSegments => segments_short!(u64, u64);
             segments_short_indexed_u32: ShortSegments => segments_short!(u32, Indexed32);

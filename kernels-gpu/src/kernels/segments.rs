@@ -3,6 +3,8 @@
 //! width sorts keys alone; the indexed kernels sort each key with its position, for argsorts
 //! (`indices`) and pairs (`values`, of 4, 8 or 16 bytes, only moved).
 
+use crate::block::merge::Align16;
+use crate::block::segment_radix;
 use crate::block::segments::{
     Indexed32, Indexed64, RUN, Segments, long_collect, long_gather, long_ids, long_scatter,
     packed_item, packed_key, sort, unpack_item, unpack_key,
@@ -155,6 +157,100 @@ macro_rules! segments_short {
                     value_words,
                     &mut held,
                 );
+            }
+        }
+    };
+}
+
+// The radix kernels' blocks, per padded length, are the arms of their `match`.
+const _: () = assert!(
+    *crate::segments::RADIX_ROW_LOG2.start() == 9 && *crate::segments::RADIX_ROW_LOG2.end() == 13
+);
+
+macro_rules! segments_radix {
+    ($name:ident, $key:ty, $indexed:tt) => {
+        /// Sorts `count` segments, each in stable order of its keys, as `segments_sort_*`
+        /// does, one segment per block by an LSD radix sort of its keys held in registers
+        /// (`block::segment_radix`): the sorted keys go to the same places of `sorted_keys`
+        /// (`keys` to sort in place; null: not written, for argsorts of keys left as they are).
+        /// Indexed kernels write each segment's sorting permutation to `indices` and permute
+        /// `values` (`value_words` 4-byte words each) unless null; the keys-alone kernels
+        /// ignore both.
+        ///
+        /// Launch: `count` blocks of `radix_threads(row_log2)` threads (`row_log2` in
+        /// `RADIX_ROW_LOG2`), `radix_shared_bytes(row_log2, size_of::<key>(), indexed)` bytes of
+        /// dynamic shared memory.
+        ///
+        /// # Safety
+        /// As `segments_sort_*`; `sorted_keys` as long as `keys`, or null; the launch is as
+        /// above.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            keys: *mut $key,
+            sorted_keys: *mut $key,
+            values: *mut u32,
+            indices: *mut u32,
+            count: u64,
+            row_len: u64,
+            offsets: *const u64,
+            list: *const u32,
+            row_log2: u32,
+            map: u32,
+            value_words: u32,
+        ) {
+            let seg = Segments {
+                keys,
+                values,
+                indices,
+                count,
+                row_len,
+                offsets,
+                list,
+                row_log2,
+                map,
+            };
+            let e = u64::from(block_idx_x());
+            let shared = dynamic_shared::<Align16>() as *mut u8;
+            // SAFETY: the launch contract; the block has the row's threads.
+            unsafe {
+                match row_log2 {
+                    9 => segment_radix::sort::<$key, $indexed, 32>(
+                        &seg,
+                        sorted_keys,
+                        e,
+                        value_words,
+                        shared,
+                    ),
+                    10 => segment_radix::sort::<$key, $indexed, 64>(
+                        &seg,
+                        sorted_keys,
+                        e,
+                        value_words,
+                        shared,
+                    ),
+                    11 => segment_radix::sort::<$key, $indexed, 128>(
+                        &seg,
+                        sorted_keys,
+                        e,
+                        value_words,
+                        shared,
+                    ),
+                    12 => segment_radix::sort::<$key, $indexed, 256>(
+                        &seg,
+                        sorted_keys,
+                        e,
+                        value_words,
+                        shared,
+                    ),
+                    _ => segment_radix::sort::<$key, $indexed, 512>(
+                        &seg,
+                        sorted_keys,
+                        e,
+                        value_words,
+                        shared,
+                    ),
+                }
             }
         }
     };
