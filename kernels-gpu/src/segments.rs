@@ -13,6 +13,10 @@
 //! sort as one element, compared key first, then position: the result is the stable order, and
 //! rows of any length need no more than 2^(p+1) − 1 work slots.
 //!
+//! Segments padded to 2^9 ..= 2^13 positions ([`RADIX_ROW_LOG2`]) take an LSD radix sort of one
+//! segment per block instead ([`crate::block::segment_radix`]; [`radix_threads`],
+//! [`radix_layout`]).
+//!
 //! Short segments (padded rows of up to 2^[`SHORT_SEGMENTS_MAX_ROW_LOG2`] positions, [`is_short`])
 //! take a register sort instead ([`crate::block::short_segments`]): a block of
 //! [`SHORT_SEGMENTS_THREADS`] threads holds a tile of 32 positions per thread, each thread its 32

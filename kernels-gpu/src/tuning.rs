@@ -181,23 +181,22 @@ pub const ROWS_TILE_SORT_MIN_LOG2: u32 = SHORT_SEGMENTS_MAX_ROW_LOG2 + 1;
 /// log2 of the shortest padded segments that take the radix sort of a segment
 /// ([`crate::block::segment_radix`]) rather than the block's bitonic network, for keys sorted
 /// with their positions (argsorts, pairs) and for keys alone: from the shortest it takes (512
-/// keys, one warp), where it was already faster for every key width (H200: 2^26 u64 pairs in
-/// rows of 512 1.88 ms against 2.98; u32 keys alone in rows of 1000 0.88 against 0.93). Rows
-/// of keys alone of a power of two take the tile sort before either.
+/// keys, one warp), faster than the bitonic block sort at every length and key width measured
+/// (docs/decisions.md, "Segments by a radix sort in one block"). Rows of keys alone of a power
+/// of two take the tile sort before either.
 pub const SEGMENTS_RADIX_MIN_ROW_LOG2_INDEXED: u32 = 9;
 /// See [`SEGMENTS_RADIX_MIN_ROW_LOG2_INDEXED`].
 pub const SEGMENTS_RADIX_MIN_ROW_LOG2_KEYS: u32 = 9;
 
-/// Whether segments padded to 2^`row_log2` keys of `key_bytes` (with their positions where
-/// `indexed`) take the radix sort of a segment.
+/// Whether segments padded to 2^`row_log2` keys (with their positions where `indexed`) take
+/// the radix sort of a segment.
 ///
 /// ```
 /// use kernels_gpu::tuning::segments_radix;
-/// assert!(segments_radix(12, 8, true));
-/// assert!(!segments_radix(8, 8, true));
+/// assert!(segments_radix(12, true) && segments_radix(13, false));
+/// assert!(!segments_radix(8, true) && !segments_radix(14, false));
 /// ```
-pub const fn segments_radix(row_log2: u32, key_bytes: u32, indexed: bool) -> bool {
-    let _ = key_bytes;
+pub const fn segments_radix(row_log2: u32, indexed: bool) -> bool {
     let min = if indexed {
         SEGMENTS_RADIX_MIN_ROW_LOG2_INDEXED
     } else {

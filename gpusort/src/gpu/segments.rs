@@ -1,10 +1,10 @@
 //! Sorting many rows or segments at once ([`kernels_gpu::segments`]): segments of up to 64 keys
 //! are sorted in registers, 32 positions per thread; rows of keys alone of a power of two up to
 //! a tile by the bitonic tile sort over the whole matrix, stopped after the row's stage; every
-//! other segment that a block holds by one block's bitonic network; a launch per padded length
-//! (one in all for rows of one length); longer segments all at once ([`long`]): keys alone and
-//! 4-byte keys with their positions as padded rows of one bitonic network, 8-byte keys with
-//! their positions by two radix sorts.
+//! other segment that a block holds by one block's bitonic network (up to 256 keys) or radix
+//! sort (512 to 8192); a launch per padded length (one in all for rows of one length); longer
+//! segments all at once ([`long`]): keys alone and 4-byte keys with their positions as padded
+//! rows of one bitonic network, 8-byte keys with their positions by two radix sorts.
 
 mod long;
 
