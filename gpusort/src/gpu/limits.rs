@@ -290,6 +290,20 @@ mod tests {
     }
 
     #[test]
+    fn segments_take_the_radix_sort_where_its_block_fits() {
+        let h100 = DeviceLimits::H100;
+        assert!(h100.segments_radix(13, 8, true) && h100.segments_radix(9, 4, false));
+        assert!(!h100.segments_radix(8, 8, true) && !h100.segments_radix(14, 4, false));
+        // 8192 8-byte keys with positions take 96 KiB and 64 bytes.
+        let v100 = DeviceLimits::H100.capped(DeviceProfile::V100);
+        assert!(!v100.segments_radix(13, 8, true));
+        assert!(v100.segments_radix(13, 4, true) && v100.segments_radix(12, 8, true));
+        let t4 = DeviceLimits::H100.capped(DeviceProfile::T4);
+        assert!(!t4.segments_radix(13, 4, true) && t4.segments_radix(13, 4, false));
+        assert!(t4.segments_radix(12, 8, true));
+    }
+
+    #[test]
     fn hopper_runs_the_kernels_it_was_tuned_with() {
         let h100 = launches(&DeviceLimits::H100);
         assert!(h100.iter().all(|(name, ..)| !name.contains("compact")));

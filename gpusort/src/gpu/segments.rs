@@ -55,11 +55,17 @@ fn kernel(key_bytes: usize, indexed: bool, value_bytes: usize) -> &'static str {
     } else {
         (key_bytes, false, 0)
     };
-    KERNELS
+    named(&KERNELS, widths)
+}
+
+/// The name `table` gives `widths`; every table covers the widths the sorts pass it (keys of 4
+/// or 8 bytes, values of 4, 8 or 16).
+fn named<W: PartialEq>(table: &[(W, &'static str)], widths: W) -> &'static str {
+    table
         .iter()
         .find(|(w, _)| *w == widths)
         .map(|(_, name)| *name)
-        .expect("keys of 4 or 8 bytes, values of 4, 8 or 16")
+        .expect("a kernel for every width")
 }
 
 /// The register sorts of short segments per (key bytes, whether each key travels with its
@@ -73,11 +79,7 @@ const SHORT_KERNELS: [((usize, bool), &str); 4] = [
 
 /// The register sort of short segments of keys of `key_bytes`, alone or `indexed`.
 fn short_kernel(key_bytes: usize, indexed: bool) -> &'static str {
-    SHORT_KERNELS
-        .iter()
-        .find(|(w, _)| *w == (key_bytes, indexed))
-        .map(|(_, name)| *name)
-        .expect("keys of 4 or 8 bytes")
+    named(&SHORT_KERNELS, (key_bytes, indexed))
 }
 
 /// The radix sorts of a segment per (key bytes, whether each key travels with its position);
@@ -91,11 +93,7 @@ const RADIX_KERNELS: [((usize, bool), &str); 4] = [
 
 /// The radix sort of a segment of keys of `key_bytes`, alone or `indexed`.
 fn radix_kernel(key_bytes: usize, indexed: bool) -> &'static str {
-    RADIX_KERNELS
-        .iter()
-        .find(|(w, _)| *w == (key_bytes, indexed))
-        .map(|(_, name)| *name)
-        .expect("keys of 4 or 8 bytes")
+    named(&RADIX_KERNELS, (key_bytes, indexed))
 }
 
 /// Lets every segment kernel use the shared memory of the longest row it sorts on a device of
@@ -249,7 +247,7 @@ struct Grouped {
 }
 
 /// Segments per chunk of the parallel counting sort of [`group_by_padded_length`].
-const GROUP_CHUNK: usize = 1 << 16;
+const GROUP_CHUNK: usize = 1 << 14;
 
 /// One chunk's part of [`group_by_padded_length`]: its segments per padded length, its long
 /// segments, and the first segment that ends before it starts.
@@ -720,6 +718,9 @@ impl GpuSorter {
                 max: u64::from(u32::MAX),
             })
         };
+        // The long segments first: their uploads from pageable memory would wait for any work
+        // queued before them.
+        let long = self.enqueue_long_segments(plan, l, offsets_at)?;
         for &(p, count, first) in &plan.launches {
             let list = if ids_at == 0 {
                 0
@@ -792,7 +793,6 @@ impl GpuSorter {
         if let Some((stages, n)) = plan.tile_rows {
             bitonic::enqueue_row_tiles(self, l.keys, n, l.key_bytes, stages, l.map)?;
         }
-        let long = self.enqueue_long_segments(plan, l, offsets_at)?;
         Ok(InFlight {
             _offsets: offsets,
             _ids: ids,
@@ -1018,6 +1018,9 @@ mod tests {
                 (k.key_bytes as usize, k.family),
                 (kb, Family::ShortSegments)
             );
+            let k = kernels_gpu::kernels::kernel(radix_kernel(kb, indexed)).unwrap();
+            assert_eq!((k.key_bytes as usize, k.family), (kb, Family::Segments));
+            assert_eq!(k.name.contains("keys"), !indexed, "{}", k.name);
         }
         for kb in [4, 8] {
             assert!(kernel(kb, false, 0).starts_with("segments_sort"));

@@ -157,22 +157,6 @@ impl GpuSorter {
         let mut long = Long::default();
         let stream = &self.stream;
         let kb = l.key_bytes as u64;
-        let values_in = if items == Items::Keys || l.values == 0 {
-            0
-        } else {
-            let bytes = l.n * l.value_bytes as u64;
-            let copy = self.alloc::<u64>(bytes.div_ceil(8) as usize, "a copy of the values")?;
-            let at = copy.as_device_ptr().as_raw();
-            // SAFETY: both buffers hold `bytes` bytes; the copy is ordered on the stream.
-            let status = unsafe {
-                cuda::cuMemcpyDtoDAsync_v2(at, l.values, bytes as usize, stream.as_inner())
-            };
-            driver(status, "cuMemcpyDtoDAsync", || {
-                "copying the values of the long segments".into()
-            })?;
-            long._buffers.push(copy);
-            at
-        };
         let mut by_length: std::collections::BTreeMap<u32, Vec<(u64, u64, u32)>> =
             Default::default();
         for &segment in &plan.long {
@@ -195,18 +179,44 @@ impl GpuSorter {
             ),
         };
         let (pack, unpack) = (self.function(pack)?, self.function(unpack)?);
-        for (p, segments) in by_length {
-            if let [(begin, len, _)] = segments[..]
-                && items == Items::Keys
-            {
+        // Every length's ids go to the device before anything is queued: a copy from pageable
+        // memory waits for the work queued before it. None: a lone segment of keys alone.
+        let mut lists = Vec::with_capacity(by_length.len());
+        for segments in by_length.values() {
+            let list = if segments.len() == 1 && items == Items::Keys {
+                None
+            } else {
+                let ids: Vec<u32> = segments.iter().map(|&(.., id)| id).collect();
+                let list = DeviceBuffer::from_slice(&ids)
+                    .context("copying the long segments' ids to the device")?;
+                Some(list)
+            };
+            lists.push(list);
+        }
+        let values_in = if items == Items::Keys || l.values == 0 {
+            0
+        } else {
+            let bytes = l.n * l.value_bytes as u64;
+            let copy = self.alloc::<u64>(bytes.div_ceil(8) as usize, "a copy of the values")?;
+            let at = copy.as_device_ptr().as_raw();
+            // SAFETY: both buffers hold `bytes` bytes; the copy is ordered on the stream.
+            let status = unsafe {
+                cuda::cuMemcpyDtoDAsync_v2(at, l.values, bytes as usize, stream.as_inner())
+            };
+            driver(status, "cuMemcpyDtoDAsync", || {
+                "copying the values of the long segments".into()
+            })?;
+            long._buffers.push(copy);
+            at
+        };
+        for ((p, segments), list) in by_length.into_iter().zip(lists) {
+            let Some(list) = list else {
+                let (begin, len, _) = segments[0];
                 bitonic::enqueue(self, l.keys + begin * kb, len, l.key_bytes, l.map)?;
                 continue;
-            }
-            let ids: Vec<u32> = segments.iter().map(|&(.., id)| id).collect();
-            let count = ids.len() as u64;
+            };
+            let count = segments.len() as u64;
             let all = count << p;
-            let list = DeviceBuffer::from_slice(&ids)
-                .context("copying the long segments' ids to the device")?;
             let words = (all * item_bytes).div_ceil(8) as usize;
             let packed = self.alloc::<u64>(words, "the long segments' padded rows")?;
             let (list_at, packed_at) = (
