@@ -87,7 +87,7 @@ pub unsafe fn sort<K: Digits, const INDEXED: bool, const THREADS: u32>(
     let t = thread_idx_x();
     let (lane, warp) = (t % 32, t / 32);
     let warps = THREADS / 32;
-    // Digits each of the first `RADIX / DIGITS` threads speaks for in the scans.
+    // Digits each thread speaks for in the scans: the first RADIX / digits_per_thread threads.
     let digits_per_thread = if THREADS >= RADIX { 1 } else { RADIX / THREADS };
     let tile = THREADS * ITEMS as u32;
     let layout = radix_layout(tile, size_of::<K>() as u32, INDEXED, warps);
@@ -132,9 +132,9 @@ pub unsafe fn sort<K: Digits, const INDEXED: bool, const THREADS: u32>(
         for pass in 0..digit_passes {
             let shift = pass * RADIX_BITS;
             sync_threads();
-            // Thread t speaks for digits t·DIGITS ..: it reads their warps' counts, and once
-            // the block has scanned its total writes each warp's counter as the slot of the
-            // warp's first key of the digit.
+            // Thread t speaks for digits t·digits_per_thread ..: it reads their warps' counts,
+            // and once the block has scanned its total writes each warp's counter as the slot
+            // of the warp's first key of the digit.
             let speaks = t * digits_per_thread < RADIX;
             let counter =
                 |i: u32| counts_of(i % warps).add((t * digits_per_thread + i / warps) as usize);
