@@ -124,15 +124,13 @@ pub(super) fn configure(module: &Module, limits: &super::DeviceLimits) -> Result
 
 /// The launches of a segmented sort, worked out on the host.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct Plan<'a> {
+pub(crate) struct Plan {
     /// Launches of the segments that one block holds, one per padded length:
     /// `(row_log2, entries, first entry in ids)`. Those of up to 64 keys ([`is_short`]) run the
     /// register sort, the others the block sort.
     pub launches: Vec<(u32, u64, usize)>,
     /// The segment ids of the launches' entries, launch after launch (empty for rows).
     pub ids: Vec<u32>,
-    /// The offsets, as the kernels read them (empty for rows).
-    pub offsets: Cow<'a, [u64]>,
     /// For rows: their length.
     pub row_len: u64,
     /// Rows of keys alone that the tile sort takes ([`row_tile_stages`]): `(stages, keys)`,
@@ -144,7 +142,7 @@ pub(crate) struct Plan<'a> {
     pub covers_all: bool,
 }
 
-impl Plan<'_> {
+impl Plan {
     /// Whether there is nothing to launch.
     pub fn is_empty(&self) -> bool {
         self.launches.is_empty() && self.long.is_empty() && self.tile_rows.is_none()
@@ -159,12 +157,12 @@ impl Plan<'_> {
 ///
 /// # Errors
 /// [`Error::BadSegments`] naming what is wrong with `segments` for `n` keys.
-pub(crate) fn plan<'a>(
-    segments: Segments<'a>,
+pub(crate) fn plan(
+    segments: Segments<'_>,
     n: usize,
     (max_row_log2, tile_log2): (u32, Option<u32>),
     singles: bool,
-) -> Result<Plan<'a>> {
+) -> Result<Plan> {
     let bad = |reason: String| Err(Error::BadSegments { reason });
     let sorted_by_blocks = |len: u64| len > 1 || (singles && len == 1);
     match segments {
@@ -225,11 +223,9 @@ pub(crate) fn plan<'a>(
             } = grouped;
             let covers_all =
                 offsets.first().is_none_or(|&o| o == 0) && offsets.last() == Some(&n) || n == 0;
-            let offsets = offsets_as_u64(offsets);
             Ok(Plan {
                 launches,
                 ids,
-                offsets,
                 row_len: 0,
                 tile_rows: None,
                 long,
@@ -354,6 +350,20 @@ fn offsets_as_u64(offsets: &[usize]) -> Cow<'_, [u64]> {
     offsets
 }
 
+/// A plan and the offsets it reads, on the device (none for rows).
+struct Planned {
+    plan: Plan,
+    offsets: Option<DeviceBuffer<u64>>,
+}
+
+impl std::ops::Deref for Planned {
+    type Target = Plan;
+
+    fn deref(&self) -> &Plan {
+        &self.plan
+    }
+}
+
 /// Device addresses of one segmented sort.
 struct Launch {
     keys: u64,
@@ -380,7 +390,6 @@ impl Launch {
 
 /// What a queued segmented sort uses until it is done.
 struct InFlight {
-    _offsets: Option<DeviceBuffer<u64>>,
     _ids: Option<DeviceBuffer<u32>>,
     _long: long::Long,
 }
@@ -619,7 +628,7 @@ impl GpuSorter {
     /// every launch is a radix sort of a segment).
     fn argsort_planned<K: SortKey>(
         &self,
-        plan: &Plan,
+        plan: &Planned,
         (keys, sorted_keys, n): (u64, u64, usize),
         indices: &mut DeviceSlice<u32>,
         order: Order,
@@ -647,19 +656,40 @@ impl GpuSorter {
         self.run_segments(plan, &launch)
     }
 
-    /// The plan of a segmented sort of `n` keys of type `K`, with positions if `indexed`.
-    fn plan_segments<'a, K: SortKey>(
+    /// The plan of a segmented sort of `n` keys of type `K`, with positions if `indexed`, and
+    /// the offsets on the device: their copy from pageable memory, which holds up the calling
+    /// thread, runs beside the plan's pass over them.
+    fn plan_segments<K: SortKey>(
         &self,
-        segments: Segments<'a>,
+        segments: Segments<'_>,
         n: usize,
         indexed: bool,
         singles: bool,
-    ) -> Result<Plan<'a>> {
+    ) -> Result<Planned> {
         check_len(n)?;
         let bytes = element_bytes(size_of::<K>() as u32, indexed);
         let max = max_row_log2(bytes, self.limits.max_shared_per_block).unwrap_or(0);
         let tile = (!indexed).then(|| self.limits.window_log2(size_of::<K>()));
-        plan(segments, n, (max, tile), singles)
+        let planning = || plan(segments, n, (max, tile), singles);
+        let offsets = match segments {
+            Segments::Offsets(offsets) if !offsets.is_empty() => offsets,
+            _ => {
+                return Ok(Planned {
+                    plan: planning()?,
+                    offsets: None,
+                });
+            }
+        };
+        let upload = || -> Result<DeviceBuffer<u64>> {
+            self.bind()?;
+            DeviceBuffer::from_slice(&offsets_as_u64(offsets))
+                .context("copying the segments' offsets to the device")
+        };
+        let (plan, offsets) = rayon::join(planning, upload);
+        Ok(Planned {
+            plan: plan?,
+            offsets: Some(offsets?),
+        })
     }
 
     fn launch_of<K: SortKey>(
@@ -684,26 +714,24 @@ impl GpuSorter {
     }
 
     /// Queues `plan`'s launches and waits for them.
-    fn run_segments(&self, plan: &Plan, l: &Launch) -> Result<()> {
+    fn run_segments(&self, plan: &Planned, l: &Launch) -> Result<()> {
         let _in_flight = self.enqueue_segments(plan, l)?;
         self.synchronize("running the segmented sort")
     }
 
     /// Queues `plan`'s launches; what it returns must live until they are done.
-    fn enqueue_segments(&self, plan: &Plan, l: &Launch) -> Result<InFlight> {
+    fn enqueue_segments(&self, plan: &Planned, l: &Launch) -> Result<InFlight> {
         self.bind()?;
-        let upload = |what: &str| format!("copying the segments' {what} to the device");
-        let offsets = if plan.offsets.is_empty() {
-            None
-        } else {
-            Some(DeviceBuffer::from_slice(&plan.offsets).context(&upload("offsets"))?)
-        };
         let ids = if plan.ids.is_empty() {
             None
         } else {
-            Some(DeviceBuffer::from_slice(&plan.ids).context(&upload("ids"))?)
+            let ids = DeviceBuffer::from_slice(&plan.ids);
+            Some(ids.context("copying the segments' ids to the device")?)
         };
-        let offsets_at = offsets.as_ref().map_or(0, |b| b.as_device_ptr().as_raw());
+        let offsets_at = plan
+            .offsets
+            .as_ref()
+            .map_or(0, |b| b.as_device_ptr().as_raw());
         let ids_at = ids.as_ref().map_or(0, |b| b.as_device_ptr().as_raw());
         let bytes = element_bytes(l.key_bytes as u32, l.indexed());
         let value_words = if l.values == 0 {
@@ -794,7 +822,6 @@ impl GpuSorter {
             bitonic::enqueue_row_tiles(self, l.keys, n, l.key_bytes, stages, l.map)?;
         }
         Ok(InFlight {
-            _offsets: offsets,
             _ids: ids,
             _long: long,
         })
