@@ -680,6 +680,9 @@ impl GpuSorter {
                 });
             }
         };
+        // Both threads in the sorter's context: the copy's, and this one, which frees the
+        // buffer if the plan fails.
+        self.bind()?;
         let upload = || -> Result<DeviceBuffer<u64>> {
             self.bind()?;
             DeviceBuffer::from_slice(&offsets_as_u64(offsets))
