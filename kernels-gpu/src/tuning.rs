@@ -179,30 +179,22 @@ pub const SHORT_SEGMENTS_MAX_ROW_LOG2: u32 = 6;
 pub const ROWS_TILE_SORT_MIN_LOG2: u32 = SHORT_SEGMENTS_MAX_ROW_LOG2 + 1;
 
 /// log2 of the shortest padded segments that take the radix sort of a segment
-/// ([`crate::block::segment_radix`]) rather than the block's bitonic network, for keys sorted
-/// with their positions (argsorts, pairs) and for keys alone: from the shortest it takes (512
-/// keys, one warp), faster than the bitonic block sort at every length and key width measured
-/// (docs/decisions.md, "Segments by a radix sort in one block"). Rows of keys alone of a power
-/// of two take the tile sort before either.
-pub const SEGMENTS_RADIX_MIN_ROW_LOG2_INDEXED: u32 = 9;
-/// See [`SEGMENTS_RADIX_MIN_ROW_LOG2_INDEXED`].
-pub const SEGMENTS_RADIX_MIN_ROW_LOG2_KEYS: u32 = 9;
+/// ([`crate::block::segment_radix`]) rather than the block's bitonic network, keys sorted alone
+/// or with their positions (argsorts, pairs): from the shortest it takes (512 keys, one warp),
+/// faster than the bitonic block sort at every length and key width measured, with positions or
+/// without (docs/decisions.md, "Segments by a radix sort in one block"). Rows of keys alone of a
+/// power of two take the tile sort before either.
+pub const SEGMENTS_RADIX_MIN_ROW_LOG2: u32 = 9;
 
-/// Whether segments padded to 2^`row_log2` keys (with their positions where `indexed`) take
-/// the radix sort of a segment.
+/// Whether segments padded to 2^`row_log2` keys take the radix sort of a segment.
 ///
 /// ```
 /// use kernels_gpu::tuning::segments_radix;
-/// assert!(segments_radix(12, true) && segments_radix(13, false));
-/// assert!(!segments_radix(8, true) && !segments_radix(14, false));
+/// assert!(segments_radix(12) && segments_radix(13));
+/// assert!(!segments_radix(8) && !segments_radix(14));
 /// ```
-pub const fn segments_radix(row_log2: u32, indexed: bool) -> bool {
-    let min = if indexed {
-        SEGMENTS_RADIX_MIN_ROW_LOG2_INDEXED
-    } else {
-        SEGMENTS_RADIX_MIN_ROW_LOG2_KEYS
-    };
-    row_log2 >= min && row_log2 <= *crate::segments::RADIX_ROW_LOG2.end()
+pub const fn segments_radix(row_log2: u32) -> bool {
+    row_log2 >= SEGMENTS_RADIX_MIN_ROW_LOG2 && row_log2 <= *crate::segments::RADIX_ROW_LOG2.end()
 }
 
 /// Register cap of the radix sort of a segment: four blocks of 256 threads per multiprocessor

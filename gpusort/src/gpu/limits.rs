@@ -109,7 +109,7 @@ impl DeviceLimits {
     /// `indexed`) take the radix sort of a segment ([`kernels_gpu::tuning::segments_radix`])
     /// on this device: where the tuning says so and its block's shared memory fits.
     pub fn segments_radix(&self, row_log2: u32, key_bytes: usize, indexed: bool) -> bool {
-        segments_radix(row_log2, indexed)
+        segments_radix(row_log2)
             && self.fits(radix_shared_bytes(row_log2, key_bytes as u32, indexed))
     }
 
