@@ -63,6 +63,27 @@ pub const fn row_log2(len: u64) -> u32 {
     ceil_log2(len)
 }
 
+/// Padded lengths the grouping of segments by padded length keeps a cursor for: 2^0 ..= 2^63
+/// positions, every length a segment of `u64` keys can have.
+pub const GROUP_LENGTHS: usize = 64;
+
+/// The padded length (log2) whose launch sorts a segment of `len` keys, or `None` for a segment
+/// that no launch sorts: an empty one, and one of a single key unless `singles` (an argsort
+/// writes its index).
+///
+/// ```
+/// use kernels_gpu::segments::grouped_length;
+/// assert_eq!([0, 1, 2, 100].map(|len| grouped_length(len, false)), [None, None, Some(1), Some(7)]);
+/// assert_eq!(grouped_length(1, true), Some(0));
+/// ```
+pub const fn grouped_length(len: u64, singles: bool) -> Option<u32> {
+    if len > 1 || (singles && len == 1) {
+        Some(row_log2(len))
+    } else {
+        None
+    }
+}
+
 /// Log2 of the tile of a block that sorts padded rows of 2^`row_log2` positions: at least
 /// [`SEGMENTS_MIN_TILE_LOG2`], so that blocks of short rows still have whole warps and enough
 /// work to hide the loads.

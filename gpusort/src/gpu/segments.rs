@@ -16,7 +16,7 @@ use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use cust::module::Module;
 use cust::sys as cuda;
 use kernels_gpu::segments::{
-    MAX_ROW_LOG2, RADIX_ROW_LOG2, blocks, element_bytes, is_short, max_row_log2,
+    GROUP_LENGTHS, RADIX_ROW_LOG2, blocks, element_bytes, grouped_length, is_short, max_row_log2,
     radix_shared_bytes, radix_threads, row_log2, row_tile_stages, shared_bytes, short_blocks,
     short_shared_bytes, threads, tile_log2,
 };
@@ -126,11 +126,11 @@ pub(super) fn configure(module: &Module, limits: &super::DeviceLimits) -> Result
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Plan {
     /// Launches of the segments that one block holds, one per padded length:
-    /// `(row_log2, entries, first entry in ids)`. Those of up to 64 keys ([`is_short`]) run the
-    /// register sort, the others the block sort.
+    /// `(row_log2, entries, first entry in the ids)` (rows: entry `e` is row `e`). Those of up
+    /// to 64 keys ([`is_short`]) run the register sort, the others the block sort.
     pub launches: Vec<(u32, u64, usize)>,
-    /// The segment ids of the launches' entries, launch after launch (empty for rows).
-    pub ids: Vec<u32>,
+    /// For offsets: how the device lists the segment ids of every length.
+    pub grouping: Option<Grouping>,
     /// For rows: their length.
     pub row_len: u64,
     /// Rows of keys alone that the tile sort takes ([`row_tile_stages`]): `(stages, keys)`,
@@ -149,6 +149,19 @@ impl Plan {
     }
 }
 
+/// The segment ids of a plan of offsets, grouped by padded length on the device
+/// (`segments_group`): each length's ids lie together in one list, the launches' lengths first,
+/// then those of long segments, each in ascending length.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Grouping {
+    /// The first entry of each padded length 2^0 ..= 2^63 ([`GROUP_LENGTHS`]).
+    pub firsts: Vec<u32>,
+    /// Entries in all.
+    pub entries: u64,
+    /// Whether segments of one key are listed (an argsort writes their index).
+    pub singles: bool,
+}
+
 /// Plans the sort of `n` keys cut into `segments`, where a block sorts segments of up to
 /// 2^`max_row_log2` keys; `singles`: segments of one key are launched too (an argsort writes
 /// their index), else skipped like empty ones. `tile_log2`: for keys sorted alone, log2 of the
@@ -164,7 +177,6 @@ pub(crate) fn plan(
     singles: bool,
 ) -> Result<Plan> {
     let bad = |reason: String| Err(Error::BadSegments { reason });
-    let sorted_by_blocks = |len: u64| len > 1 || (singles && len == 1);
     match segments {
         Segments::Rows(0) if n == 0 => Ok(Plan {
             covers_all: true,
@@ -183,7 +195,7 @@ pub(crate) fn plan(
             };
             let p = row_log2(len);
             let tile_stages = tile_log2.and_then(|t| row_tile_stages(len, t));
-            if rows == 0 || !sorted_by_blocks(len) {
+            if rows == 0 || grouped_length(len, singles).is_none() {
             } else if let Some(stages) = tile_stages {
                 plan.tile_rows = Some((stages, n as u64));
             } else if p <= max_row_log2 {
@@ -206,26 +218,38 @@ pub(crate) fn plan(
                     "{segments} segments: at most 2^32 − 1 are supported"
                 ));
             }
-            let grouped = group_by_padded_length(offsets, max_row_log2, sorted_by_blocks).map_err(
-                |i| Error::BadSegments {
-                    reason: format!(
-                        "offsets[{}] = {} is below offsets[{i}] = {}: offsets must not decrease",
-                        i + 1,
-                        offsets[i + 1],
-                        offsets[i]
-                    ),
-                },
-            )?;
-            let Grouped {
-                launches,
-                ids,
-                long,
-            } = grouped;
+            let Counts { per_length, long } = count_by_padded_length(
+                offsets,
+                max_row_log2,
+                singles,
+            )
+            .map_err(|i| Error::BadSegments {
+                reason: format!(
+                    "offsets[{}] = {} is below offsets[{i}] = {}: offsets must not decrease",
+                    i + 1,
+                    offsets[i + 1],
+                    offsets[i]
+                ),
+            })?;
+            let mut launches = Vec::new();
+            let mut firsts = Vec::with_capacity(GROUP_LENGTHS);
+            let mut entries = 0;
+            for (p, &count) in per_length.iter().enumerate() {
+                if count > 0 && p as u32 <= max_row_log2 {
+                    launches.push((p as u32, count, entries as usize));
+                }
+                firsts.push(entries as u32);
+                entries += count;
+            }
             let covers_all =
                 offsets.first().is_none_or(|&o| o == 0) && offsets.last() == Some(&n) || n == 0;
             Ok(Plan {
                 launches,
-                ids,
+                grouping: Some(Grouping {
+                    firsts,
+                    entries,
+                    singles,
+                }),
                 row_len: 0,
                 tile_rows: None,
                 long,
@@ -235,58 +259,55 @@ pub(crate) fn plan(
     }
 }
 
-/// Segments per block-sorted padded length: [`Plan::launches`], [`Plan::ids`], [`Plan::long`].
-struct Grouped {
-    launches: Vec<(u32, u64, usize)>,
-    ids: Vec<u32>,
+/// Segments per chunk of [`count_by_padded_length`]'s pass on all cores.
+const GROUP_CHUNK: usize = 1 << 14;
+
+/// The segments that launches sort per padded length 2^0 ..= 2^63, and the long ones, as
+/// [`Plan::long`] lists them.
+struct Counts {
+    per_length: [u64; GROUP_LENGTHS],
     long: Vec<(u64, u64, u32)>,
 }
 
-/// Segments per chunk of the parallel counting sort of [`group_by_padded_length`].
-const GROUP_CHUNK: usize = 1 << 14;
-
-/// One chunk's part of [`group_by_padded_length`]: its segments per padded length, its long
-/// segments, and the first segment that ends before it starts.
-#[derive(Default)]
+/// One chunk's part of [`count_by_padded_length`], and the first segment that ends before it
+/// starts.
 struct ChunkCounts {
-    counts: [usize; MAX_ROW_LOG2 as usize + 1],
-    long: Vec<(u64, u64, u32)>,
+    counts: Counts,
     decreasing: Option<usize>,
 }
 
-/// The segments of `offsets` that blocks sort (`sorted_by_blocks` of their length), grouped by
-/// padded length up to 2^`max_row_log2` (a counting sort of their ids, chunk by chunk on all
-/// cores, ids ascending within a length), and the longer ones. `Err(i)`: the first `i` with
-/// `offsets[i + 1] < offsets[i]`.
-fn group_by_padded_length(
+/// The segments of `offsets` that launches sort ([`grouped_length`]) counted per padded length,
+/// chunk by chunk on all cores, and those longer than 2^`max_row_log2` in order. `Err(i)`: the
+/// first `i` with `offsets[i + 1] < offsets[i]`.
+fn count_by_padded_length(
     offsets: &[usize],
     max_row_log2: u32,
-    sorted_by_blocks: impl Fn(u64) -> bool + Sync,
-) -> std::result::Result<Grouped, usize> {
+    singles: bool,
+) -> std::result::Result<Counts, usize> {
     use rayon::prelude::*;
-    // A segment's padded length, or SKIPPED for those no block sorts (empty, of one key, long).
-    const SKIPPED: u8 = u8::MAX;
     let segments = offsets.len().saturating_sub(1);
-    let mut padded = vec![SKIPPED; segments];
-    let chunks: Vec<ChunkCounts> = padded
-        .par_chunks_mut(GROUP_CHUNK)
-        .enumerate()
-        .map(|(c, out)| {
-            let mut chunk = ChunkCounts::default();
-            for (j, slot) in out.iter_mut().enumerate() {
-                let i = c * GROUP_CHUNK + j;
+    let chunks: Vec<ChunkCounts> = (0..segments.div_ceil(GROUP_CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let mut chunk = ChunkCounts {
+                counts: Counts {
+                    per_length: [0; GROUP_LENGTHS],
+                    long: Vec::new(),
+                },
+                decreasing: None,
+            };
+            for i in c * GROUP_CHUNK..segments.min((c + 1) * GROUP_CHUNK) {
                 let Some(len) = offsets[i + 1].checked_sub(offsets[i]) else {
                     chunk.decreasing = Some(i);
                     break;
                 };
                 let len = len as u64;
-                let p = row_log2(len);
-                if !sorted_by_blocks(len) {
-                } else if p <= max_row_log2 {
-                    chunk.counts[p as usize] += 1;
-                    *slot = p as u8;
-                } else {
-                    chunk.long.push((offsets[i] as u64, len, i as u32));
+                let Some(p) = grouped_length(len, singles) else {
+                    continue;
+                };
+                chunk.counts.per_length[p as usize] += 1;
+                if p > max_row_log2 {
+                    chunk.counts.long.push((offsets[i] as u64, len, i as u32));
                 }
             }
             chunk
@@ -295,47 +316,14 @@ fn group_by_padded_length(
     if let Some(i) = chunks.iter().find_map(|c| c.decreasing) {
         return Err(i);
     }
-    // Lengths in turn, chunks in order within each length.
-    let mut launches = Vec::new();
-    let mut at = 0;
-    for p in 0..=MAX_ROW_LOG2 as usize {
-        let count: usize = chunks.iter().map(|c| c.counts[p]).sum();
-        if count > 0 {
-            launches.push((p as u32, count as u64, at));
-        }
-        at += count;
-    }
-    let mut ids = vec![0u32; at];
-    // Each chunk's ids of each length as a slice of its own, so that chunks write in parallel.
-    let mut rest: &mut [u32] = &mut ids;
-    let mut slices: Vec<Vec<&mut [u32]>> = chunks.iter().map(|_| Vec::new()).collect();
-    for p in 0..=MAX_ROW_LOG2 as usize {
-        for (c, chunk) in chunks.iter().enumerate() {
-            let (mine, after) = std::mem::take(&mut rest).split_at_mut(chunk.counts[p]);
-            slices[c].push(mine);
-            rest = after;
+    let mut per_length = [0; GROUP_LENGTHS];
+    for chunk in &chunks {
+        for (all, mine) in per_length.iter_mut().zip(chunk.counts.per_length) {
+            *all += mine;
         }
     }
-    padded
-        .par_chunks(GROUP_CHUNK)
-        .zip(slices.par_iter_mut())
-        .enumerate()
-        .for_each(|(c, (lengths, out))| {
-            let mut filled = [0usize; MAX_ROW_LOG2 as usize + 1];
-            for (j, &p) in lengths.iter().enumerate() {
-                if p != SKIPPED {
-                    let p = p as usize;
-                    out[p][filled[p]] = (c * GROUP_CHUNK + j) as u32;
-                    filled[p] += 1;
-                }
-            }
-        });
-    let long = chunks.into_iter().flat_map(|c| c.long).collect();
-    Ok(Grouped {
-        launches,
-        ids,
-        long,
-    })
+    let long = chunks.into_iter().flat_map(|c| c.counts.long).collect();
+    Ok(Counts { per_length, long })
 }
 
 /// The offsets as `u64`, which the kernels read: the same memory where `usize` is 64 bits.
@@ -350,10 +338,44 @@ fn offsets_as_u64(offsets: &[usize]) -> Cow<'_, [u64]> {
     offsets
 }
 
-/// A plan and the offsets it reads, on the device (none for rows).
+/// A plan and, for offsets, its table on the device.
 struct Planned {
     plan: Plan,
-    offsets: Option<DeviceBuffer<u64>>,
+    table: Option<Table>,
+}
+
+/// The offsets of segments on the device, and room for their ids grouped by padded length
+/// ([`Grouping`]): `segments + 1` offsets (`u64`), the grouping's [`GROUP_LENGTHS`] cursors,
+/// `segments` ids (both `u32`). One allocation, freed once.
+struct Table {
+    buffer: DeviceBuffer<u64>,
+    segments: usize,
+}
+
+impl Table {
+    /// `offsets` (at least one) copied to the device, from pageable memory: waits for the work
+    /// queued before it.
+    fn upload(gpu: &GpuSorter, offsets: &[usize]) -> Result<Table> {
+        let segments = offsets.len() - 1;
+        let words = offsets.len() + GROUP_LENGTHS / 2 + segments.div_ceil(2);
+        let buffer = gpu.alloc::<u64>(words, "the segments' offsets and ids")?;
+        let mut head = buffer.index(..offsets.len());
+        head.copy_from(&*offsets_as_u64(offsets))
+            .context("copying the segments' offsets to the device")?;
+        Ok(Table { buffer, segments })
+    }
+
+    fn offsets(&self) -> u64 {
+        self.buffer.as_device_ptr().as_raw()
+    }
+
+    fn cursors(&self) -> u64 {
+        self.offsets() + (self.segments as u64 + 1) * 8
+    }
+
+    fn ids(&self) -> u64 {
+        self.cursors() + GROUP_LENGTHS as u64 * 4
+    }
 }
 
 impl std::ops::Deref for Planned {
@@ -382,16 +404,42 @@ struct Launch {
 }
 
 impl Launch {
+    /// The sort of the `n` keys of type `K` at device address `keys` alone, in place.
+    fn keys<K: SortKey>(keys: u64, n: usize, order: Order) -> Launch {
+        Launch {
+            keys,
+            sorted_keys: keys,
+            n: n as u64,
+            values: 0,
+            value_bytes: 0,
+            indices: 0,
+            key_bytes: size_of::<K>(),
+            map: K::key_map(order),
+        }
+    }
+
+    /// The sort of `keys` alone, in place.
+    fn of<K: SortKey>(keys: &mut DeviceSlice<K>, order: Order) -> Launch {
+        Launch::keys::<K>(keys.as_device_ptr().as_raw(), keys.len(), order)
+    }
+
+    /// The sort of `keys` with their `values`, in place.
+    fn pairs<K: SortKey, V: SortValue>(
+        keys: &mut DeviceSlice<K>,
+        values: &mut DeviceSlice<V>,
+        order: Order,
+    ) -> Launch {
+        Launch {
+            values: values.as_device_ptr().as_raw(),
+            value_bytes: size_of::<V>(),
+            ..Launch::of(keys, order)
+        }
+    }
+
     /// Whether each key sorts with its position (for indices or values).
     fn indexed(&self) -> bool {
         self.indices != 0 || self.values != 0
     }
-}
-
-/// What a queued segmented sort uses until it is done.
-struct InFlight {
-    _ids: Option<DeviceBuffer<u32>>,
-    _long: long::Long,
 }
 
 impl GpuSorter {
@@ -409,13 +457,15 @@ impl GpuSorter {
     /// 8-byte keys on devices with less shared memory) are sorted by the bitonic sort's tile sort
     /// run over all of them as one array and stopped once every row is sorted. Every other
     /// segment of up to 8192 keys (fewer for 8-byte keys on devices with less shared memory) is
-    /// sorted in shared memory and registers by one block's bitonic network, several segments to
-    /// a block. Longer segments, all of a call
+    /// sorted by one block: up to 256 keys by a bitonic network in shared memory and registers,
+    /// several segments to a block, longer ones by an LSD radix sort of the segment held in
+    /// registers. Longer segments, all of a call
     /// together: keys alone in rows of their padded length (+∞ past each segment's end; rows
     /// of a power of two in place) by one bitonic network over those rows; 4-byte keys with
     /// their positions the same way, packed into 8-byte items; 8-byte keys with their
     /// positions laid end to end and sorted by two stable radix sorts, by key and then by
-    /// segment. Device memory beside the keys (and values, indices) and the offsets: for long
+    /// segment. Device memory beside the keys (and values, indices), the offsets and 4 bytes per
+    /// segment for their ids: for long
     /// segments 4 or 8 bytes per padded position (keys alone), 8 per padded position and a copy
     /// of the values (4-byte keys with positions), or 12 bytes per key and the larger of the
     /// radix sort's scratch (about 12.7 bytes per key) and the values (8-byte keys with
@@ -453,7 +503,7 @@ impl GpuSorter {
             return Ok(());
         }
         let mut device = self.upload(keys)?;
-        self.run_segments(&plan, &self.launch_of::<K>(&mut device, 0, 0, 0, order))?;
+        self.run_segments(&plan, &Launch::of(&mut device, order))?;
         device
             .copy_to(keys)
             .context("copying sorted segments to the host")
@@ -470,7 +520,7 @@ impl GpuSorter {
         order: Order,
     ) -> Result<()> {
         let plan = self.plan_segments::<K>(segments, keys.len(), false, false)?;
-        self.run_segments(&plan, &self.launch_of::<K>(keys, 0, 0, 0, order))
+        self.run_segments(&plan, &Launch::of(keys, order))
     }
 
     /// Sorts every segment of `keys` stably (equal keys keep their order) and moves each value
@@ -505,9 +555,8 @@ impl GpuSorter {
             return Ok(());
         }
         let mut device_keys = self.upload(keys)?;
-        let device_values = self.upload(values)?;
-        let values_at = device_values.as_device_ptr().as_raw();
-        let launch = self.launch_of::<K>(&mut device_keys, values_at, size_of::<V>(), 0, order);
+        let mut device_values = self.upload(values)?;
+        let launch = Launch::pairs(&mut device_keys, &mut device_values, order);
         self.run_segments(&plan, &launch)?;
         device_keys
             .copy_to(keys)
@@ -530,9 +579,7 @@ impl GpuSorter {
     ) -> Result<()> {
         check_pairs(keys.len(), values.len())?;
         let plan = self.plan_segments::<K>(segments, keys.len(), true, false)?;
-        let values_at = values.as_device_ptr().as_raw();
-        let launch = self.launch_of::<K>(keys, values_at, size_of::<V>(), 0, order);
-        self.run_segments(&plan, &launch)
+        self.run_segments(&plan, &Launch::pairs(keys, values, order))
     }
 
     /// The stable sorting permutation of every segment of `keys`, as positions within the
@@ -644,14 +691,9 @@ impl GpuSorter {
             })?;
         }
         let launch = Launch {
-            keys,
             sorted_keys,
-            n: n as u64,
-            values: 0,
-            value_bytes: 4,
             indices: at,
-            key_bytes: size_of::<K>(),
-            map: K::key_map(order),
+            ..Launch::keys::<K>(keys, n, order)
         };
         self.run_segments(plan, &launch)
     }
@@ -676,66 +718,77 @@ impl GpuSorter {
             _ => {
                 return Ok(Planned {
                     plan: planning()?,
-                    offsets: None,
+                    table: None,
                 });
             }
         };
         // Both threads in the sorter's context: the copy's, and this one, which frees the
         // buffer if the plan fails.
         self.bind()?;
-        let upload = || -> Result<DeviceBuffer<u64>> {
+        let upload = || {
             self.bind()?;
-            DeviceBuffer::from_slice(&offsets_as_u64(offsets))
-                .context("copying the segments' offsets to the device")
+            Table::upload(self, offsets)
         };
-        let (plan, offsets) = rayon::join(planning, upload);
+        let (plan, table) = rayon::join(planning, upload);
         Ok(Planned {
             plan: plan?,
-            offsets: Some(offsets?),
+            table: Some(table?),
         })
-    }
-
-    fn launch_of<K: SortKey>(
-        &self,
-        keys: &mut DeviceSlice<K>,
-        values: u64,
-        value_bytes: usize,
-        indices: u64,
-        order: Order,
-    ) -> Launch {
-        let at = keys.as_device_ptr().as_raw();
-        Launch {
-            keys: at,
-            sorted_keys: at,
-            n: keys.len() as u64,
-            values,
-            value_bytes,
-            indices,
-            key_bytes: size_of::<K>(),
-            map: K::key_map(order),
-        }
     }
 
     /// Queues `plan`'s launches and waits for them.
     fn run_segments(&self, plan: &Planned, l: &Launch) -> Result<()> {
-        let _in_flight = self.enqueue_segments(plan, l)?;
+        let _long = self.enqueue_segments(plan, l)?;
         self.synchronize("running the segmented sort")
     }
 
-    /// Queues `plan`'s launches; what it returns must live until they are done.
-    fn enqueue_segments(&self, plan: &Planned, l: &Launch) -> Result<InFlight> {
-        self.bind()?;
-        let ids = if plan.ids.is_empty() {
-            None
-        } else {
-            let ids = DeviceBuffer::from_slice(&plan.ids);
-            Some(ids.context("copying the segments' ids to the device")?)
+    /// Lists the ids of `grouping`'s segments in `table`, by length: the cursors copied to the
+    /// device, then `segments_group`.
+    fn enqueue_grouping(&self, table: &Table, grouping: &Grouping) -> Result<()> {
+        // SAFETY: the cursors' room in the table holds GROUP_LENGTHS words.
+        let status = unsafe {
+            cuda::cuMemcpyHtoD_v2(
+                table.cursors(),
+                grouping.firsts.as_ptr().cast(),
+                GROUP_LENGTHS * 4,
+            )
         };
-        let offsets_at = plan
-            .offsets
-            .as_ref()
-            .map_or(0, |b| b.as_device_ptr().as_raw());
-        let ids_at = ids.as_ref().map_or(0, |b| b.as_device_ptr().as_raw());
+        driver(status, "cuMemcpyHtoD", || {
+            "copying the first entry of each segment length to the device".into()
+        })?;
+        let f = self.function("segments_group")?;
+        let grid = (table.segments as u64).div_ceil(256).min(1 << 16) as u32;
+        let stream = &self.stream;
+        // SAFETY: the table holds the segments' offsets (non-decreasing, checked by `plan`),
+        // the cursors, the first entry of each length, and room for every listed segment, the
+        // grouping's counts of each length; any grid of 256 threads does.
+        unsafe {
+            launch!(f<<<grid, 256, 0, stream>>>(
+                table.offsets(),
+                table.segments as u64,
+                u32::from(grouping.singles),
+                table.cursors(),
+                table.ids()
+            ))
+        }
+        .context(&format!(
+            "launching the grouping of {} segments by length",
+            table.segments
+        ))
+    }
+
+    /// Queues `plan`'s launches; what it returns must live until they are done.
+    fn enqueue_segments(&self, plan: &Planned, l: &Launch) -> Result<long::Long> {
+        self.bind()?;
+        let (offsets_at, ids_at) = match (&plan.table, &plan.grouping) {
+            (Some(table), Some(grouping)) => {
+                if grouping.entries > 0 {
+                    self.enqueue_grouping(table, grouping)?;
+                }
+                (table.offsets(), table.ids())
+            }
+            _ => (0, 0),
+        };
         let bytes = element_bytes(l.key_bytes as u32, l.indexed());
         let value_words = if l.values == 0 {
             0
@@ -751,7 +804,7 @@ impl GpuSorter {
         };
         // The long segments first: their uploads from pageable memory would wait for any work
         // queued before them.
-        let long = self.enqueue_long_segments(plan, l, offsets_at)?;
+        let long = self.enqueue_long_segments(plan, l, (offsets_at, ids_at))?;
         for &(p, count, first) in &plan.launches {
             let list = if ids_at == 0 {
                 0
@@ -824,10 +877,7 @@ impl GpuSorter {
         if let Some((stages, n)) = plan.tile_rows {
             bitonic::enqueue_row_tiles(self, l.keys, n, l.key_bytes, stages, l.map)?;
         }
-        Ok(InFlight {
-            _ids: ids,
-            _long: long,
-        })
+        Ok(long)
     }
 }
 
@@ -840,7 +890,7 @@ mod tests {
     fn rows_launch_once_and_long_rows_sort_alone() {
         let p = plan(Segments::Rows(100), 1000, (13, None), false).unwrap();
         assert_eq!(p.launches, [(7, 10, 0)]);
-        assert!(p.ids.is_empty() && p.long.is_empty() && p.covers_all);
+        assert!(p.grouping.is_none() && p.long.is_empty() && p.covers_all);
         let p = plan(Segments::Rows(10_000), 30_000, (13, None), false).unwrap();
         assert!(p.launches.is_empty());
         assert_eq!(
@@ -913,18 +963,39 @@ mod tests {
         assert_eq!((p.tile_rows, p.launches), (None, vec![(10, 4, 0)]));
     }
 
+    /// The ids `segments_group` lists for `plan` of `offsets`, its warps taking their turns
+    /// one after another.
+    fn listed(plan: &Plan, offsets: &[usize]) -> Vec<u32> {
+        let grouping = plan.grouping.as_ref().unwrap();
+        let mut cursors = grouping.firsts.clone();
+        let mut ids = vec![u32::MAX; grouping.entries as usize];
+        for (i, w) in offsets.windows(2).enumerate() {
+            if let Some(p) = grouped_length((w[1] - w[0]) as u64, grouping.singles) {
+                ids[cursors[p as usize] as usize] = i as u32;
+                cursors[p as usize] += 1;
+            }
+        }
+        // Every length fills its room and stops where the next begins.
+        for p in 0..GROUP_LENGTHS - 1 {
+            assert_eq!(cursors[p], grouping.firsts[p + 1], "length 2^{p}");
+        }
+        assert_eq!(u64::from(cursors[GROUP_LENGTHS - 1]), grouping.entries);
+        ids
+    }
+
     #[test]
     fn offsets_group_segments_by_padded_length() {
         let offsets = [0, 0, 1, 3, 7, 8, 12, 20_000, 20_002];
         let p = plan(Segments::Offsets(&offsets), 20_002, (13, None), false).unwrap();
-        // Lengths 0, 1, 2, 4, 1, 4, 19988, 2.
+        // Lengths 0, 1, 2, 4, 1, 4, 19988, 2: the launches', then the long one.
         assert_eq!(p.launches, [(1, 2, 0), (2, 2, 2)]);
-        assert_eq!(p.ids, [2, 7, 3, 5]);
+        assert_eq!(listed(&p, &offsets), [2, 7, 3, 5, 6]);
+        assert_eq!(p.grouping.as_ref().unwrap().firsts[15], 4);
         assert_eq!(p.long, [(12, 19_988, 6)]);
         assert!(p.covers_all);
         let singles = plan(Segments::Offsets(&offsets), 20_002, (13, None), true).unwrap();
         assert_eq!(singles.launches[0], (0, 2, 0));
-        assert_eq!(singles.ids[..2], [1, 4]);
+        assert_eq!(listed(&singles, &offsets)[..2], [1, 4]);
         // Keys before the first offset or after the last are in no segment.
         assert!(
             !plan(Segments::Offsets(&[2, 5]), 5, (13, None), false)
@@ -956,25 +1027,28 @@ mod tests {
         let n = *offsets.last().unwrap();
         let p = plan(Segments::Offsets(&offsets), n, (13, None), true).unwrap();
         // The same grouping, one segment at a time.
-        let mut expect: Vec<Vec<u32>> = vec![Vec::new(); MAX_ROW_LOG2 as usize + 1];
+        let mut expect: Vec<Vec<u32>> = vec![Vec::new(); GROUP_LENGTHS];
         let mut long = Vec::new();
         for (i, &len) in lens.iter().enumerate() {
             let r = row_log2(len as u64);
             if len == 0 {
-            } else if r <= 13 {
-                expect[r as usize].push(i as u32);
-            } else {
+                continue;
+            }
+            expect[r as usize].push(i as u32);
+            if r > 13 {
                 long.push((offsets[i] as u64, len as u64, i as u32));
             }
         }
         let mut at = 0;
         let mut launches = Vec::new();
         for (r, ids) in expect.iter().enumerate().filter(|(_, ids)| !ids.is_empty()) {
-            launches.push((r as u32, ids.len() as u64, at));
+            if r <= 13 {
+                launches.push((r as u32, ids.len() as u64, at));
+            }
             at += ids.len();
         }
         assert_eq!(p.launches, launches);
-        assert_eq!(p.ids, expect.concat());
+        assert_eq!(listed(&p, &offsets), expect.concat());
         assert_eq!(p.long, long);
         // A decrease in a later chunk is named, the first of two.
         let mut bad_offsets = offsets.clone();

@@ -218,6 +218,7 @@ macro_rules! kernel_list {
             segments_short_u64: ShortSegments => segments_short!(u64, u64);
             segments_short_indexed_u32: ShortSegments => segments_short!(u32, Indexed32);
             segments_short_indexed_u64: ShortSegments => segments_short!(u64, Indexed64);
+            segments_group: ShortSegments => segments_group!(u32);
             segments_pack_u32: Segments => segments_pack!(u32, u64, packed_item);
             segments_unpack_u32_u32: Segments => segments_unpack!(u32, u32);
             segments_unpack_u32_u64: Segments => segments_unpack!(u32, u64);

@@ -10,8 +10,11 @@ use crate::block::segments::{
     packed_item, packed_key, sort, unpack_item, unpack_key,
 };
 use crate::block::short_segments;
-use crate::gpu::{CudaTeam, block_dim_x, block_idx_x, dynamic_shared, global_thread_x, grid_dim_x};
-use crate::segments::{LongSegments, tile_log2};
+use crate::gpu::{
+    CudaTeam, atomic_add, block_dim_x, block_idx_x, dynamic_shared, global_thread_x, grid_dim_x,
+    lanemask_lt, match_bits, shfl_idx, thread_idx_x,
+};
+use crate::segments::{GROUP_LENGTHS, LongSegments, grouped_length, tile_log2};
 use crate::tuning::SHORT_SEGMENTS_THREADS;
 
 /// A grid-stride loop over `0 .. all`: any grid of any block size.
@@ -100,6 +103,65 @@ macro_rules! segments_sort {
                     u64::from(block_idx_x()),
                     &mut held,
                 );
+            }
+        }
+    };
+}
+
+macro_rules! segments_group {
+    ($name:ident, $id:ty) => {
+        /// Groups the segments of `offsets` by padded length for their launches: every segment
+        /// `i < segments` that a launch sorts (`grouped_length(len, singles != 0) = Some(p)`)
+        /// takes the next entry of its length, `ids[cursors[p]++] = i`. The lanes of a warp
+        /// whose segments share a length take consecutive entries in lane order, by one atomic
+        /// add, so that neighbouring segments stay neighbours. The order of the warps' turns is
+        /// free: a launch sorts each entry's segment on its own. A grid-stride loop over whole
+        /// warps: any grid of blocks of a multiple of 32 threads.
+        ///
+        /// # Safety
+        /// `offsets` holds `segments + 1` non-decreasing offsets, `segments < 2^32`; `cursors`
+        /// holds `GROUP_LENGTHS` words, each the first free entry of its length in `ids`, which
+        /// has room for every segment of that length.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            offsets: *const u64,
+            segments: u64,
+            singles: u32,
+            cursors: *mut u32,
+            ids: *mut $id,
+        ) {
+            // Above every padded length: the code of segments that no launch sorts.
+            const NONE: u32 = GROUP_LENGTHS as u32;
+            let lane = thread_idx_x() % 32;
+            let stride = u64::from(block_dim_x()) * u64::from(grid_dim_x());
+            // The warp's first segment: the loop's bound is the same for all its lanes.
+            let mut first = global_thread_x() - u64::from(lane);
+            while first < segments {
+                let i = first + u64::from(lane);
+                let length = if i < segments {
+                    // SAFETY: i + 1 ≤ segments, within the offsets.
+                    let len = unsafe { *offsets.add(i as usize + 1) - *offsets.add(i as usize) };
+                    grouped_length(len, singles != 0)
+                } else {
+                    None
+                };
+                let code = match length {
+                    Some(p) => p,
+                    None => NONE,
+                };
+                let peers = match_bits::<7>(code);
+                let leader = peers.trailing_zeros();
+                let mut entry = 0;
+                if lane == leader && code != NONE {
+                    // SAFETY: code < GROUP_LENGTHS, a word of the cursors.
+                    entry = unsafe { atomic_add(cursors.add(code as usize), peers.count_ones()) };
+                }
+                let entry = shfl_idx(entry, leader) + (peers & lanemask_lt()).count_ones();
+                if code != NONE {
+                    // SAFETY: the entry lies in the room of its length (the launch contract).
+                    unsafe { *ids.add(entry as usize) = i as $id };
+                }
+                first += stride;
             }
         }
     };

@@ -59,9 +59,9 @@ pub enum Family {
     Radix,
     /// The segmented sort's block sorts of rows and segments (`segments_*`).
     Segments,
-    /// The segmented sort's register sorts of short rows and segments (`segments_short_*`): a
-    /// module of their own, so that a sort of short segments alone does not wait for the
-    /// block sorts to compile.
+    /// The segmented sort's register sorts of short rows and segments (`segments_short_*`) and
+    /// its grouping of segments by padded length (`segments_group`): a module of their own, so
+    /// that a sort of short segments alone does not wait for the block sorts to compile.
     ShortSegments,
     /// The rounds of top-k selection (`topk_*`).
     TopK,

@@ -25,7 +25,6 @@ const MAX_COMPACT: u64 = 1 << 32;
 pub(super) struct Long {
     _scratch: Vec<Scratch>,
     _buffers: Vec<DeviceBuffer<u64>>,
-    _ids: Vec<DeviceBuffer<u32>>,
 }
 
 /// What the padded rows of long segments hold.
@@ -117,13 +116,13 @@ impl RadixLayout {
 }
 
 impl GpuSorter {
-    /// Queues the sorts of `plan`'s segments too long for a block. `offsets_at`: the offsets on
-    /// the device (0 for rows).
+    /// Queues the sorts of `plan`'s segments too long for a block. `table`: the device
+    /// addresses of the offsets and of the ids grouped by length (0 for rows).
     pub(super) fn enqueue_long_segments(
         &self,
         plan: &Plan,
         l: &Launch,
-        offsets_at: u64,
+        table: (u64, u64),
     ) -> Result<Long> {
         let Some(longest) = plan.long.iter().map(|&(_, len, _)| len).max() else {
             return Ok(Long::default());
@@ -135,10 +134,10 @@ impl GpuSorter {
             return Ok(Long::default());
         }
         if !l.indexed() {
-            return self.enqueue_padded(plan, l, offsets_at, Items::Keys);
+            return self.enqueue_padded(plan, l, table, Items::Keys);
         }
         if l.key_bytes == 4 {
-            return self.enqueue_padded(plan, l, offsets_at, Items::Indexed);
+            return self.enqueue_padded(plan, l, table, Items::Indexed);
         }
         self.enqueue_radix_long(plan, l)
     }
@@ -147,23 +146,23 @@ impl GpuSorter {
     /// with their positions), sorted as rows by the window passes, put back (gathering the
     /// values from a copy). Keys alone of a padded length that one segment has are sorted in
     /// place by the bitonic sort instead: no rows to share the launches with, and no padding.
+    /// Each length's segments are those its list of grouped ids names (`table`), or rows.
     fn enqueue_padded(
         &self,
         plan: &Plan,
         l: &Launch,
-        offsets_at: u64,
+        (offsets_at, ids_at): (u64, u64),
         items: Items,
     ) -> Result<Long> {
-        let mut long = Long::default();
         let stream = &self.stream;
         let kb = l.key_bytes as u64;
-        let mut by_length: std::collections::BTreeMap<u32, Vec<(u64, u64, u32)>> =
-            Default::default();
-        for &segment in &plan.long {
+        // Per padded length: its segments, and where the first begins and how long it is.
+        let mut by_length: std::collections::BTreeMap<u32, (u64, (u64, u64))> = Default::default();
+        for &(begin, len, _) in &plan.long {
             by_length
-                .entry(row_log2(segment.1))
-                .or_default()
-                .push(segment);
+                .entry(row_log2(len))
+                .or_insert((0, (begin, len)))
+                .0 += 1;
         }
         let (pack, unpack, item_bytes) = match (items, kb) {
             (Items::Keys, 4) => ("segments_pack_keys_u32", "segments_unpack_keys_u32", 4),
@@ -179,54 +178,54 @@ impl GpuSorter {
             ),
         };
         let (pack, unpack) = (self.function(pack)?, self.function(unpack)?);
-        // Every length's ids go to the device before anything is queued: a copy from pageable
-        // memory waits for the work queued before it. None: a lone segment of keys alone.
-        let mut lists = Vec::with_capacity(by_length.len());
-        for segments in by_length.values() {
-            let list = if segments.len() == 1 && items == Items::Keys {
-                None
-            } else {
-                let ids: Vec<u32> = segments.iter().map(|&(.., id)| id).collect();
-                let list = DeviceBuffer::from_slice(&ids)
-                    .context("copying the long segments' ids to the device")?;
-                Some(list)
-            };
-            lists.push(list);
-        }
-        let values_in = if items == Items::Keys || l.values == 0 {
+        // One allocation for the values' copy and every length's rows, each part aligned as
+        // an allocation of its own would be.
+        let words = |bytes: u64| bytes.div_ceil(256) * 32;
+        let lone = |count: u64| count == 1 && items == Items::Keys;
+        let values_words = if items == Items::Keys || l.values == 0 {
+            0
+        } else {
+            words(l.n * l.value_bytes as u64)
+        };
+        let rows_words: u64 = by_length
+            .iter()
+            .filter(|&(_, &(count, _))| !lone(count))
+            .map(|(&p, &(count, _))| words((count << p) * item_bytes))
+            .sum();
+        let buffer = match values_words + rows_words {
+            0 => None,
+            all => Some(self.alloc::<u64>(all as usize, "the long segments' padded rows")?),
+        };
+        let at = buffer.as_ref().map_or(0, |b| b.as_device_ptr().as_raw());
+        let values_in = if values_words == 0 {
             0
         } else {
             let bytes = l.n * l.value_bytes as u64;
-            let copy = self.alloc::<u64>(bytes.div_ceil(8) as usize, "a copy of the values")?;
-            let at = copy.as_device_ptr().as_raw();
-            // SAFETY: both buffers hold `bytes` bytes; the copy is ordered on the stream.
+            // SAFETY: both hold `bytes` bytes; the copy is ordered on the stream.
             let status = unsafe {
                 cuda::cuMemcpyDtoDAsync_v2(at, l.values, bytes as usize, stream.as_inner())
             };
             driver(status, "cuMemcpyDtoDAsync", || {
                 "copying the values of the long segments".into()
             })?;
-            long._buffers.push(copy);
             at
         };
-        for ((p, segments), list) in by_length.into_iter().zip(lists) {
-            let Some(list) = list else {
-                let (begin, len, _) = segments[0];
+        let mut packed_at = at + values_words * 8;
+        for (p, (count, (begin, len))) in by_length {
+            if lone(count) {
                 bitonic::enqueue(self, l.keys + begin * kb, len, l.key_bytes, l.map)?;
                 continue;
-            };
-            let count = segments.len() as u64;
+            }
+            let list_at = plan
+                .grouping
+                .as_ref()
+                .map_or(0, |g| ids_at + u64::from(g.firsts[p as usize]) * 4);
             let all = count << p;
-            let words = (all * item_bytes).div_ceil(8) as usize;
-            let packed = self.alloc::<u64>(words, "the long segments' padded rows")?;
-            let (list_at, packed_at) = (
-                list.as_device_ptr().as_raw(),
-                packed.as_device_ptr().as_raw(),
-            );
             let grid = all.div_ceil(256).min(1 << 16) as u32;
             let what = || format!("{count} segments of up to {} keys", 1u64 << p);
-            // SAFETY: the segments lie in the keys (checked by `plan`), `packed` holds `all`
-            // items, the values' copy is apart from the values; any grid does.
+            // SAFETY: the segments lie in the keys (checked by `plan`), `list_at` lists `count`
+            // of them (or they are rows), the rows at `packed_at` hold `all` items, the values'
+            // copy is apart from the values; any grid does.
             unsafe {
                 launch!(pack<<<grid, 256, 0, stream>>>(
                     l.keys, packed_at, count, plan.row_len, offsets_at, list_at, p, l.map
@@ -264,10 +263,12 @@ impl GpuSorter {
                 }
             };
             launched.context(&format!("launching the unpacking of {}", what()))?;
-            long._buffers.push(packed);
-            long._ids.push(list);
+            packed_at += words(all * item_bytes) * 8;
         }
-        Ok(long)
+        Ok(Long {
+            _buffers: buffer.into_iter().collect(),
+            ..Long::default()
+        })
     }
 
     /// The long segments of 8-byte keys with their positions (argsorts, pairs): laid end to end,
