@@ -401,6 +401,10 @@ struct Launch {
     indices: u64,
     key_bytes: usize,
     map: u32,
+    /// Bytes of device memory the long segments' sorts may take: as many as the keys and values
+    /// (indices) hold, less what the call took beside them (an argsort's copy of the keys), so
+    /// that a sort needs at most twice the memory of what it sorts.
+    spare: u64,
 }
 
 impl Launch {
@@ -415,6 +419,7 @@ impl Launch {
             indices: 0,
             key_bytes: size_of::<K>(),
             map: K::key_map(order),
+            spare: n as u64 * size_of::<K>() as u64,
         }
     }
 
@@ -429,9 +434,11 @@ impl Launch {
         values: &mut DeviceSlice<V>,
         order: Order,
     ) -> Launch {
+        let n = keys.len() as u64;
         Launch {
             values: values.as_device_ptr().as_raw(),
             value_bytes: size_of::<V>(),
+            spare: n * (size_of::<K>() + size_of::<V>()) as u64,
             ..Launch::of(keys, order)
         }
     }
@@ -465,11 +472,9 @@ impl GpuSorter {
     /// their positions the same way, packed into 8-byte items; 8-byte keys with their
     /// positions laid end to end and sorted by two stable radix sorts, by key and then by
     /// segment. Device memory beside the keys (and values, indices), the offsets and 4 bytes per
-    /// segment for their ids: for long
-    /// segments 4 or 8 bytes per padded position (keys alone), 8 per padded position and a copy
-    /// of the values (4-byte keys with positions), or 12 bytes per key and the larger of the
-    /// radix sort's scratch (about 12.7 bytes per key) and the values (8-byte keys with
-    /// positions).
+    /// segment for their ids: for long segments at most as much as the keys and values
+    /// (indices) hold, less an argsort's copy of its keys (its one segment or padded row
+    /// larger than that is sorted whole); they go in chunks and runs that fit it.
     ///
     /// # Errors
     /// [`Error::BadSegments`] for rows that do not divide the keys, decreasing offsets or
@@ -622,8 +627,13 @@ impl GpuSorter {
         } else {
             at
         };
-        let keys_at = (at, sorted_keys, keys.len());
-        self.argsort_planned::<K>(&plan, keys_at, &mut device_indices, order)?;
+        let n = keys.len() as u64;
+        let launch = Launch {
+            sorted_keys,
+            spare: n * (size_of::<K>() as u64 + 4),
+            ..Launch::keys::<K>(at, keys.len(), order)
+        };
+        self.argsort_planned(&plan, launch, &mut device_indices)?;
         device_indices
             .copy_to(&mut indices[..])
             .context("copying segment indices to the host")?;
@@ -648,15 +658,23 @@ impl GpuSorter {
         if self.radix_alone(&plan, size_of::<K>()) {
             // The radix sorts of segments read the keys and need not write them back: no copy.
             let at = keys.as_device_ptr().as_raw();
-            return self.argsort_planned::<K>(&plan, (at, 0, keys.len()), indices, order);
+            let launch = Launch {
+                sorted_keys: 0,
+                ..Launch::keys::<K>(at, keys.len(), order)
+            };
+            return self.argsort_planned(&plan, launch, indices);
         }
         let mut copy = self.alloc::<K>(keys.len(), "a copy of the keys to argsort")?;
         if !keys.is_empty() {
             copy.copy_from(keys)
                 .context("copying the keys to argsort on the device")?;
         }
-        let at = copy.as_device_ptr().as_raw();
-        self.argsort_planned::<K>(&plan, (at, at, keys.len()), indices, order)
+        // The copy takes the keys' share of the memory to spare: the indices' is left.
+        let launch = Launch {
+            spare: keys.len() as u64 * 4,
+            ..Launch::of(&mut copy, order)
+        };
+        self.argsort_planned(&plan, launch, indices)
     }
 
     /// Whether every launch of `plan`, for keys of `key_bytes` with their positions, is a radix
@@ -670,15 +688,14 @@ impl GpuSorter {
                 .all(|&(p, _, _)| !is_short(p) && self.limits.segments_radix(p, key_bytes, true))
     }
 
-    /// The argsort of `plan` with `(keys, sorted keys, n)`: the `n` keys' device address, and
-    /// where their sorted copy goes (the same address: sorted in place; 0: not written, where
-    /// every launch is a radix sort of a segment).
-    fn argsort_planned<K: SortKey>(
+    /// The argsort of `plan` into `indices`; `keys`: the launch of the keys alone, with where
+    /// their sorted copy goes (`sorted_keys`: the keys' address, sorted in place; 0, not
+    /// written, where every launch is a radix sort of a segment) and the memory to spare.
+    fn argsort_planned(
         &self,
         plan: &Planned,
-        (keys, sorted_keys, n): (u64, u64, usize),
+        keys: Launch,
         indices: &mut DeviceSlice<u32>,
-        order: Order,
     ) -> Result<()> {
         let at = indices.as_device_ptr().as_raw();
         if !plan.covers_all && !indices.is_empty() {
@@ -690,12 +707,13 @@ impl GpuSorter {
                 "zeroing the indices outside every segment".into()
             })?;
         }
-        let launch = Launch {
-            sorted_keys,
-            indices: at,
-            ..Launch::keys::<K>(keys, n, order)
-        };
-        self.run_segments(plan, &launch)
+        self.run_segments(
+            plan,
+            &Launch {
+                indices: at,
+                ..keys
+            },
+        )
     }
 
     /// The plan of a segmented sort of `n` keys of type `K`, with positions if `indexed`, and

@@ -9,7 +9,7 @@
 
 use super::{Launch, Plan};
 use crate::error::{CudaContext, Error, Result, driver};
-use crate::gpu::{GpuSorter, Scratch, bitonic, radix};
+use crate::gpu::{GpuSorter, bitonic, radix};
 use cust::launch;
 use cust::memory::DeviceBuffer;
 use cust::sys as cuda;
@@ -23,8 +23,8 @@ const MAX_COMPACT: u64 = 1 << 32;
 /// What the sorts of the long segments use until they are done.
 #[derive(Default)]
 pub(super) struct Long {
-    _scratch: Vec<Scratch>,
-    _buffers: Vec<DeviceBuffer<u64>>,
+    _buffer: Option<DeviceBuffer<u64>>,
+    _tables: Option<DeviceBuffer<u64>>,
 }
 
 /// What the padded rows of long segments hold.
@@ -144,9 +144,12 @@ impl GpuSorter {
 
     /// The long segments of `plan` by padded length: packed (the keys alone, or 4-byte keys
     /// with their positions), sorted as rows by the window passes, put back (gathering the
-    /// values from a copy). Keys alone of a padded length that one segment has are sorted in
-    /// place by the bitonic sort instead: no rows to share the launches with, and no padding.
-    /// Each length's segments are those its list of grouped ids names (`table`), or rows.
+    /// values from a copy). Each length's segments are those its list of grouped ids names
+    /// (`table`), or rows; its rows go in chunks that fit the launch's spare memory beside the
+    /// values' copy, one row at least, all chunks in one buffer in turn. Keys alone of a padded
+    /// length that one segment has are sorted in place by the bitonic sort instead (no rows to
+    /// share the launches with, no padding), and so are pairs whose row would not fit, by the
+    /// radix sort of their keys and values.
     fn enqueue_padded(
         &self,
         plan: &Plan,
@@ -155,15 +158,7 @@ impl GpuSorter {
         items: Items,
     ) -> Result<Long> {
         let stream = &self.stream;
-        let kb = l.key_bytes as u64;
-        // Per padded length: its segments, and where the first begins and how long it is.
-        let mut by_length: std::collections::BTreeMap<u32, (u64, (u64, u64))> = Default::default();
-        for &(begin, len, _) in &plan.long {
-            by_length
-                .entry(row_log2(len))
-                .or_insert((0, (begin, len)))
-                .0 += 1;
-        }
+        let (kb, vb) = (l.key_bytes as u64, l.value_bytes as u64);
         let (pack, unpack, item_bytes) = match (items, kb) {
             (Items::Keys, 4) => ("segments_pack_keys_u32", "segments_unpack_keys_u32", 4),
             (Items::Keys, _) => ("segments_pack_keys_u64", "segments_unpack_keys_u64", 8),
@@ -178,29 +173,27 @@ impl GpuSorter {
             ),
         };
         let (pack, unpack) = (self.function(pack)?, self.function(unpack)?);
-        // One allocation for the values' copy and every length's rows, each part aligned as
-        // an allocation of its own would be.
-        let words = |bytes: u64| bytes.div_ceil(256) * 32;
-        let lone = |count: u64| count == 1 && items == Items::Keys;
-        let values_words = if items == Items::Keys || l.values == 0 {
-            0
-        } else {
-            words(l.n * l.value_bytes as u64)
-        };
-        let rows_words: u64 = by_length
-            .iter()
-            .filter(|&(_, &(count, _))| !lone(count))
-            .map(|(&p, &(count, _))| words((count << p) * item_bytes))
-            .sum();
-        let buffer = match values_words + rows_words {
-            0 => None,
-            all => Some(self.alloc::<u64>(all as usize, "the long segments' padded rows")?),
-        };
+        let lengths = padded_lengths(&plan.long);
+        let padded = Padded::new(l, item_bytes);
+        let buffer = self.long_buffer(padded.bytes(&lengths, &plan.long))?;
         let at = buffer.as_ref().map_or(0, |b| b.as_device_ptr().as_raw());
-        let values_in = if values_words == 0 {
+        // The segments sorted alone first: the values' copy then takes their scratch.
+        for &(begin, len, _) in &plan.long {
+            let p = row_log2(len);
+            let count = lengths.iter().find(|l| l.0 == p).map_or(1, |l| l.1);
+            match padded.alone(p, count) {
+                Some(Alone::Bitonic) => {
+                    bitonic::enqueue(self, l.keys + begin * kb, len, l.key_bytes, l.map)?
+                }
+                Some(Alone::Radix) => self.enqueue_radix_alone(begin, len, l, at)?,
+                None => {}
+            }
+        }
+        let values_bytes = padded.values_copy(&lengths);
+        let values_in = if values_bytes == 0 {
             0
         } else {
-            let bytes = l.n * l.value_bytes as u64;
+            let bytes = l.n * vb;
             // SAFETY: both hold `bytes` bytes; the copy is ordered on the stream.
             let status = unsafe {
                 cuda::cuMemcpyDtoDAsync_v2(at, l.values, bytes as usize, stream.as_inner())
@@ -210,73 +203,88 @@ impl GpuSorter {
             })?;
             at
         };
-        let mut packed_at = at + values_words * 8;
-        for (p, (count, (begin, len))) in by_length {
-            if lone(count) {
-                bitonic::enqueue(self, l.keys + begin * kb, len, l.key_bytes, l.map)?;
-                continue;
-            }
-            let list_at = plan
-                .grouping
-                .as_ref()
-                .map_or(0, |g| ids_at + u64::from(g.firsts[p as usize]) * 4);
-            let all = count << p;
-            let grid = all.div_ceil(256).min(1 << 16) as u32;
-            let what = || format!("{count} segments of up to {} keys", 1u64 << p);
-            // SAFETY: the segments lie in the keys (checked by `plan`), `list_at` lists `count`
-            // of them (or they are rows), the rows at `packed_at` hold `all` items, the values'
-            // copy is apart from the values; any grid does.
-            unsafe {
-                launch!(pack<<<grid, 256, 0, stream>>>(
-                    l.keys, packed_at, count, plan.row_len, offsets_at, list_at, p, l.map
-                ))
-            }
-            .context(&format!("launching the packing of {}", what()))?;
-            bitonic::enqueue_rows(self, packed_at, all, item_bytes as usize, p, IDENTITY)?;
-            // SAFETY: as above.
-            let launched = unsafe {
-                if items == Items::Keys {
-                    launch!(unpack<<<grid, 256, 0, stream>>>(
-                        packed_at,
-                        l.keys,
-                        count,
-                        plan.row_len,
-                        offsets_at,
-                        list_at,
-                        p,
-                        l.map
-                    ))
-                } else {
-                    launch!(unpack<<<grid, 256, 0, stream>>>(
-                        packed_at,
-                        l.keys,
-                        l.indices,
-                        l.values,
-                        values_in,
-                        count,
-                        plan.row_len,
-                        offsets_at,
-                        list_at,
-                        p,
-                        l.map
+        let packed = at + values_bytes;
+        for &(p, count) in lengths
+            .iter()
+            .filter(|&&(p, count)| padded.alone(p, count).is_none())
+        {
+            let chunk = padded.chunk_rows(p, count);
+            let list = plan.grouping.as_ref().map(|g| g.firsts[p as usize]);
+            for first in (0..count).step_by(chunk as usize) {
+                let rows = chunk.min(count - first);
+                // A chunk of rows starts `first` rows on; one of a list, `first` entries on.
+                let on = |address: u64, bytes: u64| match (address, list) {
+                    (0, _) | (_, Some(_)) => address,
+                    _ => address + first * plan.row_len * bytes,
+                };
+                let list_at = list.map_or(0, |f| ids_at + (u64::from(f) + first) * 4);
+                let all = rows << p;
+                let grid = all.div_ceil(256).min(1 << 16) as u32;
+                let what = || format!("{rows} segments of up to {} keys", 1u64 << p);
+                let keys = on(l.keys, kb);
+                // SAFETY: the segments lie in the keys (checked by `plan`), `list_at` lists
+                // `rows` of them (or they are rows), the buffer holds `all` items at `packed`,
+                // the values' copy is apart from the values; any grid does.
+                unsafe {
+                    launch!(pack<<<grid, 256, 0, stream>>>(
+                        keys, packed, rows, plan.row_len, offsets_at, list_at, p, l.map
                     ))
                 }
-            };
-            launched.context(&format!("launching the unpacking of {}", what()))?;
-            packed_at += words(all * item_bytes) * 8;
+                .context(&format!("launching the packing of {}", what()))?;
+                bitonic::enqueue_rows(self, packed, all, item_bytes as usize, p, IDENTITY)?;
+                // SAFETY: as above.
+                let launched = unsafe {
+                    if items == Items::Keys {
+                        launch!(unpack<<<grid, 256, 0, stream>>>(
+                            packed,
+                            keys,
+                            rows,
+                            plan.row_len,
+                            offsets_at,
+                            list_at,
+                            p,
+                            l.map
+                        ))
+                    } else {
+                        launch!(unpack<<<grid, 256, 0, stream>>>(
+                            packed,
+                            keys,
+                            on(l.indices, 4),
+                            on(l.values, vb),
+                            on(values_in, vb),
+                            rows,
+                            plan.row_len,
+                            offsets_at,
+                            list_at,
+                            p,
+                            l.map
+                        ))
+                    }
+                };
+                launched.context(&format!("launching the unpacking of {}", what()))?;
+            }
         }
         Ok(Long {
-            _buffers: buffer.into_iter().collect(),
+            _buffer: buffer,
             ..Long::default()
         })
     }
 
-    /// The long segments of 8-byte keys with their positions (argsorts, pairs): laid end to end,
-    /// up to 2^32 keys at a time, and sorted by two stable radix sorts. A segment longer than
-    /// that takes a radix sort of its own with its values (an argsort's positions would not fit
-    /// their `u32`: [`Error::TooLong`]).
+    /// The buffer of the long segments' sorts, of `bytes` bytes (none for 0).
+    fn long_buffer(&self, bytes: u64) -> Result<Option<DeviceBuffer<u64>>> {
+        if bytes == 0 {
+            return Ok(None);
+        }
+        let words = bytes.div_ceil(8) as usize;
+        Ok(Some(self.alloc::<u64>(words, "the long segments' sorts")?))
+    }
+
+    /// The long segments of 8-byte keys with their positions (argsorts, pairs): laid end to end
+    /// in runs that fit the launch's spare memory (and 2^32 keys), sorted by two stable radix
+    /// sorts, all runs in one buffer in turn. A run of one segment of pairs takes the radix sort
+    /// of its keys and values in place. An argsort's segment longer than 2^32 keys is an error
+    /// (its positions would not fit their `u32`: [`Error::TooLong`]).
     fn enqueue_radix_long(&self, plan: &Plan, l: &Launch) -> Result<Long> {
-        let runs = batches(plan.long.iter().map(|&(_, len, _)| len), MAX_COMPACT);
         if l.indices != 0
             && let Some(&(_, len, _)) = plan.long.iter().find(|&&(_, len, _)| len > MAX_COMPACT)
         {
@@ -285,55 +293,98 @@ impl GpuSorter {
                 max: MAX_COMPACT,
             });
         }
-        let mut long = Long::default();
-        for run in runs {
-            let segments = &plan.long[run];
-            match segments {
-                [(begin, len, _)] if *len > MAX_COMPACT => {
-                    self.enqueue_radix_alone(*begin, *len, l, &mut long)?
+        let words = if l.values != 0 { l.value_bytes / 4 } else { 0 } as u32;
+        let layout = |segments: &[(u64, u64, u32)]| {
+            let m = segments.iter().map(|&(_, len, _)| len).sum();
+            RadixLayout::new(m, u64::from(words) * 4, in_place(segments, l))
+        };
+        let cap = run_cap(l.spare, u64::from(words) * 4, in_place(&plan.long, l));
+        let runs = batches(plan.long.iter().map(|&(_, len, _)| len), cap);
+        let alone = |segments: &[(u64, u64, u32)]| l.values != 0 && segments.len() == 1;
+        let bytes = runs
+            .iter()
+            .map(|run| match &plan.long[run.clone()] {
+                [(_, len, _)] if alone(&plan.long[run.clone()]) => {
+                    radix::scratch_bytes(*len, l.key_bytes, l.value_bytes)
                 }
-                _ => self.enqueue_radix_run(segments, plan.row_len, l, &mut long)?,
+                segments => layout(segments).bytes,
+            })
+            .max()
+            .unwrap_or(0);
+        // Every run's tables in one upload before anything is queued (rows need none).
+        let mut all_tables = Vec::new();
+        let mut table_at = Vec::with_capacity(runs.len());
+        for run in &runs {
+            table_at.push(all_tables.len() as u64 * 8);
+            if plan.row_len == 0 && !alone(&plan.long[run.clone()]) {
+                all_tables.extend(tables(&plan.long[run.clone()]));
             }
         }
-        Ok(long)
+        let tables_buffer = if all_tables.is_empty() {
+            None
+        } else {
+            let t = DeviceBuffer::from_slice(&all_tables)
+                .context("copying the long segments' tables to the device")?;
+            Some(t)
+        };
+        let buffer = self.long_buffer(bytes)?;
+        let at = buffer.as_ref().map_or(0, |b| b.as_device_ptr().as_raw());
+        let tables_at = tables_buffer
+            .as_ref()
+            .map_or(0, |t| t.as_device_ptr().as_raw());
+        for (run, table) in runs.into_iter().zip(table_at) {
+            let segments = &plan.long[run];
+            match segments {
+                [(begin, len, _)] if alone(segments) => {
+                    self.enqueue_radix_alone(*begin, *len, l, at)?
+                }
+                _ => self.enqueue_radix_run(
+                    segments,
+                    plan.row_len,
+                    l,
+                    (at, layout(segments)),
+                    tables_at + table,
+                )?,
+            }
+        }
+        Ok(Long {
+            _buffer: buffer,
+            _tables: tables_buffer,
+        })
     }
 
-    /// One segment of more than 2^32 keys (pairs only): the radix sort of its keys and values.
-    fn enqueue_radix_alone(&self, begin: u64, len: u64, l: &Launch, long: &mut Long) -> Result<()> {
+    /// One segment of pairs: the radix sort of its keys and values, in place, with the scratch
+    /// at `scratch`.
+    fn enqueue_radix_alone(&self, begin: u64, len: u64, l: &Launch, scratch: u64) -> Result<()> {
         let (kb, vb) = (l.key_bytes as u64, l.value_bytes as u64);
-        let bytes = radix::scratch_bytes(len, l.key_bytes, l.value_bytes);
-        let buffer = self.alloc::<u64>(bytes.div_ceil(8) as usize, "the radix sort's scratch")?;
-        let scratch = Scratch {
-            buffer: Some(buffer),
-            bytes,
-        };
         radix::enqueue(
             self,
             &radix::Launch {
                 keys: l.keys + begin * kb,
                 values: l.values + begin * vb,
-                scratch: scratch.device_ptr(),
+                scratch,
                 n: len,
                 key_bytes: l.key_bytes,
                 value_bytes: l.value_bytes,
                 map: l.map,
             },
-        )?;
-        long._scratch.push(scratch);
-        Ok(())
+        )
     }
 
     /// Long segments `segments` of 8-byte keys (at most 2^32 keys in all; rows of `row_len`
     /// keys, else 0) sorted at once: their keys and compact positions collected, sorted by key
     /// (the radix sort: stable), each position's segment looked up, the positions sorted by
     /// segment (stable again, by the digits the ids have; not for one segment), and through
-    /// them the positions, keys and values gathered in that order and put in place.
+    /// them the positions, keys and values gathered in that order and put in place. `(at,
+    /// layout)`: the buffer and its parts; `tables`: the segments' [`tables`] on the device
+    /// (unused for rows).
     fn enqueue_radix_run(
         &self,
         segments: &[(u64, u64, u32)],
         row_len: u64,
         l: &Launch,
-        long: &mut Long,
+        (at, layout): (u64, RadixLayout),
+        tables: u64,
     ) -> Result<()> {
         let m: u64 = segments.iter().map(|&(_, len, _)| len).sum();
         let count = segments.len() as u64;
@@ -341,21 +392,12 @@ impl GpuSorter {
         let words = if with_values { l.value_bytes / 4 } else { 0 } as u32;
         // An argsort's keys are a copy and its indices free until written: segments end to end
         // are sorted in them, every step reading and writing each element's own place.
-        let in_place = l.indices != 0 && segments.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0);
-        let layout = RadixLayout::new(m, u64::from(words) * 4, in_place);
-        let buffer = self.alloc::<u64>(
-            (layout.bytes / 8) as usize,
-            "the long segments' radix sorts",
-        )?;
-        let at = buffer.as_device_ptr().as_raw();
+        let in_place = in_place(segments, l);
         // Rows locate by arithmetic, from their first row on; other segments by their tables.
-        let (base, starts, begins, table) = if row_len != 0 {
-            (segments[0].0, 0, 0, None)
+        let (base, starts, begins) = if row_len != 0 {
+            (segments[0].0, 0, 0)
         } else {
-            let t = DeviceBuffer::from_slice(&tables(segments))
-                .context("copying the long segments' tables to the device")?;
-            let starts = t.as_device_ptr().as_raw();
-            (0, starts, starts + (count + 1) * 8, Some(t))
+            (0, tables, tables + (count + 1) * 8)
         };
         let shift = |address: u64, bytes: u64| {
             if address == 0 {
@@ -444,10 +486,135 @@ impl GpuSorter {
             }
             .context(&format!("launching the putting back of {}", what()))?;
         }
-        long._buffers.push(buffer);
-        long._buffers.extend(table);
         Ok(())
     }
+}
+
+/// How a long segment of the padded path is sorted alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Alone {
+    /// Keys alone, in place by the bitonic sort.
+    Bitonic,
+    /// Keys and values, in place by the radix sort.
+    Radix,
+}
+
+/// The buffer of the padded path of one call: the values' copy (4-byte keys with values), then
+/// each length's rows, a chunk at a time, in the room left of the launch's spare memory.
+struct Padded {
+    item_bytes: u64,
+    keys_alone: bool,
+    pairs: bool,
+    key_bytes: usize,
+    value_bytes: usize,
+    values_bytes: u64,
+    room: u64,
+}
+
+impl Padded {
+    fn new(l: &Launch, item_bytes: u64) -> Padded {
+        let keys_alone = !l.indexed();
+        let values_bytes = if keys_alone || l.values == 0 {
+            0
+        } else {
+            aligned(l.n * l.value_bytes as u64)
+        };
+        Padded {
+            item_bytes,
+            keys_alone,
+            pairs: l.values != 0,
+            key_bytes: l.key_bytes,
+            value_bytes: l.value_bytes,
+            values_bytes,
+            room: l.spare.saturating_sub(values_bytes),
+        }
+    }
+
+    /// Whether the segments of padded length 2^`p`, `count` of them, are each sorted alone:
+    /// keys alone where one segment has the length, pairs whose row does not fit the room.
+    fn alone(&self, p: u32, count: u64) -> Option<Alone> {
+        if self.keys_alone && count == 1 {
+            Some(Alone::Bitonic)
+        } else if self.pairs && (self.item_bytes << p) > self.room {
+            Some(Alone::Radix)
+        } else {
+            None
+        }
+    }
+
+    /// Rows of a chunk of the `count` rows of 2^`p` positions: as many as the room holds, one
+    /// at least.
+    fn chunk_rows(&self, p: u32, count: u64) -> u64 {
+        (self.room / (self.item_bytes << p)).clamp(1, count)
+    }
+
+    /// The buffer's bytes for the long segments `long` of padded `lengths`: the larger of the
+    /// radix sorts' scratch of those sorted alone, and the values' copy with the largest
+    /// chunk.
+    fn bytes(&self, lengths: &[(u32, u64)], long: &[(u64, u64, u32)]) -> u64 {
+        let scratch = long
+            .iter()
+            .filter(|&&(_, len, _)| self.alone(row_log2(len), 2) == Some(Alone::Radix))
+            .map(|&(_, len, _)| radix::scratch_bytes(len, self.key_bytes, self.value_bytes))
+            .max()
+            .unwrap_or(0);
+        let rows = lengths
+            .iter()
+            .filter(|&&(p, count)| self.alone(p, count).is_none())
+            .map(|&(p, count)| aligned(self.chunk_rows(p, count) * (self.item_bytes << p)))
+            .max();
+        rows.map_or(scratch, |rows| {
+            scratch.max(self.values_copy(lengths) + rows)
+        })
+    }
+
+    /// Bytes of the values' copy, which only the rows of padded `lengths` read: none where
+    /// every segment is sorted alone.
+    fn values_copy(&self, lengths: &[(u32, u64)]) -> u64 {
+        let rows = lengths
+            .iter()
+            .any(|&(p, count)| self.alone(p, count).is_none());
+        if rows { self.values_bytes } else { 0 }
+    }
+}
+
+/// `bytes` rounded up to an allocation's alignment, so that parts of one buffer start as
+/// buffers of their own would.
+fn aligned(bytes: u64) -> u64 {
+    bytes.next_multiple_of(256)
+}
+
+/// The padded lengths of the long segments `long`, ascending, each with its number of
+/// segments.
+fn padded_lengths(long: &[(u64, u64, u32)]) -> Vec<(u32, u64)> {
+    let mut lengths: std::collections::BTreeMap<u32, u64> = Default::default();
+    for &(_, len, _) in long {
+        *lengths.entry(row_log2(len)).or_default() += 1;
+    }
+    lengths.into_iter().collect()
+}
+
+/// Whether the radix sorts of the long segments `segments` of `l` run in its own buffers: an
+/// argsort's, whose keys are a copy and whose indices are free until written, for segments
+/// that lie end to end.
+fn in_place(segments: &[(u64, u64, u32)], l: &Launch) -> bool {
+    l.indices != 0 && segments.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0)
+}
+
+/// Most keys of a run of long segments whose radix sorts, with values of `value_bytes`, fit
+/// `spare` bytes ([`RadixLayout`]), at least one and at most [`MAX_COMPACT`].
+fn run_cap(spare: u64, value_bytes: u64, in_place: bool) -> u64 {
+    let fits = |m: u64| RadixLayout::new(m, value_bytes, in_place).bytes <= spare;
+    let (mut low, mut high) = (1, MAX_COMPACT);
+    if fits(high) {
+        return high;
+    }
+    // fits(low) or low = 1; !fits(high).
+    while high - low > 1 {
+        let mid = low + (high - low) / 2;
+        if fits(mid) { low = mid } else { high = mid }
+    }
+    low
 }
 
 #[cfg(test)]
@@ -499,7 +666,100 @@ mod tests {
         assert_eq!(id_passes(u64::from(u32::MAX)), 4);
     }
 
+    #[test]
+    fn runs_take_what_the_spare_memory_holds() {
+        for spare in [0, 1000, 1 << 20, 12 << 26, 24 << 26, 1 << 45] {
+            for value_bytes in [0, 4, 8, 16] {
+                for in_place in [false, true] {
+                    let bytes = |m| RadixLayout::new(m, value_bytes, in_place).bytes;
+                    let cap = run_cap(spare, value_bytes, in_place);
+                    assert!((1..=MAX_COMPACT).contains(&cap));
+                    assert!(bytes(cap) <= spare || cap == 1, "{spare} {value_bytes}");
+                    assert!(cap == MAX_COMPACT || bytes(cap + 1) > spare);
+                }
+            }
+        }
+        // 2^26 `u64` pairs with `u32` values: runs of about half the keys.
+        let cap = run_cap(12 << 26, 4, false);
+        assert!(cap > (1 << 26) * 2 / 5 && cap < (1 << 26) / 2, "{cap}");
+    }
+
+    /// A launch of `n` keys of `key_bytes` that the padded path sorts: keys alone
+    /// (`value_bytes` 0, `argsort` false), pairs, or an argsort of a copy of the keys.
+    fn launch(n: u64, key_bytes: usize, value_bytes: usize, argsort: bool) -> Launch {
+        let keys = Launch::keys::<u32>(1 << 40, n as usize, crate::Order::Ascending);
+        let keys = Launch {
+            key_bytes,
+            spare: n * key_bytes as u64,
+            ..keys
+        };
+        match (value_bytes, argsort) {
+            (0, false) => keys,
+            (_, false) => Launch {
+                values: 1 << 41,
+                value_bytes,
+                spare: n * (key_bytes + value_bytes) as u64,
+                ..keys
+            },
+            _ => Launch {
+                indices: 1 << 41,
+                spare: n * 4,
+                ..keys
+            },
+        }
+    }
+
     proptest! {
+        /// The padded path's buffer fits the launch's spare memory (and the radix sort's status
+        /// words, for pairs sorted alone), but for an argsort's row that alone is larger.
+        #[test]
+        fn padded_rows_fit_the_spare_memory(
+            lens in proptest::collection::vec(8193u64..200_000, 1..12),
+            short in 0u64..(1 << 22),
+            key_bytes in prop::sample::select(vec![4usize, 8]),
+            value_bytes in prop::sample::select(vec![0usize, 4, 8, 16]),
+            argsort: bool,
+        ) {
+            prop_assume!(key_bytes == 4 || (value_bytes == 0 && !argsort));
+            let mut long = Vec::new();
+            let mut n = short;
+            for (i, &len) in lens.iter().enumerate() {
+                long.push((n, len, i as u32));
+                n += len;
+            }
+            let l = launch(n, key_bytes, value_bytes, argsort);
+            let item_bytes = if l.indexed() { 8 } else { key_bytes as u64 };
+            let padded = Padded::new(&l, item_bytes);
+            let lengths = padded_lengths(&long);
+            let bytes = padded.bytes(&lengths, &long);
+            let status = radix::scratch_bytes(n, key_bytes, value_bytes) - n * (key_bytes + value_bytes) as u64;
+            let row = |p: u32| item_bytes << p;
+            if argsort {
+                let widest = lengths.iter().map(|&(p, _)| row(p)).max().unwrap();
+                prop_assert!(bytes <= l.spare.max(widest));
+            } else {
+                prop_assert!(bytes <= l.spare + status, "{} > {}", bytes, l.spare);
+            }
+            // The buffer holds what each step puts in it.
+            let values = padded.values_copy(&lengths);
+            for &(p, count) in &lengths {
+                match padded.alone(p, count) {
+                    None => {
+                        let chunk = padded.chunk_rows(p, count);
+                        prop_assert!((1..=count).contains(&chunk));
+                        prop_assert!(chunk == 1 || values + chunk * row(p) <= l.spare);
+                        prop_assert!(values + aligned(chunk * row(p)) <= bytes);
+                    }
+                    Some(Alone::Radix) => {
+                        for &(_, len, _) in long.iter().filter(|s| row_log2(s.1) == p) {
+                            prop_assert!(radix::scratch_bytes(len, key_bytes, value_bytes) <= bytes);
+                        }
+                    }
+                    Some(Alone::Bitonic) => prop_assert_eq!(count, 1),
+                }
+            }
+        }
+
         /// Runs cover the segments in order, each as full as the next segment allows.
         #[test]
         fn runs_partition_the_segments_greedily(
