@@ -1239,7 +1239,11 @@ mod tests {
                 // Keys agreeing in all but their lowest bits, or in all but their highest
                 // digit, or all equal: every digit's round and the ties after the last.
                 let keys: Vec<u64> = (0..rows * len)
-                    .map(|_| (next() % distinct) * 0x0101_0101_0101 + (1 << 63))
+                    .map(|_| {
+                        (next() % distinct)
+                            .wrapping_mul(0x0101_0101_0101)
+                            .wrapping_add(1 << 63)
+                    })
                     .collect();
                 for k in [1, 2, 3, 64, 255, 256, 1000, 1024] {
                     if k as usize > len {
