@@ -535,11 +535,16 @@ impl Padded {
     fn alone(&self, p: u32, count: u64) -> Option<Alone> {
         if self.keys_alone && count == 1 {
             Some(Alone::Bitonic)
-        } else if self.pairs && (self.item_bytes << p) > self.room {
+        } else if self.too_wide(p) {
             Some(Alone::Radix)
         } else {
             None
         }
+    }
+
+    /// Whether a row of pairs of 2^`p` positions would not fit the room.
+    fn too_wide(&self, p: u32) -> bool {
+        self.pairs && (self.item_bytes << p) > self.room
     }
 
     /// Rows of a chunk of the `count` rows of 2^`p` positions: as many as the room holds, one
@@ -554,7 +559,7 @@ impl Padded {
     fn bytes(&self, lengths: &[(u32, u64)], long: &[(u64, u64, u32)]) -> u64 {
         let scratch = long
             .iter()
-            .filter(|&&(_, len, _)| self.alone(row_log2(len), 2) == Some(Alone::Radix))
+            .filter(|&&(_, len, _)| self.too_wide(row_log2(len)))
             .map(|&(_, len, _)| radix::scratch_bytes(len, self.key_bytes, self.value_bytes))
             .max()
             .unwrap_or(0);
