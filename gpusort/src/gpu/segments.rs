@@ -820,8 +820,8 @@ impl GpuSorter {
                 max: u64::from(u32::MAX),
             })
         };
-        // The long segments first: their uploads from pageable memory would wait for any work
-        // queued before them.
+        // The long segments first: the tables of their radix sorts go up from pageable memory,
+        // which would wait for the blocks' launches queued before them.
         let long = self.enqueue_long_segments(plan, l, (offsets_at, ids_at))?;
         for &(p, count, first) in &plan.launches {
             let list = if ids_at == 0 {

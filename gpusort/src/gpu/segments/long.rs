@@ -180,7 +180,10 @@ impl GpuSorter {
         // The segments sorted alone first: the values' copy then takes their scratch.
         for &(begin, len, _) in &plan.long {
             let p = row_log2(len);
-            let count = lengths.iter().find(|l| l.0 == p).map_or(1, |l| l.1);
+            let count = lengths
+                .iter()
+                .find(|&&(q, _)| q == p)
+                .map_or(1, |&(_, c)| c);
             match padded.alone(p, count) {
                 Some(Alone::Bitonic) => {
                     bitonic::enqueue(self, l.keys + begin * kb, len, l.key_bytes, l.map)?
@@ -300,13 +303,12 @@ impl GpuSorter {
         };
         let cap = run_cap(l.spare, u64::from(words) * 4, in_place(&plan.long, l));
         let runs = batches(plan.long.iter().map(|&(_, len, _)| len), cap);
-        let alone = |segments: &[(u64, u64, u32)]| l.values != 0 && segments.len() == 1;
+        // A run of one segment of pairs is sorted alone, in place.
+        let pairs = l.values != 0;
         let bytes = runs
             .iter()
             .map(|run| match &plan.long[run.clone()] {
-                [(_, len, _)] if alone(&plan.long[run.clone()]) => {
-                    radix::scratch_bytes(*len, l.key_bytes, l.value_bytes)
-                }
+                [(_, len, _)] if pairs => radix::scratch_bytes(*len, l.key_bytes, l.value_bytes),
                 segments => layout(segments).bytes,
             })
             .max()
@@ -316,8 +318,9 @@ impl GpuSorter {
         let mut table_at = Vec::with_capacity(runs.len());
         for run in &runs {
             table_at.push(all_tables.len() as u64 * 8);
-            if plan.row_len == 0 && !alone(&plan.long[run.clone()]) {
-                all_tables.extend(tables(&plan.long[run.clone()]));
+            let segments = &plan.long[run.clone()];
+            if plan.row_len == 0 && !(pairs && segments.len() == 1) {
+                all_tables.extend(tables(segments));
             }
         }
         let tables_buffer = if all_tables.is_empty() {
@@ -335,9 +338,7 @@ impl GpuSorter {
         for (run, table) in runs.into_iter().zip(table_at) {
             let segments = &plan.long[run];
             match segments {
-                [(begin, len, _)] if alone(segments) => {
-                    self.enqueue_radix_alone(*begin, *len, l, at)?
-                }
+                [(begin, len, _)] if pairs => self.enqueue_radix_alone(*begin, *len, l, at)?,
                 _ => self.enqueue_radix_run(
                     segments,
                     plan.row_len,
