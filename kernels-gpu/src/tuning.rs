@@ -178,6 +178,15 @@ pub const SHORT_SEGMENTS_MAX_ROW_LOG2: u32 = 6;
 /// to 3.33 ms). docs/decisions.md, "Rows of keys alone by the tile sort".
 pub const ROWS_TILE_SORT_MIN_LOG2: u32 = SHORT_SEGMENTS_MAX_ROW_LOG2 + 1;
 
+/// log2 of the tiles of the tile sort of rows of 4-byte keys alone up to this length
+/// (`bitonic_row_tiles_u32`; longer rows take the window passes' tile sort). Blocks of 256
+/// threads, whose columns hold local bits 8 ..= 11 right above the quads' 4 ..= 7, so every
+/// stage above 5 runs its steps on bits 4 and up in registers but one (bit 8 in stage 9): on
+/// an H200, 2^26 u32 in rows of 4096 took 0.497 ms in tiles of 2^13, which take three lane
+/// steps more per key and barriers over twice the warps, and 0.438 ms in tiles of 2^12
+/// (docs/decisions.md, "Rows in tiles of 2^12").
+pub const ROW_TILE_LOG2: u32 = 12;
+
 /// log2 of the shortest padded segments that take the radix sort of a segment
 /// ([`crate::block::segment_radix`]) rather than the block's bitonic network, keys sorted alone
 /// or with their positions (argsorts, pairs): from the shortest it takes (512 keys, one warp),

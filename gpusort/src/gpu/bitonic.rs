@@ -20,8 +20,8 @@ use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::overlap::chunk_ranges;
 use kernels_gpu::small::SmallPlan;
 use kernels_gpu::tuning::{
-    OVERLAP_CHUNK, OVERLAP_CHUNK_LOG2, SMALL_MAX_LOG2, SMALL_SORT_MAX_KEYS, SMALL_TILE_LOG2,
-    TINY_SORT_MAX_KEYS, WINDOW_LOG2, WINDOW_PASSENGERS,
+    OVERLAP_CHUNK, OVERLAP_CHUNK_LOG2, ROW_TILE_LOG2, SMALL_MAX_LOG2, SMALL_SORT_MAX_KEYS,
+    SMALL_TILE_LOG2, TINY_SORT_MAX_KEYS, WINDOW_LOG2, WINDOW_PASSENGERS,
     WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR, small_shared_bytes, tiny_shared_bytes,
     tiny_sort_max_keys, window_threads,
 };
@@ -59,6 +59,9 @@ struct Kernels {
     small: &'static str,
     /// The window passes' tile sort.
     window_tiles: &'static str,
+    /// The tile sort of rows of up to 2^`ROW_TILE_LOG2` keys, if these keys have one (else
+    /// the window passes' tile sort takes them).
+    row_tiles: Option<&'static str>,
     /// A window pass whose blocks span less than 2^32 positions (32-bit offsets).
     window: &'static str,
     /// A window pass of any span (64-bit positions).
@@ -72,6 +75,7 @@ const KERNELS_32: Kernels = Kernels {
     tiny: "bitonic_tiny_u32",
     small: "bitonic_small_u32",
     window_tiles: "bitonic_window_tiles_u32",
+    row_tiles: Some("bitonic_row_tiles_u32"),
     window: "bitonic_window_u32",
     window_wide: "bitonic_window_wide_u32",
     window_programs: window_programs(4),
@@ -81,6 +85,7 @@ const KERNELS_64: Kernels = Kernels {
     tiny: "bitonic_tiny_u64",
     small: "bitonic_small_u64",
     window_tiles: "bitonic_window_tiles_u64",
+    row_tiles: None,
     window: "bitonic_window_u64",
     window_wide: "bitonic_window_wide_u64",
     window_programs: window_programs(8),
@@ -92,6 +97,7 @@ const KERNELS_64_COMPACT: Kernels = Kernels {
     tiny: "bitonic_tiny_u64",
     small: "bitonic_small_u64",
     window_tiles: "bitonic_window_tiles_compact_u64",
+    row_tiles: None,
     window: "bitonic_window_compact_u64",
     window_wide: "bitonic_window_wide_compact_u64",
     window_programs: &[],
@@ -130,6 +136,13 @@ pub(super) fn launches(limits: &DeviceLimits) -> Vec<(&'static str, u32, u32)> {
             small.threads(),
             small_shared_bytes(SMALL_TILE_LOG2, kb),
         ));
+        if let Some(name) = k.row_tiles {
+            all.push((
+                name,
+                window_threads(ROW_TILE_LOG2),
+                small_shared_bytes(ROW_TILE_LOG2, kb),
+            ));
+        }
         let (threads, shared) = (window_threads(log2), small_shared_bytes(log2, kb));
         for name in [k.window_tiles, k.window, k.window_wide]
             .into_iter()
@@ -261,9 +274,26 @@ pub(super) fn enqueue_row_tiles(
     row_log2: u32,
     map: u32,
 ) -> Result<()> {
-    let (_, log2) = kernels(key_bytes, &sorter.limits);
+    let (k, log2) = kernels(key_bytes, &sorter.limits);
     debug_assert!(row_log2 <= log2 && n.is_multiple_of(1 << row_log2));
-    launch_tiles(sorter, keys, n, key_bytes, row_log2, (map, map))
+    let Some(name) = k.row_tiles.filter(|_| row_log2 <= ROW_TILE_LOG2) else {
+        return launch_tiles(sorter, keys, n, key_bytes, row_log2, (map, map));
+    };
+    let (threads, shared) = (
+        window_threads(ROW_TILE_LOG2),
+        small_shared_bytes(ROW_TILE_LOG2, key_bytes as u32),
+    );
+    let blocks = u32::try_from(n.div_ceil(1 << ROW_TILE_LOG2))
+        .expect("MAX_KEYS keeps grids below 2^32 blocks");
+    let f = sorter.function(name)?;
+    let stream = &sorter.stream;
+    // SAFETY: `keys` holds n keys on this context's device, sorted in place; SMALL_RUN_LOG2 ≤
+    // row_log2 ≤ ROW_TILE_LOG2 (row_tile_stages); the launch shape is the kernel's.
+    let launched =
+        unsafe { launch!(f<<<blocks, threads, shared, stream>>>(keys, n, map, row_log2)) };
+    launched.context(&format!(
+        "launching the tile sort of {n} keys in rows of 2^{row_log2}"
+    ))
 }
 
 /// Queues the window passes' tile sort of the `n` keys at `keys`, in place, stopped after stage

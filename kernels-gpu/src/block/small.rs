@@ -22,9 +22,11 @@
 //!
 //! The window passes ([`crate::block::window`]) reuse this engine (its steps and transposes)
 //! with a third layout, *middle* (local `(t / 32)·512 + r·32 + t % 32`: local bits 5..9 in
-//! registers), which this sort does not need.
+//! registers). The one-tile sort ([`SmallSort::sort_single_tile`]) takes the middle layout
+//! too, and a fourth, *quads* (local bits 4..8 in registers), where a stage's steps on those
+//! bits would otherwise be lane steps (`Route`).
 
-use crate::bitonic::{compare_exchange, sort_network};
+use crate::bitonic::{compare_exchange, sort_sixteen};
 #[cfg(not(target_arch = "nvptx64"))]
 use crate::block::CpuTeam;
 use crate::block::{SharedMem, Team};
@@ -47,6 +49,12 @@ pub(crate) enum Layout {
     /// Local index `(t / 32)·512 + r·32 + t % 32`: registers hold local bits 5..9, lanes 0..5,
     /// warps 9 and up (the window passes' third layout; the small sort does not use it).
     Middle,
+    /// Local index `(t / 64)·1024 + (t / 16 % 2)·512 + (t / 32 % 2)·256 + r·16 + t % 16`:
+    /// registers hold local bits 4..8, lanes 0..4 and 9, warps 8 and 10 up (the one-tile
+    /// sort's [`Route::Quads`], whose steps on bits 7..4 are then register steps). Lane 16's
+    /// keys sit 512 + 16 slots past lane 0's, a half of the banks away, so a warp's 32 slots
+    /// hit 32 banks; two warps at least (2^10 keys).
+    Quad,
 }
 
 /// Local index of thread `t`'s register `r` in `layout`; `column_shift` = log2 of the threads.
@@ -57,7 +65,14 @@ pub(crate) fn local(layout: Layout, t: u32, r: u32, column_shift: u32) -> u32 {
         Layout::Runs => t * SMALL_RUN + r,
         Layout::Columns => (r << column_shift) | t,
         Layout::Middle => ((t >> 5) << 9) | (r << 5) | (t & 31),
+        Layout::Quad => quad_local(t) | (r << 4),
     }
+}
+
+/// Thread `t`'s part of its local indices in [`Layout::Quad`] (register r adds `r·16`).
+#[inline(always)]
+fn quad_local(t: u32) -> u32 {
+    ((t >> 6) << 10) | (((t >> 4) & 1) << 9) | (((t >> 5) & 1) << 8) | (t & 15)
 }
 
 /// Shared-memory slot of the key in thread `t`'s register `r`: its local index in `layout`
@@ -66,7 +81,8 @@ pub(crate) fn local(layout: Layout, t: u32, r: u32, column_shift: u32) -> u32 {
 /// per register (an immediate offset of `STS`/`LDS`): in columns
 /// (2^column_shift threads, a multiple of 32) `r·(T + T/32) + t + t/32`; in runs, where a run
 /// of 16 never crosses a multiple of 32, `t·16 + t/2 + r`; in the middle layout
-/// `(t / 32)·528 + t % 32 + r·33`.
+/// `(t / 32)·528 + t % 32 + r·33`; in quads, where registers 2i and 2i + 1 share a multiple of
+/// 32, the thread's part padded (`q + q/32`) plus `r·16 + r/2`.
 #[inline(always)]
 pub(crate) fn slot(layout: Layout, t: u32, r: u32, column_shift: u32) -> u32 {
     match layout {
@@ -76,6 +92,10 @@ pub(crate) fn slot(layout: Layout, t: u32, r: u32, column_shift: u32) -> u32 {
             r * (threads + threads / 32) + t + t / 32
         }
         Layout::Middle => (t >> 5) * 528 + (t & 31) + r * 33,
+        Layout::Quad => {
+            let q = quad_local(t);
+            q + q / 32 + r * 16 + r / 2
+        }
     }
 }
 
@@ -284,15 +304,16 @@ impl<K: KeyBits, T: Team<K, RUN>> SmallSort<K, T> {
             }
         }
         self.to(Layout::Runs);
-        self.team.each(|_, run, _| sort_network(&mut run[..]));
+        self.team.each(|_, run, _| sort_run(run));
+        let tile_log2 = self.plan.tile_log2;
         macro_rules! stages {
             ($($stage:literal)*) => {$(
                 if $stage <= stages {
                     self.convert(&win, $stage);
-                    if $stage > MIDDLE_FROM_STAGE {
-                        self.steps_through_middle($stage - 1);
-                    } else {
-                        self.steps($stage - 1, 0);
+                    match route(tile_log2, $stage) {
+                        Route::Runs => self.steps($stage - 1, 0),
+                        Route::Quads => self.steps_through_quads($stage - 1),
+                        Route::Middle => self.steps_through_middle($stage - 1),
                     }
                 }
             )*};
@@ -384,7 +405,7 @@ impl<K: KeyBits, T: Team<K, RUN>> SmallSort<K, T> {
         self.to(Layout::Runs);
         // Stages 1 ..= log2 RUN: the load stored keys as for stage log2 RUN, in which a run is
         // sorted ascending; any sort of the run does.
-        self.team.each(|_, run, _| sort_network(&mut run[..]));
+        self.team.each(|_, run, _| sort_run(run));
         let mut stage = SMALL_RUN_LOG2 + 1;
         while stage <= self.plan.tile_log2 {
             self.convert(win, stage);
@@ -410,6 +431,30 @@ impl<K: KeyBits, T: Team<K, RUN>> SmallSort<K, T> {
         self.team
             .each(|_, run, _| register_range(run, top.min(8) - 5, 0));
         lane_step(&mut self.team, SMALL_RUN_LOG2);
+        self.to(Layout::Runs);
+        self.team
+            .each(|_, run, _| register_range(run, SMALL_RUN_LOG2 - 1, 0));
+    }
+
+    /// The steps of one stage on local bits `top ..= 0` with quads ([`Route::Quads`]): bits
+    /// from 9 up in columns (a tile of 2^12, whose columns hold bits 8..12), bit 8 as a lane
+    /// step in runs, bits 7..4 as register steps in quads, 3..0 in runs.
+    #[inline(always)]
+    fn steps_through_quads(&mut self, top: u32) {
+        const QUAD_TOP: u32 = 2 * SMALL_RUN_LOG2 - 1;
+        if top > QUAD_TOP + 1 {
+            debug_assert_eq!(self.plan.tile_log2, QUAD_COLUMNS_TILE_LOG2);
+            self.to(Layout::Columns);
+            self.team
+                .each(|_, run, _| register_range(run, top - QUAD_TOP - 1, 0));
+        } else if top == QUAD_TOP + 1 {
+            // In runs since the stage's conversion; bit 8 is their lane bit 4.
+            lane_step(&mut self.team, QUAD_TOP + 1 - SMALL_RUN_LOG2);
+        }
+        self.to(Layout::Quad);
+        // Local bits 4..8 are the quads' registers 0..4.
+        self.team
+            .each(|_, run, _| register_range(run, top.min(QUAD_TOP) - SMALL_RUN_LOG2, 0));
         self.to(Layout::Runs);
         self.team
             .each(|_, run, _| register_range(run, SMALL_RUN_LOG2 - 1, 0));
@@ -469,6 +514,55 @@ impl<K: KeyBits, T: Team<K, RUN>> SmallSort<K, T> {
 /// steps on local bits 8..5 in the middle layout (register steps) rather than as lane steps in
 /// runs: from stage 9, where the four lane steps saved outweigh the layout switch added.
 const MIDDLE_FROM_STAGE: u32 = 8;
+
+/// In the one-tile sort, stages from this one run their steps on local bits 7..4 in quads
+/// ([`Route::Quads`]): from stage 6, where two lane steps saved outweigh the two layout
+/// switches added.
+const QUAD_FROM_STAGE: u32 = 6;
+
+/// Quads need two warps (local bits 8 and 9 outside a warp's lanes 0..4).
+const QUAD_MIN_TILE_LOG2: u32 = 10;
+
+/// The tile whose columns hold local bits 8 ..= 11, just above the quads' registers: there
+/// quads serve the stages above [`MIDDLE_FROM_STAGE`] too.
+const QUAD_COLUMNS_TILE_LOG2: u32 = 12;
+
+/// How the one-tile sort runs the steps of a stage, on its local bits `stage − 1 ..= 0`. What
+/// decides is the min/max that bound the tile sort's issue (ncu: the ALU pipe, 80% busy) beside
+/// its shared memory (the MIO pipe, 75%): a register step costs one min/max per key; a lane
+/// step a shuffle and two (each lane keeps its side's); a layout switch a store and a load of
+/// shared memory per key and a barrier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Route {
+    /// Bits 4 and up as lane steps in runs, 3..0 as register steps ([`SmallSort::steps`]).
+    Runs,
+    /// Bits 7..4 as register steps in quads (`SmallSort::steps_through_quads`).
+    Quads,
+    /// Bits 8..5 as register steps in the middle layout, 4 a lane step there
+    /// (`SmallSort::steps_through_middle`).
+    Middle,
+}
+
+/// The route of `stage` in the tile sort of 2^`tile_log2` keys.
+///
+/// Stage 5 keeps its single lane step. Quads take stages 6 ..= 8 on tiles of two warps or
+/// more, and every later stage on a tile of 2^12; the middle layout, the later stages of
+/// other tiles (on 2^13, quads would leave bit 8 outside the columns: a lane step more).
+const fn route(tile_log2: u32, stage: u32) -> Route {
+    if stage > MIDDLE_FROM_STAGE && tile_log2 != QUAD_COLUMNS_TILE_LOG2 {
+        Route::Middle
+    } else if stage >= QUAD_FROM_STAGE && tile_log2 >= QUAD_MIN_TILE_LOG2 {
+        Route::Quads
+    } else {
+        Route::Runs
+    }
+}
+
+/// Sorts one thread's run: stages 1 ..= log2 RUN of any network, so the fewest comparators.
+#[inline(always)]
+fn sort_run<K: KeyBits>(run: &mut Run<K>) {
+    sort_sixteen(run);
+}
 
 /// The step on lane bit `b`: register r of lane t meets register r of lane `t ^ 2^b`; the
 /// lower lane keeps the minimum.
@@ -701,9 +795,45 @@ mod tests {
     }
 
     #[test]
+    fn stages_take_quads_where_they_save_lane_steps() {
+        let routes = |tile_log2| (5..=tile_log2).map(move |s| route(tile_log2, s));
+        let (r, q, m) = (Route::Runs, Route::Quads, Route::Middle);
+        assert!(routes(9).eq([r, r, r, r, m]));
+        assert!(routes(10).eq([r, q, q, q, m, m]));
+        assert!(routes(12).eq([r, q, q, q, q, q, q, q]));
+        assert!(routes(13).eq([r, q, q, q, m, m, m, m, m]));
+    }
+
+    /// The layouts of a block of 2^`shift` threads (quads from two warps).
+    fn layouts(shift: u32) -> &'static [Layout] {
+        const ALL: [Layout; 4] = [Layout::Runs, Layout::Columns, Layout::Middle, Layout::Quad];
+        if shift + SMALL_RUN_LOG2 >= QUAD_MIN_TILE_LOG2 {
+            &ALL
+        } else {
+            &ALL[..3]
+        }
+    }
+
+    #[test]
+    fn every_layout_places_each_local_index_once() {
+        for shift in 5..=9 {
+            for &layout in layouts(shift) {
+                let mut seen = vec![false; 1 << (shift + SMALL_RUN_LOG2)];
+                for t in 0..1u32 << shift {
+                    for r in 0..SMALL_RUN {
+                        let i = local(layout, t, r, shift) as usize;
+                        assert!(!seen[i], "{layout:?}, 2^{shift} threads: {i} twice");
+                        seen[i] = true;
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn slots_are_padded_local_indices() {
         for shift in 5..=9 {
-            for layout in [Layout::Runs, Layout::Columns, Layout::Middle] {
+            for &layout in layouts(shift) {
                 for t in 0..1u32 << shift {
                     for r in 0..SMALL_RUN {
                         let i = local(layout, t, r, shift);
@@ -717,7 +847,7 @@ mod tests {
     #[test]
     fn a_warps_slots_hit_32_banks_in_every_layout() {
         for shift in 5..=9 {
-            for layout in [Layout::Runs, Layout::Columns, Layout::Middle] {
+            for &layout in layouts(shift) {
                 for warp in 0..(1u32 << shift) / 32 {
                     for r in 0..SMALL_RUN {
                         let mut banks = 0u64;

@@ -776,6 +776,7 @@ mod tests {
     use crate::block::{check_key_maps, xorshift};
     use crate::keys::{KIND_SIGNED, key_map};
     use crate::overlap::chunk_ranges;
+    use crate::tuning::ROW_TILE_LOG2;
     use crate::window::{WindowPass, windows, windows_from};
     use proptest::prelude::*;
 
@@ -824,7 +825,7 @@ mod tests {
             .flat_map(|kind| [key_map(kind, false), key_map(kind, true)])
             .collect();
         let mut case = 0;
-        for l in [9, 13] {
+        for l in [9, ROW_TILE_LOG2, 13] {
             for p in SMALL_RUN_LOG2..=l {
                 // One row, a few, and a count that fills no whole number of tiles (the last
                 // tile short); every key map in turn.
@@ -868,7 +869,13 @@ mod tests {
     fn rows_of_floats_with_nan_and_signed_zeros_follow_total_cmp() {
         use crate::keys::KIND_FLOAT;
         let mut next = xorshift(23);
-        for (l, p) in [(13, 11), (13, 7), (9, 9)] {
+        for (l, p) in [
+            (13, 11),
+            (13, 7),
+            (ROW_TILE_LOG2, 12),
+            (ROW_TILE_LOG2, 9),
+            (9, 9),
+        ] {
             let n = 5 << p;
             let floats: Vec<f32> = (0..n)
                 .map(|i| match i % 11 {

@@ -8,7 +8,7 @@ use crate::block::small::SmallSort;
 use crate::block::window::{WindowSort, sort_tile, tile_edge};
 use crate::gpu::{CudaTeam, block_idx_x, dynamic_shared, grid_sync, sync_threads, thread_idx_x};
 use crate::small::SmallPlan;
-use crate::tuning::{COMPACT_WINDOW_LOG2, NETWORK_MERGE_TILE, WINDOW_LOG2};
+use crate::tuning::{COMPACT_WINDOW_LOG2, NETWORK_MERGE_TILE, ROW_TILE_LOG2, WINDOW_LOG2};
 use crate::window::{BlockWindow, PROGRAMS};
 
 macro_rules! bitonic_small {
@@ -159,6 +159,32 @@ macro_rules! bitonic_window_tiles {
                     // SAFETY: at < n; slot < 2 · ceil(n / piece).
                     unsafe { *edges.add(slot as usize) = *dst.add(at as usize) };
                 }
+            }
+        }
+    };
+}
+
+macro_rules! bitonic_row_tiles {
+    ($name:ident, $key:ty, $log2:expr) => {
+        /// Sorts every aligned row of 2^`row_log2` keys of `keys[..n]` ascending, in place
+        /// (`segments::row_tile_stages`): the tile sort of tiles of 2^L keys (L =
+        /// `ROW_TILE_LOG2`) stopped after stage `row_log2`, through the key map `map` as the
+        /// keys are loaded and back as they are stored.
+        ///
+        /// Launch: `ceil(n / 2^L)` blocks of `window_threads(L)` threads,
+        /// `small_shared_bytes(L, size_of::<key>())` bytes of dynamic shared memory.
+        ///
+        /// # Safety
+        /// `keys` holds `n` device keys; `SMALL_RUN_LOG2 ≤ row_log2 ≤ L`; the launch is as
+        /// above.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $name(keys: *mut $key, n: u64, map: u32, row_log2: u32) {
+            let tile = u64::from(block_idx_x());
+            // SAFETY: the launch gives each block its tile, window_threads(L) threads and a tile
+            // of shared memory; the caller's row_log2.
+            unsafe {
+                let team = CudaTeam::new(dynamic_shared::<$key>());
+                sort_tile(team, ($log2, row_log2), (keys, keys), n, tile, (map, map));
             }
         }
     };

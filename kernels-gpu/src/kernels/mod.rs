@@ -22,6 +22,8 @@ macro_rules! kernel_list {
             bitonic_small_u64: Small, registers SMALL_MAX_REGISTERS => bitonic_small!(u64);
             bitonic_window_tiles_u32: Tiles, registers WINDOW_TILES_MAX_REGISTERS_32
                 => bitonic_window_tiles!(u32, WINDOW_LOG2);
+            bitonic_row_tiles_u32: Tiles, registers WINDOW_TILES_MAX_REGISTERS_32
+                => bitonic_row_tiles!(u32, ROW_TILE_LOG2);
             bitonic_window_u32: GenericWindows, registers WINDOW_MAX_REGISTERS_32
                 => bitonic_window!(u32, WINDOW_LOG2, u32);
             bitonic_window_wide_u32: GenericWindows, registers WINDOW_MAX_REGISTERS_32
