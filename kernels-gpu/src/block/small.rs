@@ -47,7 +47,8 @@ pub(crate) enum Layout {
     /// Local index `r·threads + t`: registers hold the top 4 local bits, lanes 0..5.
     Columns,
     /// Local index `(t / 32)·512 + r·32 + t % 32`: registers hold local bits 5..9, lanes 0..5,
-    /// warps 9 and up (the window passes' third layout; the small sort does not use it).
+    /// warps 9 and up (the window passes' third layout, and the one-tile sort's
+    /// [`Route::Middle`]).
     Middle,
     /// Local index `(t / 64)·1024 + (t / 16 % 2)·512 + (t / 32 % 2)·256 + r·16 + t % 16`:
     /// registers hold local bits 4..8, lanes 0..4 and 9, warps 8 and 10 up (the one-tile
