@@ -184,7 +184,7 @@ pub const ROWS_TILE_SORT_MIN_LOG2: u32 = SHORT_SEGMENTS_MAX_ROW_LOG2 + 1;
 /// stage above 5 runs its steps on bits 4 and up in registers but one (bit 8 in stage 9): on
 /// an H200, 2^26 u32 in rows of 4096 took 0.497 ms in tiles of 2^13, which take three lane
 /// steps more per key and barriers over twice the warps, and 0.438 ms in tiles of 2^12
-/// (docs/decisions.md, "Rows in tiles of 2^12").
+/// (docs/decisions.md, "Rows in tiles of 2^12: quads and a 16-key network").
 pub const ROW_TILE_LOG2: u32 = 12;
 
 /// log2 of the shortest padded segments that take the radix sort of a segment
