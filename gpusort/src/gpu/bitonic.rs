@@ -116,6 +116,20 @@ fn kernels(key_bytes: usize, limits: &DeviceLimits) -> (&'static Kernels, u32) {
     (kernels, log2)
 }
 
+/// The block of the tile sorts and window passes over tiles of 2^`log2` keys of `key_bytes`:
+/// `(threads, dynamic shared bytes)`.
+fn tile_block(log2: u32, key_bytes: usize) -> (u32, u32) {
+    (
+        window_threads(log2),
+        small_shared_bytes(log2, key_bytes as u32),
+    )
+}
+
+/// Blocks of a tile sort of `n` keys in tiles of 2^`log2`.
+fn tiles(n: u64, log2: u32) -> u32 {
+    u32::try_from(n.div_ceil(1 << log2)).expect("MAX_KEYS keeps grids below 2^32 blocks")
+}
+
 /// Every launch shape of the bitonic sort's kernels on a device of `limits`, as
 /// `(kernel, threads, dynamic shared bytes)`, the largest of each kernel: what `configure_*`
 /// set, and what the tests check against the limits.
@@ -137,13 +151,10 @@ pub(super) fn launches(limits: &DeviceLimits) -> Vec<(&'static str, u32, u32)> {
             small_shared_bytes(SMALL_TILE_LOG2, kb),
         ));
         if let Some(name) = k.row_tiles {
-            all.push((
-                name,
-                window_threads(ROW_TILE_LOG2),
-                small_shared_bytes(ROW_TILE_LOG2, kb),
-            ));
+            let (threads, shared) = tile_block(ROW_TILE_LOG2, key_bytes);
+            all.push((name, threads, shared));
         }
-        let (threads, shared) = (window_threads(log2), small_shared_bytes(log2, kb));
+        let (threads, shared) = tile_block(log2, key_bytes);
         for name in [k.window_tiles, k.window, k.window_wide]
             .into_iter()
             .chain(k.window_programs.iter().copied())
@@ -216,9 +227,9 @@ pub(super) fn configure_windows(
         } else {
             k.window
         };
-        let shared = small_shared_bytes(log2, key_bytes as u32);
+        let (threads, shared) = tile_block(log2, key_bytes);
         let tile_bytes = (key_bytes as u32) << log2;
-        let launch = (name, window_threads(log2), shared, tile_bytes);
+        let launch = (name, threads, shared, tile_bytes);
         let cap = WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR;
         *ahead = prefetch_ahead(module, limits, launch, cap)?;
     }
@@ -279,12 +290,8 @@ pub(super) fn enqueue_row_tiles(
     let Some(name) = k.row_tiles.filter(|_| row_log2 <= ROW_TILE_LOG2) else {
         return launch_tiles(sorter, keys, n, key_bytes, row_log2, (map, map));
     };
-    let (threads, shared) = (
-        window_threads(ROW_TILE_LOG2),
-        small_shared_bytes(ROW_TILE_LOG2, key_bytes as u32),
-    );
-    let blocks = u32::try_from(n.div_ceil(1 << ROW_TILE_LOG2))
-        .expect("MAX_KEYS keeps grids below 2^32 blocks");
+    let (threads, shared) = tile_block(ROW_TILE_LOG2, key_bytes);
+    let blocks = tiles(n, ROW_TILE_LOG2);
     let f = sorter.function(name)?;
     let stream = &sorter.stream;
     // SAFETY: `keys` holds n keys on this context's device, sorted in place; SMALL_RUN_LOG2 ≤
@@ -309,12 +316,8 @@ fn launch_tiles(
 ) -> Result<()> {
     let (k, log2) = kernels(key_bytes, &sorter.limits);
     debug_assert!(stages >= kernels_gpu::tuning::SMALL_RUN_LOG2);
-    let (threads, shared) = (
-        window_threads(log2),
-        small_shared_bytes(log2, key_bytes as u32),
-    );
-    let blocks =
-        u32::try_from(n.div_ceil(1 << log2)).expect("MAX_KEYS keeps grids below 2^32 blocks");
+    let (threads, shared) = tile_block(log2, key_bytes);
+    let blocks = tiles(n, log2);
     let f = sorter.function(k.window_tiles)?;
     let stream = &sorter.stream;
     // SAFETY: `keys` holds n keys on this context's device, sorted in place (no edges);
@@ -381,10 +384,7 @@ fn launch_window(
 ) -> Result<()> {
     let (k, log2) = kernels(key_bytes, &sorter.limits);
     debug_assert_eq!(pass.tile_log2, log2);
-    let (threads, shared) = (
-        window_threads(log2),
-        small_shared_bytes(log2, key_bytes as u32),
-    );
+    let (threads, shared) = tile_block(log2, key_bytes);
     let stream = &sorter.stream;
     let blocks = u32::try_from(pass.blocks(n)).expect("MAX_KEYS keeps grids below 2^32 blocks");
     let what = || format!("launching window pass {pass:?} for {n} keys");

@@ -305,7 +305,7 @@ impl<K: KeyBits, T: Team<K, RUN>> SmallSort<K, T> {
             }
         }
         self.to(Layout::Runs);
-        self.team.each(|_, run, _| sort_run(run));
+        self.team.each(|_, run, _| sort_sixteen(run));
         let tile_log2 = self.plan.tile_log2;
         macro_rules! stages {
             ($($stage:literal)*) => {$(
@@ -406,7 +406,7 @@ impl<K: KeyBits, T: Team<K, RUN>> SmallSort<K, T> {
         self.to(Layout::Runs);
         // Stages 1 ..= log2 RUN: the load stored keys as for stage log2 RUN, in which a run is
         // sorted ascending; any sort of the run does.
-        self.team.each(|_, run, _| sort_run(run));
+        self.team.each(|_, run, _| sort_sixteen(run));
         let mut stage = SMALL_RUN_LOG2 + 1;
         while stage <= self.plan.tile_log2 {
             self.convert(win, stage);
@@ -557,12 +557,6 @@ const fn route(tile_log2: u32, stage: u32) -> Route {
     } else {
         Route::Runs
     }
-}
-
-/// Sorts one thread's run: stages 1 ..= log2 RUN of any network, so the fewest comparators.
-#[inline(always)]
-fn sort_run<K: KeyBits>(run: &mut Run<K>) {
-    sort_sixteen(run);
 }
 
 /// The step on lane bit `b`: register r of lane t meets register r of lane `t ^ 2^b`; the
