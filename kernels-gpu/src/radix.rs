@@ -67,9 +67,9 @@ pub const fn tile_keys(key_bytes: u32, value_bytes: u32) -> u32 {
 }
 
 /// Dynamic shared memory of a digit-pass block, in bytes: the tile's keys in their sorted
-/// order (then its values, in the same bytes), each warp's per-digit counters, the tile's number (in 16 bytes, which
-/// keep what follows aligned), per digit the global position of its first key (`u64`), and the
-/// block scans' two sums per warp.
+/// order (then its values, in the same bytes), each warp's per-digit counters, the tile's number
+/// and the pass's shift (in 16 bytes, which keep what follows aligned), per digit the global
+/// position of its first key (`u64`), and the block scans' two sums per warp.
 ///
 /// ```
 /// use kernels_gpu::radix::pass_shared_bytes;

@@ -302,13 +302,15 @@ pub const fn radix_pass_items(key_bytes: u32, value_bytes: u32) -> u32 {
     }
 }
 
-/// Registers a thread of a radix digit pass may use ([`radix_pass_items`]): 128 (two blocks of
-/// 256 threads per multiprocessor) for the tiles of 32 4-byte keys (alone or with 4-byte
-/// values), whose ranking ptxas schedules with every key's atomic in flight (under 80, three
-/// blocks, the pairs' pass spilled 444 bytes and took 1.5× the time), and for 16-byte values;
-/// 80, two blocks of 384 threads, for the passes of 8-byte keys or values.
+/// Registers a thread of a radix digit pass may use ([`radix_pass_items`]): 80 for keys alone
+/// (three blocks of 256 threads per multiprocessor for 4-byte keys: 2^25 u32 0.837 → 0.737 ms
+/// against 128 registers and two blocks, H200) and for the passes of 8-byte keys or values
+/// (two blocks of 384 threads); 128 (two blocks of 256 threads) for 4-byte keys with 4-byte
+/// values, which spill under 80 with the values in registers through the look-back and are
+/// slower with them apart in shared memory, and for 16-byte values (docs/decisions.md, "Three
+/// blocks of 4-byte keys").
 pub const fn radix_pass_max_registers(key_bytes: u32, value_bytes: u32) -> u32 {
-    if radix_pass_threads(key_bytes, value_bytes) == 384 {
+    if radix_pass_threads(key_bytes, value_bytes) == 384 || value_bytes == 0 {
         80
     } else {
         128

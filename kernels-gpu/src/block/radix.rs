@@ -128,6 +128,8 @@ struct Shared<K, V> {
     warp_counts: *mut u32,
     /// The tile's number, from the pass's counter.
     tile_number: *mut u32,
+    /// The pass's digit shift, as the ranking reads it (see [`place_tile`]).
+    shift: *mut u32,
     /// Per digit: the global position of the tile's sorted slot 0 for keys of the digit.
     bases: *mut u64,
     /// The block scans' warp sums, two per warp.
@@ -145,6 +147,7 @@ impl<K, V> Shared<K, V> {
         unsafe {
             let warp_counts = shared.add(tile_bytes) as *mut u32;
             let tile_number = warp_counts.add((warps * RADIX) as usize);
+            let shift = tile_number.add(1);
             let bases = tile_number.add(4) as *mut u64;
             let warp_sums = bases.add(RADIX as usize);
             Shared {
@@ -152,6 +155,7 @@ impl<K, V> Shared<K, V> {
                 values: shared as *mut V,
                 warp_counts,
                 tile_number,
+                shift,
                 bases,
                 warp_sums,
             }
@@ -216,6 +220,7 @@ pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize, const
         let sh = Shared::<K, V>::new(shared, tile_len, THREADS / 32);
         if t == 0 {
             *sh.tile_number = atomic_add(pass.counter, 1);
+            *sh.shift = pass.shift;
         }
         let mut i = t;
         while i < THREADS / 32 * RADIX {
@@ -332,13 +337,18 @@ unsafe fn place_tile<
 
         // Rank within the warp, item by item, each key straight to its slot.
         let below = lanemask_lt();
+        // The shift as shared memory holds it, which the compiler cannot prove equal to the
+        // counting's: it recomputes each key's digit from the key here instead of keeping every
+        // key's counter address of the counting live through the ranking, 32 registers that
+        // under a cap of 80 spill.
+        let rank_shift = *sh.shift;
         let mut slots = Packed::<16>::new();
         unrolled::<ITEMS>(|k| {
             let valid = present(first + 32 * (k as u32));
             // RADIX matches no digit (a ninth bit tells it apart): the lanes past the end rank
             // among themselves, unused. Full tiles have none, and match on the digit's bits.
             let d = if valid {
-                digit(keys[k], pass.shift)
+                digit(keys[k], rank_shift)
             } else {
                 RADIX
             };
