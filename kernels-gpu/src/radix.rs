@@ -67,19 +67,32 @@ pub const fn tile_keys(key_bytes: u32, value_bytes: u32) -> u32 {
 }
 
 /// Dynamic shared memory of a digit-pass block, in bytes: the tile's keys in their sorted
-/// order (then its values, in the same bytes), each warp's per-digit counters, the tile's number
+/// order (then its values, in the same bytes), a `u16` slot per key where the pass keeps its
+/// slots in shared memory ([`crate::tuning::radix_pass_slots_in_shared`]; their digits, a byte
+/// each, then reuse the counters' bytes), each warp's per-digit counters, the tile's number
 /// and the pass's shift (in 16 bytes, which keep what follows aligned), per digit the global
 /// position of its first key (`u64`), and the block scans' two sums per warp.
 ///
 /// ```
 /// use kernels_gpu::radix::pass_shared_bytes;
 /// assert_eq!(pass_shared_bytes(4, 0), 8192 * 4 + 8 * 256 * 4 + 16 + 256 * 8 + 2 * 8 * 8);
+/// assert_eq!(pass_shared_bytes(4, 4), 8192 * 4 + 8192 * 2 + 8 * 256 * 4 + 16 + 256 * 8 + 2 * 8 * 8);
 /// ```
 pub const fn pass_shared_bytes(key_bytes: u32, value_bytes: u32) -> u32 {
     let tile = tile_keys(key_bytes, value_bytes);
     let warps = pass_warps(key_bytes, value_bytes);
     let widest = crate::tuning::radix_item_bytes(key_bytes, value_bytes);
-    (tile * widest).next_multiple_of(16) + warps * RADIX * 4 + 16 + RADIX * 8 + 2 * warps * 8
+    let slot_bytes = if crate::tuning::radix_pass_slots_in_shared(key_bytes, value_bytes) {
+        (tile * 2).next_multiple_of(16)
+    } else {
+        0
+    };
+    (tile * widest).next_multiple_of(16)
+        + slot_bytes
+        + warps * RADIX * 4
+        + 16
+        + RADIX * 8
+        + 2 * warps * 8
 }
 
 /// Dynamic shared memory of a histogram block: a `u32` counter per digit of every pass.

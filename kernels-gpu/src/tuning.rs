@@ -260,12 +260,12 @@ pub const fn compact_merge_sort_shared_bytes(key_bytes: u32, value_bytes: u32) -
 
 /// Threads per block of a radix digit pass, by the bytes of a key and of its value. The first
 /// [`RADIX`](crate::radix::RADIX) threads speak for the digits in the per-digit steps; the
-/// others only load, rank and store. Passes whose widest type has 8 bytes take 384 threads (12
+/// others only load, rank and store. Pairs whose widest type has 8 bytes take 384 threads (12
 /// warps) of fewer keys each, under a cap of 80 registers, so that two blocks, 24 warps, share
-/// a multiprocessor (CUB's Onesweep shape on sm_90); 4-byte keys keep 256 threads of 32 keys
-/// (docs/decisions.md, "Blocks of 384 threads").
+/// a multiprocessor (CUB's Onesweep shape on sm_90); keys alone and 4-byte pairs take 256
+/// (docs/decisions.md, "Blocks of 384 threads", "Four blocks of keys alone").
 pub const fn radix_pass_threads(key_bytes: u32, value_bytes: u32) -> u32 {
-    if radix_item_bytes(key_bytes, value_bytes) == 8 {
+    if radix_item_bytes(key_bytes, value_bytes) == 8 && value_bytes > 0 {
         384
     } else {
         256
@@ -285,36 +285,45 @@ pub const fn radix_item_bytes(key_bytes: u32, value_bytes: u32) -> u32 {
 /// Keys per thread of a radix digit pass, by the bytes of a key and of its value. Larger
 /// tiles make longer runs of each digit in the scatter (fewer partly written sectors) and
 /// spread each tile's scans and look-back over more keys, as long as the keys stay in
-/// registers: 32 for 4-byte keys (256 threads), 15 for 8-byte keys alone and 12 for pairs whose
-/// widest type has 8 bytes (384 threads), 8 for 16-byte values. Values follow their keys
-/// through the same shared memory after the ranking, so a pass with values takes a tile by its
-/// wider type; its threads hold a slot and a digit per key beside the values, packed four and
-/// two to a register (4-byte pairs: 1.066 → 1.052 ms at 2^25, H200). Every
+/// registers: 32 for 4-byte keys (256 threads), 16 for 8-byte keys alone (256 threads), 12 for
+/// pairs whose widest type has 8 bytes (384 threads), 8 for 16-byte values. Values follow their
+/// keys through the same shared memory after the ranking, so a pass with values takes a tile by
+/// its wider type; its threads hold a slot and a digit per key beside the values, packed four
+/// and two to a register, or in shared memory ([`radix_pass_slots_in_shared`]). Every
 /// tile fits in 64 KiB of shared memory, which every device from sm_70 lets a block opt into
 /// (docs/decisions.md, "Tiles and register caps of the digit passes", "Values after the
 /// ranking").
 pub const fn radix_pass_items(key_bytes: u32, value_bytes: u32) -> u32 {
     match (radix_item_bytes(key_bytes, value_bytes), value_bytes) {
         (4, _) => 32,
-        (8, 0) => 15,
+        (8, 0) => 16,
         (8, _) => 12,
         _ => 8,
     }
 }
 
-/// Registers a thread of a radix digit pass may use ([`radix_pass_items`]): 80 for keys alone
-/// (three blocks of 256 threads per multiprocessor for 4-byte keys: 2^25 u32 0.837 → 0.737 ms
-/// against 128 registers and two blocks, H200) and for the passes of 8-byte keys or values
-/// (two blocks of 384 threads); 128 (two blocks of 256 threads) for 4-byte keys with 4-byte
-/// values, which spill under 80 with the values in registers through the look-back and are
-/// slower with them apart in shared memory, and for 16-byte values (docs/decisions.md, "Three
-/// blocks of 4-byte keys").
+/// Registers a thread of a radix digit pass may use ([`radix_pass_items`]): 64 for keys alone,
+/// four blocks of 256 threads (32 warps) per multiprocessor; 80 for pairs of at most 8-byte
+/// types, three blocks of 256 threads (4-byte pairs, whose shared memory allows no more) or two
+/// of 384; 128 for 16-byte values (docs/decisions.md, "Three blocks of 4-byte keys", "Four
+/// blocks of keys alone", "Slots in shared memory for 4-byte pairs").
 pub const fn radix_pass_max_registers(key_bytes: u32, value_bytes: u32) -> u32 {
-    if radix_pass_threads(key_bytes, value_bytes) == 384 || value_bytes == 0 {
+    if value_bytes == 0 {
+        64
+    } else if radix_item_bytes(key_bytes, value_bytes) <= 8 {
         80
     } else {
         128
     }
+}
+
+/// Whether a radix digit pass keeps each key's slot in the tile's sorted order and each
+/// slot's digit in shared memory rather than in registers beside the values: for 4-byte keys
+/// with 4-byte values, whose 32 values per thread through the look-back leave no registers for
+/// them under the cap of [`radix_pass_max_registers`]. The 8-byte pairs keep them in registers,
+/// where they cost no shared-memory traffic.
+pub const fn radix_pass_slots_in_shared(key_bytes: u32, value_bytes: u32) -> bool {
+    value_bytes > 0 && radix_item_bytes(key_bytes, value_bytes) == 4
 }
 
 /// Registers a thread of the radix histogram may use: eight blocks of

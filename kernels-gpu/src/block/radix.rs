@@ -123,6 +123,11 @@ struct Shared<K, V> {
     keys: *mut K,
     /// The same bytes, for the tile's values once its keys have gone out.
     values: *mut V,
+    /// With [`slots_in_shared`]: per key in load order, its slot in the tile's sorted order.
+    slot_of: *mut u16,
+    /// With [`slots_in_shared`], once the keys are ranked (the warp counters' bytes): per slot,
+    /// its digit.
+    digit_of: *mut u8,
     /// Per warp and digit: the warp's count, then the slot of its next key of the digit in the
     /// tile's sorted order.
     warp_counts: *mut u32,
@@ -136,6 +141,12 @@ struct Shared<K, V> {
     warp_sums: *mut u64,
 }
 
+/// Whether a pass of these types keeps its keys' slots and digits in shared memory rather than
+/// in registers ([`crate::tuning::radix_pass_slots_in_shared`]).
+const fn slots_in_shared<K, V>() -> bool {
+    crate::tuning::radix_pass_slots_in_shared(size_of::<K>() as u32, size_of::<V>() as u32)
+}
+
 impl<K, V> Shared<K, V> {
     /// # Safety
     /// `shared` is 16-byte aligned and holds `pass_shared_bytes(K, V)` bytes for a tile of
@@ -143,9 +154,15 @@ impl<K, V> Shared<K, V> {
     #[inline(always)]
     unsafe fn new(shared: *mut u8, tile: u32, warps: u32) -> Self {
         let tile_bytes = (tile as usize * size_of::<K>().max(size_of::<V>())).next_multiple_of(16);
+        let slot_bytes = if slots_in_shared::<K, V>() {
+            (tile as usize * 2).next_multiple_of(16)
+        } else {
+            0
+        };
         // SAFETY: the offsets stay inside the layout; each part is aligned for its type.
         unsafe {
-            let warp_counts = shared.add(tile_bytes) as *mut u32;
+            let slot_of = shared.add(tile_bytes) as *mut u16;
+            let warp_counts = shared.add(tile_bytes + slot_bytes) as *mut u32;
             let tile_number = warp_counts.add((warps * RADIX) as usize);
             let shift = tile_number.add(1);
             let bases = tile_number.add(4) as *mut u64;
@@ -153,6 +170,8 @@ impl<K, V> Shared<K, V> {
             Shared {
                 keys: shared as *mut K,
                 values: shared as *mut V,
+                slot_of,
+                digit_of: warp_counts as *mut u8,
                 warp_counts,
                 tile_number,
                 shift,
@@ -255,7 +274,9 @@ pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize, const
 /// shared memory, then the tile goes out digit run by digit run. Values, as in CUB's
 /// Onesweep, follow the keys: loaded after the ranking, put at their keys' slots in the same
 /// shared memory once the keys have gone out, and stored to their keys' places, so that a
-/// tile with values is as large as one of keys alone of the wider type.
+/// tile with values is as large as one of keys alone of the wider type. Each key's slot and
+/// each slot's digit wait in registers, or in shared memory where the values leave no room
+/// ([`slots_in_shared`]).
 ///
 /// # Safety
 /// As [`digit_pass`]'s, the warp counters zeroed; `len` is the tile's length.
@@ -272,11 +293,16 @@ unsafe fn place_tile<
     tile: u64,
     len: u32,
 ) {
-    const { assert!(ITEMS <= 64 && THREADS * ITEMS as u32 <= 1 << 16) };
+    // Slots fit 16 bits; with values, a digit per slot fits the warp counters' bytes.
+    const {
+        assert!(ITEMS <= 64 && THREADS * ITEMS as u32 <= 1 << 16);
+        assert!(!slots_in_shared::<K, V>() || ITEMS <= RADIX as usize / 8);
+    };
     let t = thread_idx_x();
     let (lane, warp) = (t % 32, t / 32);
     let warps = THREADS / 32;
     let has_values = size_of::<V>() > 0;
+    let slots_in_shared = slots_in_shared::<K, V>();
     let base = tile * u64::from(THREADS * ITEMS as u32);
     let present = |i: u32| FULL || i < len;
     // SAFETY: every index below stays inside its part of the caller's layout, and the device
@@ -363,7 +389,11 @@ unsafe fn place_tile<
                 first_slot = shared_atomic_add(counts.add(d as usize), peers.count_ones());
             }
             let slot = shfl_idx(first_slot, leader) + (peers & below).count_ones();
-            slots.set(k, slot);
+            if slots_in_shared {
+                *sh.slot_of.add((first + 32 * k as u32) as usize) = slot as u16;
+            } else {
+                slots.set(k, slot);
+            }
             if valid {
                 *sh.keys.add(slot as usize) = keys[k];
             }
@@ -421,7 +451,11 @@ unsafe fn place_tile<
             if present(s) {
                 let key = *sh.keys.add(s as usize);
                 let d = digit(key, pass.shift);
-                digits.set(k, d);
+                if slots_in_shared {
+                    *sh.digit_of.add(s as usize) = d as u8;
+                } else {
+                    digits.set(k, d);
+                }
                 let at = (*sh.bases.add(d as usize)).wrapping_add(u64::from(s));
                 *pass.dst_keys.add(at as usize) = key.decode(pass.decode);
             }
@@ -430,14 +464,24 @@ unsafe fn place_tile<
             sync_threads();
             unrolled::<ITEMS>(|k| {
                 if present(first + 32 * (k as u32)) {
-                    *sh.values.add(slots.get(k) as usize) = values[k];
+                    let slot = if slots_in_shared {
+                        u32::from(*sh.slot_of.add((first + 32 * k as u32) as usize))
+                    } else {
+                        slots.get(k)
+                    };
+                    *sh.values.add(slot as usize) = values[k];
                 }
             });
             sync_threads();
             unrolled::<ITEMS>(|k| {
                 let s = t + THREADS * k as u32;
                 if present(s) {
-                    let at = (*sh.bases.add(digits.get(k) as usize)).wrapping_add(u64::from(s));
+                    let d = if slots_in_shared {
+                        u32::from(*sh.digit_of.add(s as usize))
+                    } else {
+                        digits.get(k)
+                    };
+                    let at = (*sh.bases.add(d as usize)).wrapping_add(u64::from(s));
                     *pass.dst_values.add(at as usize) = *sh.values.add(s as usize);
                 }
             });
