@@ -48,7 +48,8 @@ pub const fn items_per_thread(key_bytes: u32, value_bytes: u32) -> u32 {
 /// ```
 /// use kernels_gpu::radix::{RADIX, pass_threads};
 /// assert_eq!(pass_threads(4, 4), RADIX);
-/// assert_eq!(pass_threads(8, 0), 384);
+/// assert_eq!(pass_threads(8, 0), RADIX);
+/// assert_eq!(pass_threads(8, 8), 384);
 /// ```
 pub const fn pass_threads(key_bytes: u32, value_bytes: u32) -> u32 {
     let threads = crate::tuning::radix_pass_threads(key_bytes, value_bytes);
