@@ -67,12 +67,62 @@ pub const fn tile_keys(key_bytes: u32, value_bytes: u32) -> u32 {
     pass_threads(key_bytes, value_bytes) * items_per_thread(key_bytes, value_bytes)
 }
 
-/// Dynamic shared memory of a digit-pass block, in bytes: the tile's keys in their sorted
-/// order (then its values, in the same bytes), a `u16` slot per key where the pass keeps its
-/// slots in shared memory ([`crate::tuning::radix_pass_slots_in_shared`]; their digits, a byte
-/// each, then reuse the counters' bytes), each warp's per-digit counters, the tile's number
-/// and the pass's shift (in 16 bytes, which keep what follows aligned), per digit the global
-/// position of its first key (`u64`), and the block scans' two sums per warp.
+/// Byte offsets of the parts of a digit-pass block's shared memory. The tile's keys, in their
+/// sorted order, start at 0; once they have gone out, the same bytes hold its values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PassLayout {
+    /// A `u16` slot per key, in load order, where the pass keeps its slots in shared memory
+    /// ([`crate::tuning::radix_pass_slots_in_shared`]); no bytes otherwise.
+    pub slots: u32,
+    /// Per warp, a `u32` counter per digit; where the slots are in shared memory, the same
+    /// bytes hold a digit per slot (a byte each) once the keys are ranked.
+    pub counts: u32,
+    /// The tile's number and the pass's shift (`u32`s, in 16 bytes, which keep what follows
+    /// aligned).
+    pub tile_number: u32,
+    /// Per digit, the global position of its first key (`u64`).
+    pub bases: u32,
+    /// The block scans' two sums per warp (`u64`).
+    pub sums: u32,
+    /// All of it.
+    pub bytes: u32,
+}
+
+/// The shared memory of a digit-pass block for keys of `key_bytes` with values of
+/// `value_bytes`.
+///
+/// ```
+/// use kernels_gpu::radix::pass_layout;
+/// let l = pass_layout(4, 4);
+/// assert_eq!((l.slots, l.counts, l.tile_number), (32768, 49152, 57344));
+/// assert_eq!((l.bases, l.sums, l.bytes), (57360, 59408, 59536));
+/// assert_eq!(pass_layout(4, 0).counts, pass_layout(4, 0).slots);
+/// ```
+pub const fn pass_layout(key_bytes: u32, value_bytes: u32) -> PassLayout {
+    let tile = tile_keys(key_bytes, value_bytes);
+    let warps = pass_warps(key_bytes, value_bytes);
+    let widest = crate::tuning::radix_item_bytes(key_bytes, value_bytes);
+    let slots = (tile * widest).next_multiple_of(16);
+    let counts = slots
+        + if crate::tuning::radix_pass_slots_in_shared(key_bytes, value_bytes) {
+            (tile * 2).next_multiple_of(16)
+        } else {
+            0
+        };
+    let tile_number = counts + warps * RADIX * 4;
+    let bases = tile_number + 16;
+    let sums = bases + RADIX * 8;
+    PassLayout {
+        slots,
+        counts,
+        tile_number,
+        bases,
+        sums,
+        bytes: sums + 2 * warps * 8,
+    }
+}
+
+/// Dynamic shared memory of a digit-pass block, in bytes ([`pass_layout`]).
 ///
 /// ```
 /// use kernels_gpu::radix::pass_shared_bytes;
@@ -80,20 +130,7 @@ pub const fn tile_keys(key_bytes: u32, value_bytes: u32) -> u32 {
 /// assert_eq!(pass_shared_bytes(4, 4), 8192 * 4 + 8192 * 2 + 8 * 256 * 4 + 16 + 256 * 8 + 2 * 8 * 8);
 /// ```
 pub const fn pass_shared_bytes(key_bytes: u32, value_bytes: u32) -> u32 {
-    let tile = tile_keys(key_bytes, value_bytes);
-    let warps = pass_warps(key_bytes, value_bytes);
-    let widest = crate::tuning::radix_item_bytes(key_bytes, value_bytes);
-    let slot_bytes = if crate::tuning::radix_pass_slots_in_shared(key_bytes, value_bytes) {
-        (tile * 2).next_multiple_of(16)
-    } else {
-        0
-    };
-    (tile * widest).next_multiple_of(16)
-        + slot_bytes
-        + warps * RADIX * 4
-        + 16
-        + RADIX * 8
-        + 2 * warps * 8
+    pass_layout(key_bytes, value_bytes).bytes
 }
 
 /// Dynamic shared memory of a histogram block: a `u32` counter per digit of every pass.

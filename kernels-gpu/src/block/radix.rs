@@ -13,7 +13,9 @@ use crate::gpu::{
     shared_atomic_add, shared_reduce_add, shared_window, shared_window_reduce_add, shfl_idx,
     shfl_up, store_relaxed, sync_threads, thread_idx_x,
 };
-use crate::radix::{Digits, RADIX, RADIX_BITS, Status, digit, passes};
+use crate::radix::{
+    Digits, PassLayout, RADIX, RADIX_BITS, Status, digit, pass_layout, passes, tile_keys,
+};
 
 /// Counts the digits of every pass of the `n` keys (encoded with `encode`) into `histograms`
 /// (`passes × RADIX` words, zeroed before the launch), each block a share of the tiles of
@@ -149,34 +151,24 @@ const fn slots_in_shared<K, V>() -> bool {
 
 impl<K, V> Shared<K, V> {
     /// # Safety
-    /// `shared` is 16-byte aligned and holds `pass_shared_bytes(K, V)` bytes for a tile of
-    /// `tile` keys and blocks of `warps` warps.
+    /// `shared` is 16-byte aligned and holds `layout`'s bytes, the layout of a pass of `K`
+    /// keys with `V` values.
     #[inline(always)]
-    unsafe fn new(shared: *mut u8, tile: u32, warps: u32) -> Self {
-        let tile_bytes = (tile as usize * size_of::<K>().max(size_of::<V>())).next_multiple_of(16);
-        let slot_bytes = if slots_in_shared::<K, V>() {
-            (tile as usize * 2).next_multiple_of(16)
-        } else {
-            0
-        };
+    unsafe fn new(shared: *mut u8, layout: PassLayout) -> Self {
         // SAFETY: the offsets stay inside the layout; each part is aligned for its type.
         unsafe {
-            let slot_of = shared.add(tile_bytes) as *mut u16;
-            let warp_counts = shared.add(tile_bytes + slot_bytes) as *mut u32;
-            let tile_number = warp_counts.add((warps * RADIX) as usize);
-            let shift = tile_number.add(1);
-            let bases = tile_number.add(4) as *mut u64;
-            let warp_sums = bases.add(RADIX as usize);
+            let at = |offset: u32| shared.add(offset as usize);
+            let tile_number = at(layout.tile_number) as *mut u32;
             Shared {
                 keys: shared as *mut K,
                 values: shared as *mut V,
-                slot_of,
-                digit_of: warp_counts as *mut u8,
-                warp_counts,
+                slot_of: at(layout.slots) as *mut u16,
+                digit_of: at(layout.counts),
+                warp_counts: at(layout.counts) as *mut u32,
                 tile_number,
-                shift,
-                bases,
-                warp_sums,
+                shift: tile_number.add(1),
+                bases: at(layout.bases) as *mut u64,
+                warp_sums: at(layout.sums) as *mut u64,
             }
         }
     }
@@ -232,11 +224,17 @@ pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize, const
     pass: Pass<K, V>,
     shared: *mut u8,
 ) {
+    // The shared memory is laid out for the tile that these types' tuning gives.
+    const {
+        let (key_bytes, value_bytes) = (size_of::<K>() as u32, size_of::<V>() as u32);
+        assert!(THREADS * ITEMS as u32 == tile_keys(key_bytes, value_bytes));
+    };
+    let (key_bytes, value_bytes) = (size_of::<K>() as u32, size_of::<V>() as u32);
     let t = thread_idx_x();
     let tile_len = THREADS * ITEMS as u32;
     // SAFETY: the layout is the caller's; the counters are the layout's warp counters.
     unsafe {
-        let sh = Shared::<K, V>::new(shared, tile_len, THREADS / 32);
+        let sh = Shared::<K, V>::new(shared, pass_layout(key_bytes, value_bytes));
         if t == 0 {
             *sh.tile_number = atomic_add(pass.counter, 1);
             *sh.shift = pass.shift;
