@@ -35,7 +35,8 @@ pub const fn passes(key_bytes: u32) -> u32 {
 /// ```
 /// use kernels_gpu::radix::{items_per_thread, pass_shared_bytes};
 /// assert_eq!(items_per_thread(4, 0), 32);
-/// assert_eq!(items_per_thread(8, 8), 12);
+/// assert_eq!(items_per_thread(8, 8), 14);
+/// assert!(pass_shared_bytes(8, 8) <= 64 * 1024);
 /// assert!(pass_shared_bytes(8, 16) <= 64 * 1024);
 /// ```
 pub const fn items_per_thread(key_bytes: u32, value_bytes: u32) -> u32 {

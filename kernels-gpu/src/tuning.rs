@@ -285,19 +285,19 @@ pub const fn radix_item_bytes(key_bytes: u32, value_bytes: u32) -> u32 {
 /// Keys per thread of a radix digit pass, by the bytes of a key and of its value. Larger
 /// tiles make longer runs of each digit in the scatter (fewer partly written sectors) and
 /// spread each tile's scans and look-back over more keys, as long as the keys stay in
-/// registers: 32 for 4-byte keys (256 threads), 16 for 8-byte keys alone (256 threads), 12 for
+/// registers: 32 for 4-byte keys (256 threads), 16 for 8-byte keys alone (256 threads), 14 for
 /// pairs whose widest type has 8 bytes (384 threads), 8 for 16-byte values. Values follow their
 /// keys through the same shared memory after the ranking, so a pass with values takes a tile by
 /// its wider type; its threads hold a slot and a digit per key beside the values, packed four
 /// and two to a register, or in shared memory ([`radix_pass_slots_in_shared`]). Every
 /// tile fits in 64 KiB of shared memory, which every device from sm_70 lets a block opt into
 /// (docs/decisions.md, "Tiles and register caps of the digit passes", "Values after the
-/// ranking").
+/// ranking", "Fourteen 8-byte pairs a thread").
 pub const fn radix_pass_items(key_bytes: u32, value_bytes: u32) -> u32 {
     match (radix_item_bytes(key_bytes, value_bytes), value_bytes) {
         (4, _) => 32,
         (8, 0) => 16,
-        (8, _) => 12,
+        (8, _) => 14,
         _ => 8,
     }
 }
