@@ -144,7 +144,8 @@ pub fn check_against<K: SortKey>(
     Ok(())
 }
 
-/// std's sort of `input` in `order`: the oracle. Allocates a copy of `input`.
+/// std's sort of `input` in `order`, on rayon's threads (the same order: keys with equal
+/// ordered bits are equal): the oracle. Allocates a copy of `input`.
 ///
 /// # Examples
 ///
@@ -156,7 +157,7 @@ pub fn check_against<K: SortKey>(
 /// ```
 pub fn reference<K: SortKey>(input: &[K], order: Order) -> Vec<K> {
     let mut sorted = input.to_vec();
-    sorted.sort_unstable_by_key(|k| k.ordered_bits(order));
+    sorted.par_sort_unstable_by_key(|k| k.ordered_bits(order));
     sorted
 }
 
