@@ -632,3 +632,38 @@ fn one_huge_8_byte_segment_among_many_tiny_ones() {
         assert_segments_sort(&gpu, &keys, Segments::Offsets(&offsets), order, &what);
     }
 }
+
+/// One long segment (or row) of `K`, of lengths no power of two: an argsort sorts it by the
+/// radix sort that moves only indices, whose passes read the keys in place through them.
+fn one_long_segment_of<K: SortKey>(gpu: &GpuSorter, make: impl Fn(usize, u64) -> Vec<K>) {
+    let seed = test_seed(100_003);
+    for (i, n) in [100_003usize, (1 << 17) + 1, 70_001]
+        .into_iter()
+        .enumerate()
+    {
+        let offsets = [0, n];
+        for order in ORDERS {
+            let keys = make(n, seed + i as u64);
+            let what = format!(
+                "{:?}: one segment of {n}, {order:?} (seed {seed})",
+                K::DTYPE
+            );
+            assert_segments_sort(gpu, &keys, Segments::Offsets(&offsets), order, &what);
+            let what = format!("{:?}: one row of {n}, {order:?} (seed {seed})", K::DTYPE);
+            assert_segments_sort(gpu, &keys, Segments::Rows(n), order, &what);
+        }
+    }
+}
+
+#[test]
+fn one_long_segment_every_key_type() {
+    let Some(gpu) = gpu_or_skip("segmented sort") else {
+        return;
+    };
+    one_long_segment_of::<u32>(&gpu, |n, seed| keys_of(n, seed, seed % 2 == 0));
+    one_long_segment_of::<i32>(&gpu, |n, seed| keys_of(n, seed, seed % 2 == 1));
+    one_long_segment_of::<f32>(&gpu, floats_with_specials);
+    one_long_segment_of::<u64>(&gpu, wide_keys);
+    one_long_segment_of::<i64>(&gpu, wide_keys);
+    one_long_segment_of::<f64>(&gpu, wide_floats);
+}

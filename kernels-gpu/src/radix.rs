@@ -290,11 +290,31 @@ impl Scratch {
     /// assert_eq!(s.bytes - s.status, 256 * 8); // one tile of status words
     /// ```
     pub const fn new(n: u64, key_bytes: u32, value_bytes: u32) -> Scratch {
+        Scratch::laid_out(n, key_bytes, n * key_bytes as u64, value_bytes)
+    }
+
+    /// The layout of an argsort that moves only its `u32` indices (the gathered passes): no
+    /// second buffer of keys (`keys` and `values` both at 0), tiles as for keys with `u32`
+    /// values.
+    ///
+    /// ```
+    /// use kernels_gpu::radix::{Scratch, tile_keys, tiles};
+    /// let s = Scratch::gathered(1 << 20, 8);
+    /// assert_eq!((s.keys, s.values, s.histograms), (0, 0, 4 << 20));
+    /// assert_eq!(s.bytes - s.status, tiles(1 << 20, tile_keys(8, 4)) * 256 * 8);
+    /// ```
+    pub const fn gathered(n: u64, key_bytes: u32) -> Scratch {
+        Scratch::laid_out(n, key_bytes, 0, 4)
+    }
+
+    /// The layout for `n` keys of `key_bytes` with values of `value_bytes`, the keys' second
+    /// buffer `key_buffer` bytes.
+    const fn laid_out(n: u64, key_bytes: u32, key_buffer: u64, value_bytes: u32) -> Scratch {
         const fn align(x: u64) -> u64 {
             x.next_multiple_of(256)
         }
         let keys = 0;
-        let values = align(keys + n * key_bytes as u64);
+        let values = align(keys + key_buffer);
         let histograms = align(values + n * value_bytes as u64);
         let counters = histograms + (passes(key_bytes) * RADIX) as u64 * 8;
         let status = align(counters + passes(key_bytes) as u64 * 4);

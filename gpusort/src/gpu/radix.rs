@@ -28,12 +28,21 @@ const KERNELS: [((usize, usize), &str, &str); 8] = [
     ((8, 16), "radix_histogram_u64", "radix_pass_u64_u128"),
 ];
 
+/// The digit passes of argsorts that move only indices, per key bytes: the shape of a pass of
+/// those keys with `u32` values.
+const GATHER_KERNELS: [(usize, &str); 2] =
+    [(4, "radix_gather_pass_u32"), (8, "radix_gather_pass_u64")];
+
 /// The digit passes as every device launches them: (name, threads, dynamic shared bytes).
 pub(crate) fn launches() -> impl Iterator<Item = (&'static str, u32, u32)> {
-    KERNELS.iter().map(|&((kb, vb), _, pass)| {
-        let (kb, vb) = (kb as u32, vb as u32);
-        (pass, pass_threads(kb, vb), pass_shared_bytes(kb, vb))
-    })
+    let shape = |name, kb: u32, vb: u32| (name, pass_threads(kb, vb), pass_shared_bytes(kb, vb));
+    let passes = KERNELS
+        .iter()
+        .map(move |&((kb, vb), _, pass)| shape(pass, kb as u32, vb as u32));
+    let gathered = GATHER_KERNELS
+        .iter()
+        .map(move |&(kb, pass)| shape(pass, kb as u32, 4));
+    passes.chain(gathered)
 }
 
 /// Lets each digit pass use its tile's shared memory: up to 64 KiB, above the 48 KiB a block
@@ -61,6 +70,23 @@ pub fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64 {
         return 0;
     }
     Scratch::new(n, key_bytes as u32, value_bytes as u32).bytes
+}
+
+/// Bytes of scratch an argsort of `n` keys of `key_bytes` by [`enqueue_gathered`] needs: a
+/// second buffer of `u32` indices, the histograms and tile counters, and the status words
+/// (about 4.3 bytes per key in all); no copy of the keys.
+///
+/// ```
+/// use gpusort::gpu::radix::{gathered_scratch_bytes, scratch_bytes};
+/// assert_eq!(gathered_scratch_bytes(1, 8), 0);
+/// assert!(gathered_scratch_bytes(1 << 20, 8) < scratch_bytes(1 << 20, 8, 4) - (8 << 20) + 4096);
+/// assert!(gathered_scratch_bytes(1 << 20, 4) < 5 << 20);
+/// ```
+pub fn gathered_scratch_bytes(n: u64, key_bytes: usize) -> u64 {
+    if n <= 1 {
+        return 0;
+    }
+    Scratch::gathered(n, key_bytes as u32).bytes
 }
 
 /// Device addresses of one radix sort.
@@ -160,6 +186,94 @@ pub(super) fn enqueue_digits(sorter: &GpuSorter, l: &Launch, digits: u32) -> Res
     Ok(())
 }
 
+/// Queues the stable argsort of the `n` keys of `key_bytes` at `keys` (read, never written:
+/// each pass reads every key through its index) into the `u32` indices at `indices`, with
+/// `scratch` holding [`gathered_scratch_bytes`] (256-aligned). Only indices move, so the sort
+/// takes about 4.3 bytes per key beside the keys and indices, where a sort of the keys with
+/// their indices takes a copy of the keys and a second buffer of both; the passes after the
+/// first read the keys in the order of the pass before, scattered.
+pub(super) fn enqueue_gathered(
+    sorter: &GpuSorter,
+    (keys, indices, scratch): (u64, u64, u64),
+    n: u64,
+    key_bytes: usize,
+    map: u32,
+) -> Result<()> {
+    debug_assert!(n <= 1 << 32, "u32 indices");
+    if n == 0 {
+        return Ok(());
+    }
+    let stream = &sorter.stream;
+    sorter.bind()?;
+    if n == 1 {
+        // SAFETY: the caller's buffer of one index.
+        let status = unsafe { cuda::cuMemsetD32Async(indices, 0, 1, stream.as_inner()) };
+        return driver(status, "cuMemsetD32Async", || "the index of one key".into());
+    }
+    let kb = key_bytes as u32;
+    let (histogram_name, pass_name) = match key_bytes {
+        4 => ("radix_histogram_u32", GATHER_KERNELS[0].1),
+        _ => ("radix_histogram_u64", GATHER_KERNELS[1].1),
+    };
+    let layout = Scratch::gathered(n, kb);
+    let at = |offset: u64| scratch + offset;
+    let zeroed = layout.bytes - layout.histograms;
+    // SAFETY: the range lies in the caller's scratch of `layout.bytes` bytes.
+    let status = unsafe {
+        cuda::cuMemsetD8Async(at(layout.histograms), 0, zeroed as usize, stream.as_inner())
+    };
+    driver(status, "cuMemsetD8Async", || {
+        format!("zeroing the radix argsort's counters for {n} keys")
+    })?;
+    let f = sorter.function(histogram_name)?;
+    let blocks = n
+        .div_ceil(u64::from(histogram_tile(kb)))
+        .min(u64::from(HISTOGRAM_MAX_BLOCKS)) as u32;
+    let shared = histogram_shared_bytes(kb);
+    // SAFETY: the keys and the histograms are the caller's and the scratch's; the launch
+    // shape is the kernel's.
+    unsafe { launch!(f<<<blocks, RADIX, shared, stream>>>(keys, n, map, at(layout.histograms))) }
+        .context(&format!(
+        "launching the radix histogram of {n} keys to argsort"
+    ))?;
+
+    let f = sorter.function(pass_name)?;
+    let grid = u32::try_from(tiles(n, tile_keys(kb, 4))).expect("2^32 keys are below 2^31 tiles");
+    let (threads, shared) = (pass_threads(kb, 4), pass_shared_bytes(kb, 4));
+    let passes = passes(kb);
+    // The first pass writes the scratch's indices; an even number of passes ends in the
+    // caller's.
+    let buffers = [indices, at(layout.values)];
+    for pass in 0..passes {
+        let src = if pass == 0 {
+            0
+        } else {
+            buffers[pass as usize % 2]
+        };
+        let dst = buffers[(pass as usize + 1) % 2];
+        let histogram = at(layout.histograms) + u64::from(pass * RADIX) * 8;
+        let counter = at(layout.counters) + u64::from(pass) * 4;
+        // SAFETY: the keys are the caller's, read only; the index buffers are the caller's and
+        // the scratch's, apart, of n indices each; the launch shape is the kernel's.
+        unsafe {
+            launch!(f<<<grid, threads, shared, stream>>>(
+                keys,
+                src,
+                dst,
+                n,
+                histogram,
+                at(layout.status),
+                counter,
+                pass * RADIX_BITS,
+                map,
+                epoch(pass)
+            ))
+        }
+        .context(&format!("launching radix argsort pass {pass} of {n} keys"))?;
+    }
+    Ok(())
+}
+
 /// A radix sort as one chunk of the host-slice pipeline: the keys must all be on the device
 /// before its first pass, so the copies do not overlap it.
 impl ChunkedSort for Chunked<'_, Launch> {
@@ -190,6 +304,10 @@ mod tests {
                 assert!(super::super::KERNELS_PTX.contains(&format!(".entry {p}(")));
                 assert!(super::super::KERNELS_PTX.contains(&format!(".entry {h}(")));
             }
+        }
+        for (kb, name) in GATHER_KERNELS {
+            assert!(name.ends_with(&format!("u{}", kb * 8)));
+            assert!(super::super::KERNELS_PTX.contains(&format!(".entry {name}(")));
         }
     }
 

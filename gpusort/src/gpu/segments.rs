@@ -447,6 +447,11 @@ impl Launch {
     fn indexed(&self) -> bool {
         self.indices != 0 || self.values != 0
     }
+
+    /// Whether this is an argsort: positions to the indices, no values.
+    fn is_argsort(&self) -> bool {
+        self.indices != 0 && self.values == 0
+    }
 }
 
 impl GpuSorter {
@@ -473,8 +478,9 @@ impl GpuSorter {
     /// positions laid end to end and sorted by two stable radix sorts, by key and then by
     /// segment. Device memory beside the keys (and values, indices), the offsets and 4 bytes per
     /// segment for their ids: for long segments at most as much as the keys and values
-    /// (indices) hold, less an argsort's copy of its keys (its one segment or padded row
-    /// larger than that is sorted whole); they go in chunks and runs that fit it.
+    /// (indices) hold, less an argsort's copy of its keys, and the radix sorts' status words;
+    /// they go in chunks and runs that fit it, and an argsort's segment too long for them by a
+    /// radix sort that moves only its indices.
     ///
     /// # Errors
     /// [`Error::BadSegments`] for rows that do not divide the keys, decreasing offsets or

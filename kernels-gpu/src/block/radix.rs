@@ -93,11 +93,13 @@ pub unsafe fn histogram<K: Digits, const ITEMS: usize>(
 /// The buffers and parameters of one digit pass.
 #[derive(Clone, Copy)]
 pub struct Pass<K, V> {
-    /// The keys to place (encoded unless this is the first pass).
+    /// The keys to place (encoded unless this is the first pass); in a gathered pass, the
+    /// caller's keys, which stay where they are.
     pub src_keys: *const K,
-    /// Where they go.
+    /// Where they go (unused in a gathered pass).
     pub dst_keys: *mut K,
-    /// Their values (unused for keys alone).
+    /// Their values (unused for keys alone); in a gathered pass, the `u32` indices of the
+    /// keys in their order before the pass, or null in the first pass (the keys' own order).
     pub src_values: *const V,
     /// Where those go.
     pub dst_values: *mut V,
@@ -219,8 +221,18 @@ unsafe fn block_exclusive_scans(a: u64, b: u64, warps: u32, warp_sums: *mut u64)
 /// sources; `shared` is the block's `pass_shared_bytes` of dynamic shared memory (16-byte
 /// aligned); `THREADS` threads per block (a multiple of 32, at least [`RADIX`]) and at least
 /// `tiles(n, THREADS × ITEMS)` blocks.
+///
+/// `GATHER`: a pass of an argsort that moves only indices (`V` is `u32`): each key is read
+/// from the caller's keys through its index, every pass (encoded with `encode` every pass),
+/// and only the indices are stored, so that the sort needs no copy of the keys.
 #[inline(always)]
-pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize, const THREADS: u32>(
+pub unsafe fn digit_pass<
+    K: Digits,
+    V: Copy + Default,
+    const ITEMS: usize,
+    const THREADS: u32,
+    const GATHER: bool,
+>(
     pass: Pass<K, V>,
     shared: *mut u8,
 ) {
@@ -250,9 +262,9 @@ pub unsafe fn digit_pass<K: Digits, V: Copy + Default, const ITEMS: usize, const
         let len = (pass.n - tile * u64::from(tile_len)).min(u64::from(tile_len)) as u32;
         // Every tile but the last is full: it goes without a bound check per key.
         if len == tile_len {
-            place_tile::<K, V, ITEMS, THREADS, true>(pass, &sh, tile, len);
+            place_tile::<K, V, ITEMS, THREADS, true, GATHER>(pass, &sh, tile, len);
         } else {
-            place_tile::<K, V, ITEMS, THREADS, false>(pass, &sh, tile, len);
+            place_tile::<K, V, ITEMS, THREADS, false, GATHER>(pass, &sh, tile, len);
         }
     }
 }
@@ -285,6 +297,7 @@ unsafe fn place_tile<
     const ITEMS: usize,
     const THREADS: u32,
     const FULL: bool,
+    const GATHER: bool,
 >(
     pass: Pass<K, V>,
     sh: &Shared<K, V>,
@@ -295,6 +308,7 @@ unsafe fn place_tile<
     const {
         assert!(ITEMS <= 64 && THREADS * ITEMS as u32 <= 1 << 16);
         assert!(!slots_in_shared::<K, V>() || ITEMS <= RADIX as usize / 8);
+        assert!(!GATHER || size_of::<V>() == 4);
     };
     let t = thread_idx_x();
     let (lane, warp) = (t % 32, t / 32);
@@ -306,14 +320,32 @@ unsafe fn place_tile<
     // SAFETY: every index below stays inside its part of the caller's layout, and the device
     // ranges are the pass's.
     unsafe {
-        let src_keys = pass.src_keys.add(base as usize);
-        let src_values = pass.src_values.add(base as usize);
+        let src_keys = if GATHER {
+            pass.src_keys
+        } else {
+            pass.src_keys.add(base as usize)
+        };
+        let src_values = pass.src_values.wrapping_add(base as usize);
+        // A gathered pass's index of tile key i: the pass before's, or its own place.
+        let own_places = GATHER && pass.src_values.is_null();
+        let index_of = |i: u32| -> u32 {
+            if own_places {
+                (base + u64::from(i)) as u32
+            } else {
+                *(src_values as *const u32).add(i as usize)
+            }
+        };
         let first = warp * 32 * ITEMS as u32 + lane;
         let mut keys = [K::INFINITY; ITEMS];
         unrolled::<ITEMS>(|k| {
             let i = first + 32 * (k as u32);
             if present(i) {
-                keys[k] = (*src_keys.add(i as usize)).encode(pass.encode);
+                let at = if GATHER {
+                    index_of(i) as usize
+                } else {
+                    i as usize
+                };
+                keys[k] = (*src_keys.add(at)).encode(pass.encode);
             }
         });
 
@@ -404,7 +436,11 @@ unsafe fn place_tile<
             unrolled::<ITEMS>(|k| {
                 let i = first + 32 * (k as u32);
                 if present(i) {
-                    values[k] = *src_values.add(i as usize);
+                    values[k] = if own_places {
+                        core::mem::transmute_copy::<u32, V>(&index_of(i))
+                    } else {
+                        *src_values.add(i as usize)
+                    };
                 }
             });
         }
@@ -454,8 +490,10 @@ unsafe fn place_tile<
                 } else {
                     digits.set(k, d);
                 }
-                let at = (*sh.bases.add(d as usize)).wrapping_add(u64::from(s));
-                *pass.dst_keys.add(at as usize) = key.decode(pass.decode);
+                if !GATHER {
+                    let at = (*sh.bases.add(d as usize)).wrapping_add(u64::from(s));
+                    *pass.dst_keys.add(at as usize) = key.decode(pass.decode);
+                }
             }
         });
         if has_values {

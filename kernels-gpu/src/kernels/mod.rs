@@ -200,6 +200,10 @@ macro_rules! kernel_list {
                 => radix_pass!(u64, u64);
             radix_pass_u64_u128: Radix, registers radix_pass_max_registers(8, 16)
                 => radix_pass!(u64, u128);
+            radix_gather_pass_u32: Radix, registers radix_pass_max_registers(4, 4)
+                => radix_gather_pass!(u32);
+            radix_gather_pass_u64: Radix, registers radix_pass_max_registers(8, 4)
+                => radix_gather_pass!(u64);
         }
     };
     (segments, $then:ident) => {

@@ -6,6 +6,7 @@
 use crate::block::merge::Align16;
 use crate::block::radix::{Pass, digit_pass, histogram};
 use crate::gpu::dynamic_shared;
+use crate::keys::IDENTITY;
 use crate::radix::{histogram_items, items_per_thread, pass_threads};
 
 macro_rules! radix_histogram {
@@ -82,7 +83,61 @@ macro_rules! radix_pass {
             };
             // SAFETY: the launch contract.
             unsafe {
-                digit_pass::<$key, $value, ITEMS, THREADS>(
+                digit_pass::<$key, $value, ITEMS, THREADS, false>(
+                    pass,
+                    dynamic_shared::<Align16>() as *mut u8,
+                )
+            }
+        }
+    };
+}
+
+macro_rules! radix_gather_pass {
+    ($pass:ident, $key:ty) => {
+        /// One digit pass of an argsort that moves only indices: the `RADIX_BITS` bits at
+        /// `shift` of each key, read from `keys` through its index in `src_indices` (null in
+        /// the first pass: the keys' own order) and encoded with `encode`, place its index,
+        /// stably, in `dst_indices`. The keys are neither copied nor written. `histogram`,
+        /// `status`, `counter` and `epoch` as in the passes with values.
+        ///
+        /// Launch: `tiles(n, tile_keys(key, 4))` blocks of `pass_threads(key, 4)` threads,
+        /// `pass_shared_bytes(key, 4)` bytes of dynamic shared memory.
+        ///
+        /// # Safety
+        /// `keys` holds `n` keys; the index buffers `n` indices below `n` (each once), apart;
+        /// the other pointers as above.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $pass(
+            keys: *const $key,
+            src_indices: *const u32,
+            dst_indices: *mut u32,
+            n: u64,
+            histogram: *const u64,
+            status: *mut u64,
+            counter: *mut u32,
+            shift: u32,
+            encode: u32,
+            epoch: u32,
+        ) {
+            const ITEMS: usize = items_per_thread(size_of::<$key>() as u32, 4) as usize;
+            const THREADS: u32 = pass_threads(size_of::<$key>() as u32, 4);
+            let pass = Pass {
+                src_keys: keys,
+                dst_keys: core::ptr::null_mut(),
+                src_values: src_indices,
+                dst_values: dst_indices,
+                n,
+                histogram,
+                status,
+                counter,
+                shift,
+                encode,
+                decode: IDENTITY,
+                epoch,
+            };
+            // SAFETY: the launch contract.
+            unsafe {
+                digit_pass::<$key, u32, ITEMS, THREADS, true>(
                     pass,
                     dynamic_shared::<Align16>() as *mut u8,
                 )

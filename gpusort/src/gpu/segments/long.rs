@@ -189,6 +189,7 @@ impl GpuSorter {
                     bitonic::enqueue(self, l.keys + begin * kb, len, l.key_bytes, l.map)?
                 }
                 Some(Alone::Radix) => self.enqueue_radix_alone(begin, len, l, at)?,
+                Some(Alone::Gathered) => self.enqueue_gathered_alone(begin, len, l, at)?,
                 None => {}
             }
         }
@@ -303,12 +304,17 @@ impl GpuSorter {
         };
         let cap = run_cap(l.spare, u64::from(words) * 4, in_place(&plan.long, l));
         let runs = batches(plan.long.iter().map(|&(_, len, _)| len), cap);
-        // A run of one segment of pairs is sorted alone, in place.
+        // A run of one segment of pairs is sorted alone, in place; one of an argsort whose
+        // sort by key and segment would not fit, by the radix sort that moves only indices.
         let pairs = l.values != 0;
+        let gathered = |segments: &[(u64, u64, u32)]| gathers(segments, l);
         let bytes = runs
             .iter()
             .map(|run| match &plan.long[run.clone()] {
                 [(_, len, _)] if pairs => radix::scratch_bytes(*len, l.key_bytes, l.value_bytes),
+                segments if gathered(segments) => {
+                    radix::gathered_scratch_bytes(segments[0].1, l.key_bytes)
+                }
                 segments => layout(segments).bytes,
             })
             .max()
@@ -319,7 +325,7 @@ impl GpuSorter {
         for run in &runs {
             table_at.push(all_tables.len() as u64 * 8);
             let segments = &plan.long[run.clone()];
-            if plan.row_len == 0 && !(pairs && segments.len() == 1) {
+            if plan.row_len == 0 && !(pairs && segments.len() == 1) && !gathered(segments) {
                 all_tables.extend(tables(segments));
             }
         }
@@ -339,6 +345,9 @@ impl GpuSorter {
             let segments = &plan.long[run];
             match segments {
                 [(begin, len, _)] if pairs => self.enqueue_radix_alone(*begin, *len, l, at)?,
+                [(begin, len, _)] if gathered(segments) => {
+                    self.enqueue_gathered_alone(*begin, *len, l, at)?
+                }
                 _ => self.enqueue_radix_run(
                     segments,
                     plan.row_len,
@@ -370,6 +379,14 @@ impl GpuSorter {
                 map: l.map,
             },
         )
+    }
+
+    /// One segment of an argsort: the radix sort that reads its keys in place and moves only
+    /// its indices, with the scratch at `scratch`.
+    fn enqueue_gathered_alone(&self, begin: u64, len: u64, l: &Launch, scratch: u64) -> Result<()> {
+        let kb = l.key_bytes as u64;
+        let buffers = (l.keys + begin * kb, l.indices + begin * 4, scratch);
+        radix::enqueue_gathered(self, buffers, len, l.key_bytes, l.map)
     }
 
     /// Long segments `segments` of 8-byte keys (at most 2^32 keys in all; rows of `row_len`
@@ -498,6 +515,8 @@ enum Alone {
     Bitonic,
     /// Keys and values, in place by the radix sort.
     Radix,
+    /// An argsort's keys, read in place by the radix sort that moves only indices.
+    Gathered,
 }
 
 /// The buffer of the padded path of one call: the values' copy (4-byte keys with values), then
@@ -506,6 +525,7 @@ struct Padded {
     item_bytes: u64,
     keys_alone: bool,
     pairs: bool,
+    argsort: bool,
     key_bytes: usize,
     value_bytes: usize,
     values_bytes: u64,
@@ -524,6 +544,7 @@ impl Padded {
             item_bytes,
             keys_alone,
             pairs: l.values != 0,
+            argsort: l.is_argsort(),
             key_bytes: l.key_bytes,
             value_bytes: l.value_bytes,
             values_bytes,
@@ -532,20 +553,34 @@ impl Padded {
     }
 
     /// Whether the segments of padded length 2^`p`, `count` of them, are each sorted alone:
-    /// keys alone where one segment has the length, pairs whose row does not fit the room.
+    /// keys alone where one segment has the length, pairs and argsorts whose row does not fit
+    /// the room.
     fn alone(&self, p: u32, count: u64) -> Option<Alone> {
         if self.keys_alone && count == 1 {
             Some(Alone::Bitonic)
         } else if self.too_wide(p) {
-            Some(Alone::Radix)
+            Some(if self.pairs {
+                Alone::Radix
+            } else {
+                Alone::Gathered
+            })
         } else {
             None
         }
     }
 
-    /// Whether a row of pairs of 2^`p` positions would not fit the room.
+    /// Whether a row of pairs or of an argsort of 2^`p` positions would not fit the room.
     fn too_wide(&self, p: u32) -> bool {
-        self.pairs && (self.item_bytes << p) > self.room
+        (self.pairs || self.argsort) && (self.item_bytes << p) > self.room
+    }
+
+    /// Bytes of scratch of a segment of `len` keys sorted alone for its width.
+    fn alone_scratch(&self, len: u64) -> u64 {
+        if self.pairs {
+            radix::scratch_bytes(len, self.key_bytes, self.value_bytes)
+        } else {
+            radix::gathered_scratch_bytes(len, self.key_bytes)
+        }
     }
 
     /// Rows of a chunk of the `count` rows of 2^`p` positions: as many as the room holds, one
@@ -561,7 +596,7 @@ impl Padded {
         let scratch = long
             .iter()
             .filter(|&&(_, len, _)| self.too_wide(row_log2(len)))
-            .map(|&(_, len, _)| radix::scratch_bytes(len, self.key_bytes, self.value_bytes))
+            .map(|&(_, len, _)| self.alone_scratch(len))
             .max()
             .unwrap_or(0);
         let rows = lengths
@@ -605,6 +640,16 @@ fn padded_lengths(long: &[(u64, u64, u32)]) -> Vec<(u32, u64)> {
 /// that lie end to end.
 fn in_place(segments: &[(u64, u64, u32)], l: &Launch) -> bool {
     l.indices != 0 && segments.windows(2).all(|w| w[0].0 + w[0].1 == w[1].0)
+}
+
+/// Whether a run of the long segments `segments` of 8-byte keys of `l` is an argsort's one
+/// segment whose sorts by key and segment would not fit the spare memory: it takes the radix
+/// sort that moves only indices instead.
+fn gathers(segments: &[(u64, u64, u32)], l: &Launch) -> bool {
+    let m = segments.iter().map(|&(_, len, _)| len).sum();
+    l.is_argsort()
+        && segments.len() == 1
+        && RadixLayout::new(m, 0, in_place(segments, l)).bytes > l.spare
 }
 
 /// Most keys of a run of long segments whose radix sorts, with values of `value_bytes`, fit
@@ -715,9 +760,34 @@ mod tests {
         }
     }
 
+    /// An argsort's segment of 8-byte keys too long for the sorts by key and segment in the
+    /// spare memory (that of a copy of the keys, as on the host, or of the indices alone, as
+    /// for device keys) takes the sort that moves only indices, which fits it and the status
+    /// words; runs of several segments and pairs never do.
+    #[test]
+    fn argsorts_of_one_segment_too_long_move_only_indices() {
+        let n = 1_000_003;
+        let argsort = |spare| Launch {
+            spare,
+            ..launch(n, 8, 0, true)
+        };
+        for spare in [12 * n, 4 * n] {
+            let l = argsort(spare);
+            let whole = [(0, n, 0)];
+            assert!(gathers(&whole, &l));
+            let status = radix::gathered_scratch_bytes(n, 8) - 4 * n;
+            assert!(radix::gathered_scratch_bytes(n, 8) <= l.spare + status);
+            assert!(!gathers(&[(0, n / 2, 0), (n / 2, n - n / 2, 1)], &l));
+            let small = [(0, 8193, 0)];
+            assert!(!gathers(&small, &l));
+        }
+        let pairs = launch(n, 8, 4, false);
+        assert!(!gathers(&[(0, n, 0)], &pairs));
+    }
+
     proptest! {
-        /// The padded path's buffer fits the launch's spare memory (and the radix sort's status
-        /// words, for pairs sorted alone), but for an argsort's row that alone is larger.
+        /// The padded path's buffer fits the launch's spare memory and the radix sort's status
+        /// words, for pairs sorted alone and argsorts' segments whose row does not fit.
         #[test]
         fn padded_rows_fit_the_spare_memory(
             lens in proptest::collection::vec(8193u64..200_000, 1..12),
@@ -738,14 +808,13 @@ mod tests {
             let padded = Padded::new(&l, item_bytes);
             let lengths = padded_lengths(&long);
             let bytes = padded.bytes(&lengths, &long);
-            let status = radix::scratch_bytes(n, key_bytes, value_bytes) - n * (key_bytes + value_bytes) as u64;
-            let row = |p: u32| item_bytes << p;
-            if argsort {
-                let widest = lengths.iter().map(|&(p, _)| row(p)).max().unwrap();
-                prop_assert!(bytes <= l.spare.max(widest));
+            let status = if argsort {
+                radix::gathered_scratch_bytes(n, key_bytes) - n * 4
             } else {
-                prop_assert!(bytes <= l.spare + status, "{} > {}", bytes, l.spare);
-            }
+                radix::scratch_bytes(n, key_bytes, value_bytes) - n * (key_bytes + value_bytes) as u64
+            };
+            let row = |p: u32| item_bytes << p;
+            prop_assert!(bytes <= l.spare + status, "{} > {}", bytes, l.spare);
             // The buffer holds what each step puts in it.
             let values = padded.values_copy(&lengths);
             for &(p, count) in &lengths {
@@ -757,8 +826,15 @@ mod tests {
                         prop_assert!(values + aligned(chunk * row(p)) <= bytes);
                     }
                     Some(Alone::Radix) => {
+                        prop_assert!(!argsort);
                         for &(_, len, _) in long.iter().filter(|s| row_log2(s.1) == p) {
                             prop_assert!(radix::scratch_bytes(len, key_bytes, value_bytes) <= bytes);
+                        }
+                    }
+                    Some(Alone::Gathered) => {
+                        prop_assert!(argsort);
+                        for &(_, len, _) in long.iter().filter(|s| row_log2(s.1) == p) {
+                            prop_assert!(radix::gathered_scratch_bytes(len, key_bytes) <= bytes);
                         }
                     }
                     Some(Alone::Bitonic) => prop_assert_eq!(count, 1),
