@@ -7,7 +7,8 @@
 //! without its look-back: each warp counts its keys per digit in counters of its own, one scan
 //! over the digits and warps gives each warp, per digit, its first slot in the segment's order
 //! after the pass, and each warp ranks item by item with a match of the lanes holding the same
-//! digit, its lowest lane taking their slots from the warp's counter. Items are ranked item by
+//! digit, all of them reading their first slot from the warp's counter and writing it back
+//! advanced past the group (no atomic: the counters are the warp's). Items are ranked item by
 //! item, lanes in order, warps in order, so the pass is stable, and the keys read back from
 //! their slots in the same arrangement are in the order the next pass must keep.
 //!
@@ -22,8 +23,7 @@ use crate::block::merge::unrolled;
 use crate::block::radix::Packed;
 use crate::block::segments::Segments;
 use crate::gpu::{
-    lanemask_lt, match_bits, shared_atomic_add, shared_reduce_add, shfl_idx, shfl_up, sync_threads,
-    sync_warp, thread_idx_x,
+    lanemask_lt, match_bits, shared_reduce_add, shfl_up, sync_threads, sync_warp, thread_idx_x,
 };
 use crate::radix::{Digits, RADIX, RADIX_BITS, digit, passes};
 use crate::segments::{RADIX_ITEMS, radix_layout};
@@ -162,16 +162,20 @@ pub unsafe fn sort<K: Digits, const INDEXED: bool, const THREADS: u32>(
             unrolled::<ITEMS>(|k| {
                 let d = digit(keys[k], shift);
                 let peers = match_bits::<RADIX_BITS>(d);
-                let leader = peers.trailing_zeros();
-                let mut first_slot = 0;
-                if lane == leader {
-                    first_slot = shared_atomic_add(counts.add(d as usize), peers.count_ones());
-                }
-                let slot = shfl_idx(first_slot, leader) + (peers & below).count_ones();
+                // Every lane of the digit reads the warp's counter and writes it advanced past
+                // them all (the same value), so no lane leads and no atomic is needed: the
+                // warp's counters are its own. The warp barriers order each item's reads before
+                // its writes and its writes before the next item's reads across the lanes.
+                let counter = counts.add(d as usize);
+                let first_slot = *counter;
+                sync_warp();
+                *counter = first_slot + peers.count_ones();
+                let slot = first_slot + (peers & below).count_ones();
                 *sh_keys.add(slot as usize) = keys[k];
                 if INDEXED {
                     *sh_positions.add(slot as usize) = positions.get(k) as u16;
                 }
+                sync_warp();
             });
             sync_threads();
             if pass + 1 < digit_passes {
