@@ -10,6 +10,7 @@
 //! their status words, and scatters its keys to their final places for this digit. Every key
 //! moves once per pass, reading and writing it once: the passes run at the memory's pace.
 
+use crate::kernels::Addr;
 use crate::keys::KeyBits;
 
 /// Bits per digit.
@@ -66,6 +67,79 @@ pub const fn pass_warps(key_bytes: u32, value_bytes: u32) -> u32 {
 /// Keys per tile of a digit pass.
 pub const fn tile_keys(key_bytes: u32, value_bytes: u32) -> u32 {
     pass_threads(key_bytes, value_bytes) * items_per_thread(key_bytes, value_bytes)
+}
+
+crate::kernels::kernel_args! { $
+    /// The argument of the histogram kernels (`radix_histogram_*`).
+    pub struct HistogramArgs, entry histogram_entry {
+        /// The `n` keys.
+        pub keys: Addr,
+        /// The counts: [`passes`] × [`RADIX`] `u64` words, zero at the launch.
+        pub histograms: Addr,
+        /// Keys in all.
+        pub n: u64,
+        /// The key map applied to each key before its digits are counted.
+        pub encode: u32,
+    }
+}
+
+crate::kernels::kernel_args! { $
+    /// The argument of the digit passes (`radix_pass_*`): one digit of every key places it,
+    /// stably, from the source buffers into the destinations.
+    pub struct PassArgs, entry pass_entry {
+        /// The `n` keys to place.
+        pub src_keys: Addr,
+        /// Where they go, apart from `src_keys`.
+        pub dst_keys: Addr,
+        /// Their values (unused for keys alone).
+        pub src_values: Addr,
+        /// Where those go.
+        pub dst_values: Addr,
+        /// Keys in all.
+        pub n: u64,
+        /// This pass's digit counts over all keys ([`RADIX`] `u64` words).
+        pub histogram: Addr,
+        /// The status words: [`RADIX`] `u64` per tile, zeroed once per sort.
+        pub status: Addr,
+        /// This pass's tile counter (a `u32`), zero at the launch.
+        pub counter: Addr,
+        /// The digit's lowest bit.
+        pub shift: u32,
+        /// Key map applied as keys are loaded (the first pass) or `IDENTITY`.
+        pub encode: u32,
+        /// Key map undone as keys are stored (the last pass) or `IDENTITY`.
+        pub decode: u32,
+        /// This pass's [`epoch`].
+        pub epoch: u32,
+    }
+}
+
+crate::kernels::kernel_args! { $
+    /// The argument of the digit passes of an argsort that moves only indices
+    /// (`radix_gather_pass_*`): each key, read in place through its index, places its index.
+    pub struct GatherPassArgs, entry gather_pass_entry {
+        /// The `n` keys, read and never written.
+        pub keys: Addr,
+        /// The `u32` indices of the keys in their order before the pass, or 0 in the first pass
+        /// (the keys' own order).
+        pub src_indices: Addr,
+        /// Where the indices go, apart from `src_indices`.
+        pub dst_indices: Addr,
+        /// Keys in all.
+        pub n: u64,
+        /// As in [`PassArgs`].
+        pub histogram: Addr,
+        /// As in [`PassArgs`].
+        pub status: Addr,
+        /// As in [`PassArgs`].
+        pub counter: Addr,
+        /// The digit's lowest bit.
+        pub shift: u32,
+        /// Key map applied as keys are loaded.
+        pub encode: u32,
+        /// This pass's [`epoch`].
+        pub epoch: u32,
+    }
 }
 
 /// Byte offsets of the parts of a digit-pass block's shared memory. The tile's keys, in their

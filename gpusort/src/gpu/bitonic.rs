@@ -292,7 +292,7 @@ pub(super) fn enqueue_row_tiles(
     };
     let (threads, shared) = tile_block(ROW_TILE_LOG2, key_bytes);
     let blocks = tiles(n, ROW_TILE_LOG2);
-    let f = sorter.function(name)?;
+    let f = sorter.function_named(name)?;
     let stream = &sorter.stream;
     // SAFETY: `keys` holds n keys on this context's device, sorted in place; SMALL_RUN_LOG2 ≤
     // row_log2 ≤ ROW_TILE_LOG2 (row_tile_stages); the launch shape is the kernel's.
@@ -318,7 +318,7 @@ fn launch_tiles(
     debug_assert!(stages >= kernels_gpu::tuning::SMALL_RUN_LOG2);
     let (threads, shared) = tile_block(log2, key_bytes);
     let blocks = tiles(n, log2);
-    let f = sorter.function(k.window_tiles)?;
+    let f = sorter.function_named(k.window_tiles)?;
     let stream = &sorter.stream;
     // SAFETY: `keys` holds n keys on this context's device, sorted in place (no edges);
     // stages ≥ SMALL_RUN_LOG2; the launch shape is the kernel's (ceil(n / 2^log2) blocks of
@@ -409,7 +409,7 @@ fn launch_window(
     };
     let ahead = sorter.module(family)?.ahead[usize::from(key_bytes == 8)];
     let launched = if let Some(name) = program {
-        let f = sorter.function(name)?;
+        let f = sorter.function_named(name)?;
         // SAFETY: as above; the arguments are the window's, from `windows` (or its
         // restriction to the chunk `keys` points to), launched in order, on the kernel of its
         // program, which takes narrow windows.
@@ -424,7 +424,7 @@ fn launch_window(
         } else {
             k.window_wide
         };
-        let f = sorter.function(name)?;
+        let f = sorter.function_named(name)?;
         let (plan, phases, steps) = (win.plan, win.phases, win.steps);
         // SAFETY: as above; the narrow kernel only for narrow windows.
         unsafe {
@@ -515,7 +515,7 @@ fn enqueue_small(sorter: &GpuSorter, keys: u64, n: u64, key_bytes: usize, map: u
     let (k, _) = kernels(key_bytes, &sorter.limits);
     if n <= tiny_sort_max_keys(key_bytes as u32) {
         let name = k.tiny;
-        let f = sorter.function(name)?;
+        let f = sorter.function_named(name)?;
         let n = n as u32;
         let (threads, shared) = (tiny_threads(n), tiny_shared_bytes(n, key_bytes as u32));
         let stream = &sorter.stream;
@@ -525,7 +525,7 @@ fn enqueue_small(sorter: &GpuSorter, keys: u64, n: u64, key_bytes: usize, map: u
         return launched.context(&format!("launching {name} for {n} keys"));
     }
     let name = k.small;
-    let f = sorter.function(name)?;
+    let f = sorter.function_named(name)?;
     let plan = SmallPlan::for_len(n);
     let (blocks, threads) = (plan.blocks(), plan.threads());
     let shared = small_shared_bytes(plan.tile_log2, key_bytes as u32);

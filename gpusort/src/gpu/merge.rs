@@ -350,7 +350,7 @@ fn enqueue_step(
     // its layout) on this context's device; the launch shapes are those the kernels document.
     match step.pass {
         Pass::SortTiles => {
-            let f = sorter.function(shape.sort)?;
+            let f = sorter.function_named(shape.sort)?;
             let (grid, map) = (n.div_ceil(shape.sort_tile) as u32, l.encode);
             let (threads, shared) = (shape.sort_threads, shape.sort_shared);
             let launched = if shape.network {
@@ -372,7 +372,7 @@ fn enqueue_step(
             written(0..n)
         }
         Pass::Merge { width } => {
-            let f = sorter.function(partition_name)?;
+            let f = sorter.function_named(partition_name)?;
             let partition_blocks = partition_blocks(tiles, 1);
             unsafe {
                 launch!(f<<<partition_blocks, PARTITION_THREADS, 0, stream>>>(
@@ -380,7 +380,7 @@ fn enqueue_step(
                 ))
             }
             .context(&format!("launching the merge partition for {n} keys"))?;
-            let f = sorter.function(shape.merge)?;
+            let f = sorter.function_named(shape.merge)?;
             let (threads, shared) = (shape.merge_threads, shape.merge_shared);
             for part in tile_parts(tiles, parts) {
                 let (first_tile, grid) = (part.start, (part.end - part.start) as u32);
@@ -472,14 +472,14 @@ pub(crate) fn enqueue_merge_two(
     let stream = &sorter.stream;
     let tiles = n.div_ceil(u64::from(MERGE_TILE));
     let partition_blocks = partition_blocks(tiles, SEARCH_LANES);
-    let f = sorter.function(partition_name)?;
+    let f = sorter.function_named(partition_name)?;
     // SAFETY: the caller's buffers hold n keys and the splits on this context's device; the
     // launch shapes are those the kernels document.
     unsafe {
         launch!(f<<<partition_blocks, PARTITION_THREADS, 0, stream>>>(src, splits, n, a_len))
     }
     .context(&format!("launching the partition of a merge of {n} keys"))?;
-    let f = sorter.function(merge_name)?;
+    let f = sorter.function_named(merge_name)?;
     let shared = merge_shared_bytes(MERGE_TILE, key_bytes as u32, 0);
     // SAFETY: as above.
     unsafe {

@@ -24,6 +24,7 @@
 mod auto;
 mod bitonic;
 mod context;
+mod launch;
 mod limits;
 pub mod merge;
 mod modules;
@@ -54,6 +55,7 @@ use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys as cuda;
+use kernels_gpu::kernels::{Kernel, KernelArgs};
 use kernels_gpu::tuning::MAX_KEYS;
 use modules::Modules;
 use overlap::Chunked;
@@ -1503,9 +1505,16 @@ impl GpuSorter {
     /// the sorter's context made current: the module loads into this sorter's context, and the
     /// launch that follows (on this sorter's stream) runs in it, whatever context the thread
     /// had current before.
-    pub(crate) fn function(&self, name: &str) -> Result<Function<'_>> {
+    pub(crate) fn function<A: KernelArgs>(&self, kernel: Kernel<A>) -> Result<Function<'_>> {
         self.bind()?;
-        self.modules.function(name)
+        self.modules.function(kernel.family(), kernel.name())
+    }
+
+    /// Kernel `name`, as [`GpuSorter::function`] finds a typed handle's.
+    pub(crate) fn function_named(&self, name: &str) -> Result<Function<'_>> {
+        let family = modules::Family::of(name).unwrap_or_else(|| panic!("{name} is no kernel"));
+        self.bind()?;
+        self.modules.function(family, name)
     }
 
     /// `family`'s module and its settings, loaded into the sorter's context if this is its

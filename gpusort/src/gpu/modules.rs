@@ -107,10 +107,9 @@ impl Modules {
         }))
     }
 
-    /// Kernel `name`, from its family's module (loaded if need be; as for [`Modules::get`], the
-    /// sorter's context must be current).
-    pub(crate) fn function(&self, name: &str) -> Result<Function<'_>> {
-        let family = Family::of(name).unwrap_or_else(|| panic!("{name} is in no family"));
+    /// Kernel `name` of `family`, from the family's module (loaded if need be; as for
+    /// [`Modules::get`], the sorter's context must be current).
+    pub(crate) fn function(&self, family: Family, name: &str) -> Result<Function<'_>> {
         function(&self.get(family)?.module, name)
     }
 }
@@ -238,6 +237,27 @@ mod tests {
             // The preamble and the called functions come along.
             assert!(ptx.starts_with(&KERNELS_PTX[..KERNELS_PTX.find(".visible").unwrap()]));
             assert!(ptx.contains(".target sm_"));
+        }
+    }
+
+    /// Each kernel's parameters in the PTX are its argument struct's fields, of the same sizes
+    /// in the same order, so the bytes a launch passes are the ones the kernel reads.
+    #[test]
+    fn every_kernel_takes_the_fields_of_its_argument_struct() {
+        for k in kernels::all() {
+            let Some(fields) = k.params else { continue };
+            let body = super::super::kernel_ptx(k.name);
+            let signature = &body[..body.find(')').expect("a parameter list")];
+            let params: Vec<u32> = signature
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix(".param ."))
+                .map(|l| match &l[..3] {
+                    "u64" | "b64" => 8,
+                    "u32" | "b32" => 4,
+                    other => panic!("{}: a parameter of type {other}", k.name),
+                })
+                .collect();
+            assert_eq!(params, fields, "{}", k.name);
         }
     }
 

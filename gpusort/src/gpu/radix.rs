@@ -3,45 +3,77 @@
 //! an even number of passes (4 for 32-bit keys, 8 for 64-bit ones) ends in the caller's.
 
 use super::GpuSorter;
+use super::launch::Shape;
 use super::modules::allow_dynamic_shared;
 use super::overlap::{Chunked, ChunkedSort};
-use crate::error::{CudaContext, Result, driver};
-use cust::launch;
+use crate::error::{Result, driver};
 use cust::module::Module;
 use cust::sys as cuda;
+use kernels_gpu::kernels::{
+    Kernel, radix_gather_pass_u32, radix_gather_pass_u64, radix_histogram_u32, radix_histogram_u64,
+    radix_pass_u32, radix_pass_u32_u32, radix_pass_u32_u64, radix_pass_u32_u128, radix_pass_u64,
+    radix_pass_u64_u32, radix_pass_u64_u64, radix_pass_u64_u128,
+};
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::radix::{
-    HISTOGRAM_MAX_BLOCKS, RADIX, RADIX_BITS, Scratch, epoch, histogram_shared_bytes,
-    histogram_tile, pass_shared_bytes, pass_threads, passes, tile_keys, tiles,
+    GatherPassArgs, HISTOGRAM_MAX_BLOCKS, HistogramArgs, PassArgs, RADIX, RADIX_BITS, Scratch,
+    epoch, histogram_shared_bytes, histogram_tile, pass_shared_bytes, pass_threads, passes,
+    tile_keys, tiles,
 };
 use std::ops::Range;
 
-/// Kernel names per (key bytes, value bytes): histogram and digit pass.
-const KERNELS: [((usize, usize), &str, &str); 8] = [
-    ((4, 0), "radix_histogram_u32", "radix_pass_u32"),
-    ((4, 4), "radix_histogram_u32", "radix_pass_u32_u32"),
-    ((4, 8), "radix_histogram_u32", "radix_pass_u32_u64"),
-    ((4, 16), "radix_histogram_u32", "radix_pass_u32_u128"),
-    ((8, 0), "radix_histogram_u64", "radix_pass_u64"),
-    ((8, 4), "radix_histogram_u64", "radix_pass_u64_u32"),
-    ((8, 8), "radix_histogram_u64", "radix_pass_u64_u64"),
-    ((8, 16), "radix_histogram_u64", "radix_pass_u64_u128"),
-];
+/// The histogram of keys of 4 and 8 bytes.
+fn histogram_kernel(key_bytes: u32) -> Kernel<HistogramArgs> {
+    match key_bytes {
+        4 => radix_histogram_u32,
+        _ => radix_histogram_u64,
+    }
+}
 
-/// The digit passes of argsorts that move only indices, per key bytes: the shape of a pass of
-/// those keys with `u32` values.
-const GATHER_KERNELS: [(usize, &str); 2] =
-    [(4, "radix_gather_pass_u32"), (8, "radix_gather_pass_u64")];
+/// The digit pass of keys of `key_bytes` (4 or 8) with values of `value_bytes` (0, 4, 8 or 16).
+fn pass_kernel(key_bytes: u32, value_bytes: u32) -> Kernel<PassArgs> {
+    match (key_bytes, value_bytes) {
+        (4, 0) => radix_pass_u32,
+        (4, 4) => radix_pass_u32_u32,
+        (4, 8) => radix_pass_u32_u64,
+        (4, _) => radix_pass_u32_u128,
+        (_, 0) => radix_pass_u64,
+        (_, 4) => radix_pass_u64_u32,
+        (_, 8) => radix_pass_u64_u64,
+        (_, _) => radix_pass_u64_u128,
+    }
+}
+
+/// The digit pass of an argsort that moves only indices, for keys of `key_bytes`: the shape of a
+/// pass of those keys with `u32` values.
+fn gather_pass_kernel(key_bytes: u32) -> Kernel<GatherPassArgs> {
+    match key_bytes {
+        4 => radix_gather_pass_u32,
+        _ => radix_gather_pass_u64,
+    }
+}
+
+/// Every (key bytes, value bytes) a digit pass takes.
+const WIDTHS: [(u32, u32); 8] = [
+    (4, 0),
+    (4, 4),
+    (4, 8),
+    (4, 16),
+    (8, 0),
+    (8, 4),
+    (8, 8),
+    (8, 16),
+];
 
 /// The digit passes as every device launches them: (name, threads, dynamic shared bytes).
 pub(crate) fn launches() -> impl Iterator<Item = (&'static str, u32, u32)> {
     let shape = |name, kb: u32, vb: u32| (name, pass_threads(kb, vb), pass_shared_bytes(kb, vb));
-    let passes = KERNELS
-        .iter()
-        .map(move |&((kb, vb), _, pass)| shape(pass, kb as u32, vb as u32));
-    let gathered = GATHER_KERNELS
-        .iter()
-        .map(move |&(kb, pass)| shape(pass, kb as u32, 4));
+    let passes = WIDTHS
+        .into_iter()
+        .map(move |(kb, vb)| shape(pass_kernel(kb, vb).name(), kb, vb));
+    let gathered = [4, 8]
+        .into_iter()
+        .map(move |kb| shape(gather_pass_kernel(kb).name(), kb, 4));
     passes.chain(gathered)
 }
 
@@ -120,70 +152,74 @@ pub(super) fn enqueue_digits(sorter: &GpuSorter, l: &Launch, digits: u32) -> Res
         return Ok(());
     }
     let (kb, vb) = (l.key_bytes as u32, l.value_bytes as u32);
-    let (_, histogram_name, pass_name) = *KERNELS
-        .iter()
-        .find(|(widths, ..)| *widths == (l.key_bytes, l.value_bytes))
-        .expect("keys of 4 or 8 bytes, values of 0, 4, 8 or 16");
     let layout = Scratch::new(l.n, kb, vb);
     let at = |offset: u64| l.scratch + offset;
-    let stream = &sorter.stream;
-    sorter.bind()?;
-    // Histograms, counters and status words start at zero: the status words' epochs make
-    // every later pass see the words of the one before as not ready.
-    let zeroed = layout.bytes - layout.histograms;
-    // SAFETY: the range lies in the caller's scratch of `layout.bytes` bytes.
-    let status = unsafe {
-        cuda::cuMemsetD8Async(at(layout.histograms), 0, zeroed as usize, stream.as_inner())
+    zero_counters(
+        sorter,
+        at(layout.histograms),
+        layout.bytes - layout.histograms,
+        l.n,
+    )?;
+    let histogram = HistogramArgs {
+        keys: l.keys,
+        histograms: at(layout.histograms),
+        n: l.n,
+        encode: l.map,
     };
-    driver(status, "cuMemsetD8Async", || {
-        format!("zeroing the radix sort's counters for {} keys", l.n)
-    })?;
+    // SAFETY: the keys are the caller's, the histograms the scratch's.
+    unsafe { sorter.launch(histogram_kernel(kb), histogram_shape(l.n, kb), histogram)? };
 
-    let f = sorter.function(histogram_name)?;
-    let blocks =
-        l.n.div_ceil(u64::from(histogram_tile(kb)))
-            .min(u64::from(HISTOGRAM_MAX_BLOCKS)) as u32;
-    let shared = histogram_shared_bytes(kb);
-    // SAFETY: the keys and the histograms are the caller's and the scratch's; the launch
-    // shape is the kernel's.
-    unsafe {
-        launch!(f<<<blocks, RADIX, shared, stream>>>(l.keys, l.n, l.map, at(layout.histograms)))
-    }
-    .context(&format!("launching the radix histogram of {} keys", l.n))?;
-
-    let f = sorter.function(pass_name)?;
-    let tile_count = tiles(l.n, tile_keys(kb, vb));
-    let grid = u32::try_from(tile_count).expect("MAX_KEYS keeps the tiles below 2^31");
-    let (threads, shared) = (pass_threads(kb, vb), pass_shared_bytes(kb, vb));
-    let passes = digits;
+    let shape = pass_shape(l.n, kb, vb);
     let buffers = [(l.keys, l.values), (at(layout.keys), at(layout.values))];
-    for pass in 0..passes {
+    for pass in 0..digits {
         let (src, dst) = (buffers[pass as usize % 2], buffers[(pass as usize + 1) % 2]);
-        let encode = if pass == 0 { l.map } else { IDENTITY };
-        let decode = if pass + 1 == passes { l.map } else { IDENTITY };
-        let histogram = at(layout.histograms) + u64::from(pass * RADIX) * 8;
-        let counter = at(layout.counters) + u64::from(pass) * 4;
+        let args = PassArgs {
+            src_keys: src.0,
+            dst_keys: dst.0,
+            src_values: src.1,
+            dst_values: dst.1,
+            n: l.n,
+            histogram: at(layout.histograms) + u64::from(pass * RADIX) * 8,
+            status: at(layout.status),
+            counter: at(layout.counters) + u64::from(pass) * 4,
+            shift: pass * RADIX_BITS,
+            encode: if pass == 0 { l.map } else { IDENTITY },
+            decode: if pass + 1 == digits { l.map } else { IDENTITY },
+            epoch: epoch(pass),
+        };
         // SAFETY: sources and destinations are the caller's buffers and the scratch's, apart,
-        // each of n keys and values; the launch shape is the kernel's.
-        unsafe {
-            launch!(f<<<grid, threads, shared, stream>>>(
-                src.0,
-                dst.0,
-                src.1,
-                dst.1,
-                l.n,
-                histogram,
-                at(layout.status),
-                counter,
-                pass * RADIX_BITS,
-                encode,
-                decode,
-                epoch(pass)
-            ))
-        }
-        .context(&format!("launching radix pass {pass} of {} keys", l.n))?;
+        // each of n keys and values; the counters are the scratch's.
+        unsafe { sorter.launch(pass_kernel(kb, vb), shape, args)? };
     }
     Ok(())
+}
+
+/// Zeroes the `bytes` of histograms, tile counters and status words at `counters`: the status
+/// words' epochs make every later pass see the words of the one before as not ready.
+fn zero_counters(sorter: &GpuSorter, counters: u64, bytes: u64, n: u64) -> Result<()> {
+    sorter.bind()?;
+    // SAFETY: the range lies in the caller's scratch.
+    let status =
+        unsafe { cuda::cuMemsetD8Async(counters, 0, bytes as usize, sorter.stream.as_inner()) };
+    driver(status, "cuMemsetD8Async", || {
+        format!("zeroing the radix sort's counters for {n} keys")
+    })
+}
+
+/// The histogram's grid for `n` keys of `key_bytes`.
+fn histogram_shape(n: u64, key_bytes: u32) -> Shape {
+    let blocks = n
+        .div_ceil(u64::from(histogram_tile(key_bytes)))
+        .min(u64::from(HISTOGRAM_MAX_BLOCKS)) as u32;
+    Shape::new(blocks, RADIX, histogram_shared_bytes(key_bytes))
+}
+
+/// A digit pass's grid for `n` keys of `key_bytes` with values of `value_bytes`: a block a tile.
+fn pass_shape(n: u64, key_bytes: u32, value_bytes: u32) -> Shape {
+    let blocks = tiles(n, tile_keys(key_bytes, value_bytes));
+    let blocks = u32::try_from(blocks).expect("MAX_KEYS keeps the tiles below 2^31");
+    let threads = pass_threads(key_bytes, value_bytes);
+    Shape::new(blocks, threads, pass_shared_bytes(key_bytes, value_bytes))
 }
 
 /// Queues the stable argsort of the `n` keys of `key_bytes` at `keys` (read, never written:
@@ -203,73 +239,54 @@ pub(super) fn enqueue_gathered(
     if n == 0 {
         return Ok(());
     }
-    let stream = &sorter.stream;
-    sorter.bind()?;
     if n == 1 {
+        sorter.bind()?;
         // SAFETY: the caller's buffer of one index.
-        let status = unsafe { cuda::cuMemsetD32Async(indices, 0, 1, stream.as_inner()) };
+        let status = unsafe { cuda::cuMemsetD32Async(indices, 0, 1, sorter.stream.as_inner()) };
         return driver(status, "cuMemsetD32Async", || "the index of one key".into());
     }
     let kb = key_bytes as u32;
-    let (histogram_name, pass_name) = match key_bytes {
-        4 => ("radix_histogram_u32", GATHER_KERNELS[0].1),
-        _ => ("radix_histogram_u64", GATHER_KERNELS[1].1),
-    };
     let layout = Scratch::gathered(n, kb);
     let at = |offset: u64| scratch + offset;
-    let zeroed = layout.bytes - layout.histograms;
-    // SAFETY: the range lies in the caller's scratch of `layout.bytes` bytes.
-    let status = unsafe {
-        cuda::cuMemsetD8Async(at(layout.histograms), 0, zeroed as usize, stream.as_inner())
+    zero_counters(
+        sorter,
+        at(layout.histograms),
+        layout.bytes - layout.histograms,
+        n,
+    )?;
+    let histogram = HistogramArgs {
+        keys,
+        histograms: at(layout.histograms),
+        n,
+        encode: map,
     };
-    driver(status, "cuMemsetD8Async", || {
-        format!("zeroing the radix argsort's counters for {n} keys")
-    })?;
-    let f = sorter.function(histogram_name)?;
-    let blocks = n
-        .div_ceil(u64::from(histogram_tile(kb)))
-        .min(u64::from(HISTOGRAM_MAX_BLOCKS)) as u32;
-    let shared = histogram_shared_bytes(kb);
-    // SAFETY: the keys and the histograms are the caller's and the scratch's; the launch
-    // shape is the kernel's.
-    unsafe { launch!(f<<<blocks, RADIX, shared, stream>>>(keys, n, map, at(layout.histograms))) }
-        .context(&format!(
-        "launching the radix histogram of {n} keys to argsort"
-    ))?;
+    // SAFETY: the keys are the caller's, the histograms the scratch's.
+    unsafe { sorter.launch(histogram_kernel(kb), histogram_shape(n, kb), histogram)? };
 
-    let f = sorter.function(pass_name)?;
-    let grid = u32::try_from(tiles(n, tile_keys(kb, 4))).expect("2^32 keys are below 2^31 tiles");
-    let (threads, shared) = (pass_threads(kb, 4), pass_shared_bytes(kb, 4));
-    let passes = passes(kb);
+    let shape = pass_shape(n, kb, 4);
     // The first pass writes the scratch's indices; an even number of passes ends in the
     // caller's.
     let buffers = [indices, at(layout.values)];
-    for pass in 0..passes {
-        let src = if pass == 0 {
-            0
-        } else {
-            buffers[pass as usize % 2]
+    for pass in 0..passes(kb) {
+        let args = GatherPassArgs {
+            keys,
+            src_indices: if pass == 0 {
+                0
+            } else {
+                buffers[pass as usize % 2]
+            },
+            dst_indices: buffers[(pass as usize + 1) % 2],
+            n,
+            histogram: at(layout.histograms) + u64::from(pass * RADIX) * 8,
+            status: at(layout.status),
+            counter: at(layout.counters) + u64::from(pass) * 4,
+            shift: pass * RADIX_BITS,
+            encode: map,
+            epoch: epoch(pass),
         };
-        let dst = buffers[(pass as usize + 1) % 2];
-        let histogram = at(layout.histograms) + u64::from(pass * RADIX) * 8;
-        let counter = at(layout.counters) + u64::from(pass) * 4;
         // SAFETY: the keys are the caller's, read only; the index buffers are the caller's and
-        // the scratch's, apart, of n indices each; the launch shape is the kernel's.
-        unsafe {
-            launch!(f<<<grid, threads, shared, stream>>>(
-                keys,
-                src,
-                dst,
-                n,
-                histogram,
-                at(layout.status),
-                counter,
-                pass * RADIX_BITS,
-                map,
-                epoch(pass)
-            ))
-        }
-        .context(&format!("launching radix argsort pass {pass} of {n} keys"))?;
+        // the scratch's, apart, of n indices each.
+        unsafe { sorter.launch(gather_pass_kernel(kb), shape, args)? };
     }
     Ok(())
 }
@@ -296,18 +313,21 @@ mod tests {
 
     #[test]
     fn every_width_has_its_kernels() {
-        for kb in [4, 8] {
-            for vb in super::super::merge::VALUE_BYTES {
-                let (_, h, p) = KERNELS.iter().find(|(w, ..)| *w == (kb, vb)).unwrap();
-                assert!(h.ends_with(if kb == 4 { "u32" } else { "u64" }));
-                assert!(p.starts_with(&format!("radix_pass_u{}", kb * 8)));
-                assert!(super::super::KERNELS_PTX.contains(&format!(".entry {p}(")));
-                assert!(super::super::KERNELS_PTX.contains(&format!(".entry {h}(")));
-            }
+        for (kb, vb) in WIDTHS {
+            let bits = kb * 8;
+            assert_eq!(
+                histogram_kernel(kb).name(),
+                format!("radix_histogram_u{bits}")
+            );
+            let expected = match vb {
+                0 => format!("radix_pass_u{bits}"),
+                _ => format!("radix_pass_u{bits}_u{}", vb * 8),
+            };
+            assert_eq!(pass_kernel(kb, vb).name(), expected);
         }
-        for (kb, name) in GATHER_KERNELS {
-            assert!(name.ends_with(&format!("u{}", kb * 8)));
-            assert!(super::super::KERNELS_PTX.contains(&format!(".entry {name}(")));
+        for kb in [4, 8] {
+            let name = gather_pass_kernel(kb).name();
+            assert_eq!(name, format!("radix_gather_pass_u{}", kb * 8));
         }
     }
 
@@ -315,7 +335,8 @@ mod tests {
     /// `atom.shared` (which returns the old value, a round trip the count has no use for).
     #[test]
     fn the_histogram_counts_with_reductions() {
-        for name in ["radix_histogram_u32", "radix_histogram_u64"] {
+        for kernel in [radix_histogram_u32, radix_histogram_u64] {
+            let name = kernel.name();
             let body = super::super::kernel_ptx(name);
             assert!(body.contains("red.shared.add.u32"), "{name}");
             assert!(!body.contains("atom.shared"), "{name}");

@@ -780,7 +780,7 @@ impl GpuSorter {
         driver(status, "cuMemcpyHtoD", || {
             "copying the first entry of each segment length to the device".into()
         })?;
-        let f = self.function("segments_group")?;
+        let f = self.function_named("segments_group")?;
         let grid = (table.segments as u64).div_ceil(256).min(1 << 16) as u32;
         let stream = &self.stream;
         // SAFETY: the table holds the segments' offsets (non-decreasing, checked by `plan`),
@@ -836,7 +836,7 @@ impl GpuSorter {
                 ids_at + first as u64 * 4
             };
             let launched = if is_short(p) {
-                let f = self.function(short_kernel(l.key_bytes, l.indexed()))?;
+                let f = self.function_named(short_kernel(l.key_bytes, l.indexed()))?;
                 let grid = grid_of(short_blocks(count, p))?;
                 // SAFETY: every entry's segment lies in the keys (checked by `plan`), values
                 // (of `value_words` words) and indices are as long as the keys; the launch
@@ -856,7 +856,7 @@ impl GpuSorter {
                     ))
                 }
             } else if self.limits.segments_radix(p, l.key_bytes, l.indexed()) {
-                let f = self.function(radix_kernel(l.key_bytes, l.indexed()))?;
+                let f = self.function_named(radix_kernel(l.key_bytes, l.indexed()))?;
                 let (threads, grid) = (radix_threads(p), grid_of(count)?);
                 let bytes = radix_shared_bytes(p, l.key_bytes as u32, l.indexed());
                 // SAFETY: as above.
@@ -876,7 +876,7 @@ impl GpuSorter {
                     ))
                 }
             } else {
-                let f = self.function(kernel(l.key_bytes, l.indexed(), l.value_bytes))?;
+                let f = self.function_named(kernel(l.key_bytes, l.indexed(), l.value_bytes))?;
                 let (t, grid) = (tile_log2(p), grid_of(blocks(count, p))?);
                 // SAFETY: as above.
                 unsafe {

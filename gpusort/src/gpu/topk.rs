@@ -212,7 +212,7 @@ impl GpuSorter {
     ) -> Result<()> {
         let grid = round.blocks().min(i32::MAX as u64) as u32;
         let in_registers = selects_in_registers(round);
-        let f = self.function(kernel(key_bytes, in_registers))?;
+        let f = self.function_named(kernel(key_bytes, in_registers))?;
         let shared = round_shared_bytes(key_bytes, in_registers, k);
         let stream = &self.stream;
         // SAFETY: the caller's input holds segments × len keys (and indices unless null), its
@@ -264,7 +264,7 @@ impl GpuSorter {
         driver(status, "cuMemsetD8Async", || {
             format!("zeroing the counters of a top-k of {} keys", keys.len())
         })?;
-        let f = self.function(digits_kernel(key_bytes))?;
+        let f = self.function_named(digits_kernel(key_bytes))?;
         let shared = digits_shared_layout()[4];
         let keys_at = keys.as_device_ptr().as_raw();
         for step in 0..=passes(key_bytes as u32) + 1 {

@@ -97,7 +97,7 @@ impl<B: DeviceCopy + Default + Ord + Copy> SortedParts for GpuParts<'_, B> {
                 "a stride too fine for the workspace"
             );
             gpu.bind()?;
-            let (f, stream) = (gpu.function(&name)?, gpu.stream());
+            let (f, stream) = (gpu.function_named(&name)?, gpu.stream());
             // SAFETY: the part holds n keys; the workspace has room for the sample.
             unsafe {
                 launch!(f<<<blocks_for(count), MULTI_THREADS, 0, stream>>>(ptr, n, stride, out))
@@ -122,7 +122,7 @@ impl<B: DeviceCopy + Default + Ord + Copy> SortedParts for GpuParts<'_, B> {
                 let (ptr, n, work) = (self.ptrs[i], self.lens[i], self.workspaces[i]);
                 let (below, not_above) = regions(work);
                 write(gpu, work, batch)?;
-                let (f, stream) = (gpu.function(&name)?, gpu.stream());
+                let (f, stream) = (gpu.function_named(&name)?, gpu.stream());
                 // SAFETY: the part holds n keys; each workspace region holds `count` words.
                 unsafe {
                     launch!(f<<<blocks_for(count), MULTI_THREADS, 0, stream>>>(
@@ -261,7 +261,7 @@ pub(crate) fn fill(
         return Ok(());
     }
     gpu.bind()?;
-    let f = gpu.function(&kernel("fill", key_bytes))?;
+    let f = gpu.function_named(&kernel("fill", key_bytes))?;
     let stream = gpu.stream();
     let blocks = blocks_for(n).min(MULTI_CHECK_BLOCKS * 8);
     // SAFETY: `ptr` holds n keys.
@@ -284,7 +284,7 @@ pub(crate) fn check(
     gpu.bind()?;
     let partials: DeviceBuffer<u64> =
         gpu.alloc(2 * MULTI_CHECK_BLOCKS as usize, "check results")?;
-    let f = gpu.function(&kernel("check", key_bytes))?;
+    let f = gpu.function_named(&kernel("check", key_bytes))?;
     let stream = gpu.stream();
     let shared = 2 * MULTI_THREADS * 8;
     let out = partials.as_device_ptr().as_raw();

@@ -13,8 +13,10 @@ use crate::gpu::{
     shared_atomic_add, shared_reduce_add, shared_window, shared_window_reduce_add, shfl_idx,
     shfl_up, store_relaxed, sync_threads, thread_idx_x,
 };
+use crate::keys::IDENTITY;
 use crate::radix::{
-    Digits, PassLayout, RADIX, RADIX_BITS, Status, digit, pass_layout, passes, tile_keys,
+    Digits, GatherPassArgs, PassArgs, PassLayout, RADIX, RADIX_BITS, Status, digit, pass_layout,
+    passes, tile_keys,
 };
 
 /// Counts the digits of every pass of the `n` keys (encoded with `encode`) into `histograms`
@@ -119,6 +121,44 @@ pub struct Pass<K, V> {
     pub decode: u32,
     /// This pass's epoch ([`crate::radix::epoch`]).
     pub epoch: u32,
+}
+
+impl<K, V> Pass<K, V> {
+    /// The pass a kernel's argument describes.
+    pub fn new(args: PassArgs) -> Self {
+        Pass {
+            src_keys: args.src_keys as *const K,
+            dst_keys: args.dst_keys as *mut K,
+            src_values: args.src_values as *const V,
+            dst_values: args.dst_values as *mut V,
+            n: args.n,
+            histogram: args.histogram as *const u64,
+            status: args.status as *mut u64,
+            counter: args.counter as *mut u32,
+            shift: args.shift,
+            encode: args.encode,
+            decode: args.decode,
+            epoch: args.epoch,
+        }
+    }
+
+    /// The gathered pass a kernel's argument describes: the keys stay in place, indices move.
+    pub fn gathered(args: GatherPassArgs) -> Self {
+        Pass {
+            src_keys: args.keys as *const K,
+            dst_keys: core::ptr::null_mut(),
+            src_values: args.src_indices as *const V,
+            dst_values: args.dst_indices as *mut V,
+            n: args.n,
+            histogram: args.histogram as *const u64,
+            status: args.status as *mut u64,
+            counter: args.counter as *mut u32,
+            shift: args.shift,
+            encode: args.encode,
+            decode: IDENTITY,
+            epoch: args.epoch,
+        }
+    }
 }
 
 /// The block's shared memory in a digit pass, as `pass_shared_bytes` lays it out.

@@ -1,17 +1,27 @@
 //! Every kernel, declared once (`kernel_list!`): its name, its [`Family`] (the CUDA module the
-//! host loads it in), its register cap and the window program it runs, with the macro that
-//! defines its entry point. The rest follows from the list: the entry points (nvptx64 only,
-//! thin `extern "gpu-kernel"` wrappers around `block`), the host's module split
-//! ([`Family::of`]), the `.maxnreg` caps that `cargo xtask ptx` writes into the PTX, and the
-//! window kernels by program ([`window_programs`]).
+//! host loads it in), the type of its one argument, its register cap and the window program it
+//! runs, with the macro that defines its entry point. The rest follows from the list: the entry
+//! points (nvptx64 only, thin `extern "gpu-kernel"` wrappers around `block`), the host's typed
+//! handles (a [`Kernel`] constant per kernel, named as the kernel, which the host launches with
+//! an argument of the kernel's type and no other), the host's module split ([`Family::of`]), the
+//! `.maxnreg` caps that `cargo xtask ptx` writes into the PTX, and the window kernels by program
+//! ([`window_programs`]).
+//!
+//! # The contract between host and kernel
+//! Each kernel takes one argument: a `#[repr(C)]` struct of its family ([`KernelArgs`]), defined
+//! once beside the family's index math with `kernel_args!` (for example
+//! [`crate::radix::PassArgs`]) and built for both sides, so the host fills exactly the fields the
+//! kernel reads. The entry point takes the struct's fields as its parameters, in order (device
+//! addresses as pointers, so that the compiler knows them to be global memory), and the host
+//! passes the address of each field at the launch.
 
 /// Every kernel, by the module whose macros define their entry points: `kernel_list!(module,
 /// then)` hands `then!` that module's kernels, one a line:
 ///
-/// `name: Family[, registers cap][, program i] => maker!(Key[, arguments]);`
+/// `name: Family(Args)[, registers cap][, program i] => maker!(Key[, arguments]);`
 ///
-/// The kernel `name` is defined by `maker!(name, Key[, arguments][, i])`, a macro of that
-/// module; `Key` is the type of its keys. `registers`: its `.maxnreg`. `program i`: a window
+/// The kernel `name` is defined by `maker!(name(Args), Key[, arguments][, i])`, a macro of that
+/// module, as a kernel that takes one `Args` ([`KernelArgs`]); `Key` is the type of its keys. `registers`: its `.maxnreg`. `program i`: a window
 /// pass that runs [`PROGRAMS`](crate::window::PROGRAMS)`[i]` as a constant.
 macro_rules! kernel_list {
     (bitonic, $then:ident) => {
@@ -180,29 +190,41 @@ macro_rules! kernel_list {
     };
     (radix, $then:ident) => {
         $then! {
-            radix_histogram_u32: Radix, registers RADIX_HISTOGRAM_MAX_REGISTERS
+            radix_histogram_u32: Radix(crate::radix::HistogramArgs),
+                registers RADIX_HISTOGRAM_MAX_REGISTERS
                 => radix_histogram!(u32);
-            radix_pass_u32: Radix, registers radix_pass_max_registers(4, 0)
+            radix_pass_u32: Radix(crate::radix::PassArgs),
+                registers radix_pass_max_registers(4, 0)
                 => radix_pass!(u32, ());
-            radix_pass_u32_u32: Radix, registers radix_pass_max_registers(4, 4)
+            radix_pass_u32_u32: Radix(crate::radix::PassArgs),
+                registers radix_pass_max_registers(4, 4)
                 => radix_pass!(u32, u32);
-            radix_pass_u32_u64: Radix, registers radix_pass_max_registers(4, 8)
+            radix_pass_u32_u64: Radix(crate::radix::PassArgs),
+                registers radix_pass_max_registers(4, 8)
                 => radix_pass!(u32, u64);
-            radix_pass_u32_u128: Radix, registers radix_pass_max_registers(4, 16)
+            radix_pass_u32_u128: Radix(crate::radix::PassArgs),
+                registers radix_pass_max_registers(4, 16)
                 => radix_pass!(u32, u128);
-            radix_histogram_u64: Radix, registers RADIX_HISTOGRAM_MAX_REGISTERS
+            radix_histogram_u64: Radix(crate::radix::HistogramArgs),
+                registers RADIX_HISTOGRAM_MAX_REGISTERS
                 => radix_histogram!(u64);
-            radix_pass_u64: Radix, registers radix_pass_max_registers(8, 0)
+            radix_pass_u64: Radix(crate::radix::PassArgs),
+                registers radix_pass_max_registers(8, 0)
                 => radix_pass!(u64, ());
-            radix_pass_u64_u32: Radix, registers radix_pass_max_registers(8, 4)
+            radix_pass_u64_u32: Radix(crate::radix::PassArgs),
+                registers radix_pass_max_registers(8, 4)
                 => radix_pass!(u64, u32);
-            radix_pass_u64_u64: Radix, registers radix_pass_max_registers(8, 8)
+            radix_pass_u64_u64: Radix(crate::radix::PassArgs),
+                registers radix_pass_max_registers(8, 8)
                 => radix_pass!(u64, u64);
-            radix_pass_u64_u128: Radix, registers radix_pass_max_registers(8, 16)
+            radix_pass_u64_u128: Radix(crate::radix::PassArgs),
+                registers radix_pass_max_registers(8, 16)
                 => radix_pass!(u64, u128);
-            radix_gather_pass_u32: Radix, registers radix_pass_max_registers(4, 4)
+            radix_gather_pass_u32: Radix(crate::radix::GatherPassArgs),
+                registers radix_pass_max_registers(4, 4)
                 => radix_gather_pass!(u32);
-            radix_gather_pass_u64: Radix, registers radix_pass_max_registers(8, 4)
+            radix_gather_pass_u64: Radix(crate::radix::GatherPassArgs),
+                registers radix_pass_max_registers(8, 4)
                 => radix_gather_pass!(u64);
         }
     };
@@ -255,12 +277,130 @@ macro_rules! kernel_list {
 #[cfg(target_arch = "nvptx64")]
 macro_rules! define {
     ($(
-        $name:ident: $family:ident $(, registers $registers:expr)? $(, program $program:literal)?
-            => $maker:ident!($key:ty $(, $arg:tt)*);
+        $name:ident: $family:ident $(($args:path))? $(, registers $registers:expr)?
+            $(, program $program:literal)? => $maker:ident!($key:ty $(, $arg:tt)*);
     )*) => {
-        $( $maker!($name, $key $(, $arg)* $(, $program)?); )*
+        $( $maker!($name $(($args))?, $key $(, $arg)* $(, $program)?); )*
     };
 }
+
+/// A device address, as kernel arguments carry it: a `u64` on the host and in the struct, a
+/// pointer parameter of the kernel's entry point (which the compiler then knows to be in global
+/// memory, and so loads and stores through it as global).
+pub type Addr = u64;
+
+/// The most fields a kernel's argument struct has.
+pub const MAX_FIELDS: usize = 16;
+
+/// The one argument of a kernel: a `#[repr(C)]` struct of plain data (device addresses, counts,
+/// key maps) that `kernel_args!` defines, whose fields are the kernel's parameters in order.
+///
+/// # Safety
+/// Implemented by `kernel_args!` alone: each field is a parameter of the kernels declared with the
+/// type, of the size [`KernelArgs::PARAM_BYTES`] gives, in order.
+pub unsafe trait KernelArgs: Copy + 'static {
+    /// Each parameter's bytes, in order.
+    const PARAM_BYTES: &'static [u32];
+
+    /// The address of each field, in order: what `cuLaunchKernel` reads the parameters from.
+    fn params(&self) -> ([*const core::ffi::c_void; MAX_FIELDS], usize);
+}
+
+/// The type of a parameter of a kernel's entry point that carries a field of type `$t`.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! param_type {
+    (Addr) => { *mut u8 };
+    ($t:ty) => { $t };
+}
+#[cfg(target_arch = "nvptx64")]
+pub(crate) use param_type;
+
+/// The field of type `$t` that a parameter `$x` of an entry point carries.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! from_param {
+    (Addr, $x:expr) => {
+        $x as u64
+    };
+    ($t:ty, $x:expr) => {
+        $x
+    };
+}
+#[cfg(target_arch = "nvptx64")]
+pub(crate) use from_param;
+
+/// Defines a family's kernel argument ([`KernelArgs`]), the one definition that the host fills
+/// and the kernels read:
+///
+/// ```text
+/// kernel_args! { $
+///     /// What the kernels do with it.
+///     pub struct PassArgs, entry pass_entry {
+///         /// Each field documented.
+///         pub keys: Addr,
+///         pub n: u64,
+///     }
+/// }
+/// ```
+///
+/// gives the `#[repr(C)]` struct, its [`KernelArgs`] implementation, and (nvptx64 only) the macro
+/// `pass_entry!(/// docs name, Args, |args| body)`, which defines the kernel `name` with one
+/// parameter per field (addresses as pointers) and runs `body` with `args: Args` built from
+/// them. `Args` is the type the kernel list gives the kernel: one with other fields than the
+/// struct's does not compile. (The leading `$` lets the definition write the entry macro's own
+/// metavariables.)
+macro_rules! kernel_args {
+    (
+        $d:tt
+        $(#[$meta:meta])*
+        pub struct $name:ident, entry $entry:ident {
+            $( $(#[$field_meta:meta])* pub $field:ident: $ty:ident ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct $name {
+            $( $(#[$field_meta])* pub $field: $ty ),*
+        }
+
+        // SAFETY: the fields are the parameters of the entry points `$entry!` defines, in order.
+        unsafe impl $crate::kernels::KernelArgs for $name {
+            const PARAM_BYTES: &'static [u32] = &[$( size_of::<$ty>() as u32 ),*];
+
+            fn params(
+                &self,
+            ) -> ([*const core::ffi::c_void; $crate::kernels::MAX_FIELDS], usize) {
+                let fields = [$( &self.$field as *const $ty as *const core::ffi::c_void ),*];
+                let mut params = [core::ptr::null(); $crate::kernels::MAX_FIELDS];
+                params[..fields.len()].copy_from_slice(&fields);
+                (params, fields.len())
+            }
+        }
+
+        #[cfg(target_arch = "nvptx64")]
+        macro_rules! $entry {
+            (
+                $d(#[$d attr:meta])*
+                $d kernel:ident, $d args_type:path, |$d args:ident| $d body:block $d(,)?
+            ) => {
+                $d(#[$d attr])*
+                #[unsafe(no_mangle)]
+                pub unsafe extern "gpu-kernel" fn $d kernel(
+                    $( $field: $crate::kernels::param_type!($ty) ),*
+                ) {
+                    type Args = $d args_type;
+                    let $d args = Args {
+                        $( $field: $crate::kernels::from_param!($ty, $field) ),*
+                    };
+                    $d body
+                }
+            };
+        }
+        #[cfg(target_arch = "nvptx64")]
+        pub(crate) use $entry;
+    };
+}
+pub(crate) use kernel_args;
 
 #[cfg(target_arch = "nvptx64")]
 pub mod bitonic;
@@ -278,4 +418,4 @@ pub mod topk;
 #[cfg(not(target_arch = "nvptx64"))]
 mod table;
 #[cfg(not(target_arch = "nvptx64"))]
-pub use table::{Family, Kernel, all, kernel, window_programs};
+pub use table::*;

@@ -1,4 +1,8 @@
-//! The kernel list as data, for the host: the nvptx64 build has the entry points instead.
+//! The kernel list as data, for the host: a description of every kernel ([`KernelInfo`]) and a
+//! typed handle for each ([`Kernel`]); the nvptx64 build has the entry points instead.
+
+use super::KernelArgs;
+use core::marker::PhantomData;
 
 use crate::tuning::{
     COMPACT_MERGE_SORT_MAX_REGISTERS, RADIX_HISTOGRAM_MAX_REGISTERS, SEGMENTS_MAX_REGISTERS,
@@ -10,21 +14,50 @@ use crate::tuning::{
 };
 use crate::window::PROGRAMS;
 
-/// A module's part of `kernel_list!` as [`Kernel`]s.
+/// A module's part of `kernel_list!` as [`KernelInfo`]s.
 macro_rules! table {
     ($(
-        $name:ident: $family:ident $(, registers $registers:expr)? $(, program $program:literal)?
-            => $maker:ident!($key:ty $(, $arg:tt)*);
+        $name:ident: $family:ident $(($args:path))? $(, registers $registers:expr)?
+            $(, program $program:literal)? => $maker:ident!($key:ty $(, $arg:tt)*);
     )*) => {
-        &[$(Kernel {
+        &[$(KernelInfo {
             name: stringify!($name),
             family: Family::$family,
             key_bytes: size_of::<$key>() as u32,
+            params: optional!($(<$args as KernelArgs>::PARAM_BYTES)?),
             max_registers: optional!($($registers)?),
             program: optional!($($program)?),
         }),*]
     };
 }
+
+/// A module's part of `kernel_list!` as typed handles: a [`Kernel`] constant per kernel, named as
+/// the kernel.
+macro_rules! handles {
+    ($(
+        $name:ident: $family:ident $(($args:path))? $(, registers $registers:expr)?
+            $(, program $program:literal)? => $maker:ident!($key:ty $(, $arg:tt)*);
+    )*) => {
+        $( handle!($name, $family $(, $args)?); )*
+    };
+}
+
+/// One typed handle of [`handles!`].
+macro_rules! handle {
+    ($name:ident, $family:ident) => {};
+    ($name:ident, $family:ident, $args:path) => {
+        #[doc = concat!("The kernel `", stringify!($name), "`.")]
+        #[allow(non_upper_case_globals)]
+        pub const $name: Kernel<$args> = Kernel::new(stringify!($name), Family::$family);
+    };
+}
+
+kernel_list!(bitonic, handles);
+kernel_list!(merge, handles);
+kernel_list!(multi, handles);
+kernel_list!(radix, handles);
+kernel_list!(segments, handles);
+kernel_list!(topk, handles);
 
 /// `Some(x)` for `x`, `None` for nothing.
 macro_rules! optional {
@@ -88,15 +121,66 @@ impl Family {
     }
 }
 
+/// A kernel the host can launch with an argument of type `A` and no other: the only way host code
+/// names a kernel. Each kernel's handle is a constant of this module named as the kernel (for
+/// example [`radix_pass_u32`]), typed by the kernel list, so a launch with another family's
+/// arguments does not compile.
+pub struct Kernel<A> {
+    name: &'static str,
+    family: Family,
+    args: PhantomData<fn(A)>,
+}
+
+impl<A: KernelArgs> Kernel<A> {
+    const fn new(name: &'static str, family: Family) -> Self {
+        Kernel {
+            name,
+            family,
+            args: PhantomData,
+        }
+    }
+
+    /// The kernel's entry point in the PTX.
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The module it is loaded in.
+    pub const fn family(&self) -> Family {
+        self.family
+    }
+
+    /// Its description in the list.
+    pub fn info(&self) -> &'static KernelInfo {
+        kernel(self.name).expect("every handle is in the list")
+    }
+}
+
+impl<A> Clone for Kernel<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<A> Copy for Kernel<A> {}
+
+impl<A> core::fmt::Debug for Kernel<A> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
 /// A kernel of the PTX, as `kernel_list!` declares it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Kernel {
+pub struct KernelInfo {
     /// Its entry point's name.
     pub name: &'static str,
     /// The module the host loads it in.
     pub family: Family,
     /// Bytes per key.
     pub key_bytes: u32,
+    /// The bytes of each of its parameters, the fields of its [`KernelArgs`] struct.
+    pub params: Option<&'static [u32]>,
     /// The most registers a thread may use (`.maxnreg`, which `cargo xtask ptx` writes into the
     /// PTX as `__launch_bounds__` would in CUDA C++), where capped.
     pub max_registers: Option<u32>,
@@ -105,7 +189,7 @@ pub struct Kernel {
 }
 
 /// Every kernel, by the module that defines it.
-const MODULES: [&[Kernel]; 6] = [
+const MODULES: [&[KernelInfo]; 6] = [
     kernel_list!(bitonic, table),
     kernel_list!(merge, table),
     kernel_list!(multi, table),
@@ -121,12 +205,12 @@ const MODULES: [&[Kernel]; 6] = [
 /// let small = all().filter(|k| k.family == Family::Small);
 /// assert_eq!(small.count(), 4);
 /// ```
-pub fn all() -> impl Iterator<Item = &'static Kernel> {
+pub fn all() -> impl Iterator<Item = &'static KernelInfo> {
     MODULES.into_iter().flatten()
 }
 
 /// Kernel `name`, if there is one.
-pub fn kernel(name: &str) -> Option<&'static Kernel> {
+pub fn kernel(name: &str) -> Option<&'static KernelInfo> {
     all().find(|k| k.name == name)
 }
 

@@ -172,7 +172,7 @@ impl GpuSorter {
                 8,
             ),
         };
-        let (pack, unpack) = (self.function(pack)?, self.function(unpack)?);
+        let (pack, unpack) = (self.function_named(pack)?, self.function_named(unpack)?);
         let lengths = padded_lengths(&plan.long);
         let padded = Padded::new(l, item_bytes);
         let buffer = self.long_buffer(padded.bytes(&lengths, &plan.long))?;
@@ -441,7 +441,7 @@ impl GpuSorter {
         let grid = m.div_ceil(256).min(1 << 16) as u32;
         let what = || format!("{count} long segments of {m} keys in all");
 
-        let collect = self.function("segments_long_collect_u64")?;
+        let collect = self.function_named("segments_long_collect_u64")?;
         // SAFETY: the segments lie in the keys (checked by `plan`) and hold m ≤ 2^32 keys; the
         // parts of the buffer hold what the layout gives them (in place: the keys and indices
         // of the segments, each read and written by the same thread); any grid does.
@@ -463,7 +463,7 @@ impl GpuSorter {
         radix::enqueue(self, &by_key)?;
         if count > 1 {
             // The keys sorted by key are not needed: their part takes the ids.
-            let lookup = self.function("segments_long_ids")?;
+            let lookup = self.function_named("segments_long_ids")?;
             // SAFETY: as above.
             unsafe {
                 launch!(lookup<<<grid, 256, 0, stream>>>(
@@ -485,7 +485,7 @@ impl GpuSorter {
         // An argsort's keys are a copy: they need not be put in order.
         let placed = if l.indices == 0 { part } else { 0 };
         let gathered = if with_values { work } else { 0 };
-        let gather = self.function("segments_long_gather_u64")?;
+        let gather = self.function_named("segments_long_gather_u64")?;
         // SAFETY: as above; `placed` and `gathered` lie apart from the keys and values.
         unsafe {
             launch!(gather<<<grid, 256, 0, stream>>>(
@@ -495,7 +495,7 @@ impl GpuSorter {
         }
         .context(&format!("launching the gathering of {}", what()))?;
         if placed != 0 || with_values {
-            let scatter = self.function("segments_long_scatter_u64")?;
+            let scatter = self.function_named("segments_long_scatter_u64")?;
             // SAFETY: as above.
             unsafe {
                 launch!(scatter<<<grid, 256, 0, stream>>>(
