@@ -3,6 +3,7 @@
 //!
 //! Layers, lowest first:
 //! - [`tuning`]: tile sizes and launch shapes, read by the kernels and by the host's grid math.
+//! - [`args`]: the kernels' argument structs' contract ([`args::KernelArgs`], `kernel_args!`).
 //! - [`keys`]: order-preserving maps from signed and float keys (and descending order) to
 //!   unsigned keys.
 //! - [`bitonic`]: pure index math of the bitonic network (also compiled and tested on the host).
@@ -58,6 +59,7 @@
     )
 )]
 
+pub mod args;
 pub mod bitonic;
 pub mod block;
 pub mod keys;

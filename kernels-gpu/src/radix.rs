@@ -10,7 +10,7 @@
 //! their status words, and scatters its keys to their final places for this digit. Every key
 //! moves once per pass, reading and writing it once: the passes run at the memory's pace.
 
-use crate::kernels::Addr;
+use crate::args::Addr;
 use crate::keys::KeyBits;
 
 /// Bits per digit.
@@ -69,7 +69,7 @@ pub const fn tile_keys(key_bytes: u32, value_bytes: u32) -> u32 {
     pass_threads(key_bytes, value_bytes) * items_per_thread(key_bytes, value_bytes)
 }
 
-crate::kernels::kernel_args! { $
+crate::args::kernel_args! { $
     /// The argument of the histogram kernels (`radix_histogram_*`).
     pub struct HistogramArgs, entry histogram_entry {
         /// The `n` keys.
@@ -83,7 +83,7 @@ crate::kernels::kernel_args! { $
     }
 }
 
-crate::kernels::kernel_args! { $
+crate::args::kernel_args! { $
     /// The argument of the digit passes (`radix_pass_*`): one digit of every key places it,
     /// stably, from the source buffers into the destinations.
     pub struct PassArgs, entry pass_entry {
@@ -114,7 +114,7 @@ crate::kernels::kernel_args! { $
     }
 }
 
-crate::kernels::kernel_args! { $
+crate::args::kernel_args! { $
     /// The argument of the digit passes of an argsort that moves only indices
     /// (`radix_gather_pass_*`): each key, read in place through its index, places its index.
     pub struct GatherPassArgs, entry gather_pass_entry {

@@ -7,7 +7,8 @@ use super::GpuSorter;
 use crate::error::{Result, driver};
 use cust::function::Function;
 use cust::sys as cuda;
-use kernels_gpu::kernels::{Kernel, KernelArgs};
+use kernels_gpu::args::KernelArgs;
+use kernels_gpu::kernels::Kernel;
 use std::ffi::c_void;
 
 /// How a kernel is launched: a one-dimensional grid of `blocks` blocks of `threads` threads,

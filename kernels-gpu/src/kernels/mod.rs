@@ -2,15 +2,16 @@
 //! host loads it in), the type of its one argument, its register cap and the window program it
 //! runs, with the macro that defines its entry point. The rest follows from the list: the entry
 //! points (nvptx64 only, thin `extern "gpu-kernel"` wrappers around `block`), the host's typed
-//! handles (a [`Kernel`] constant per kernel, named as the kernel, which the host launches with
+//! handles (a `Kernel` constant per kernel, named as the kernel, which the host launches with
 //! an argument of the kernel's type and no other), the host's module split ([`Family::of`]), the
 //! `.maxnreg` caps that `cargo xtask ptx` writes into the PTX, and the window kernels by program
 //! ([`window_programs`]).
 //!
 //! # The contract between host and kernel
-//! Each kernel takes one argument: a `#[repr(C)]` struct of its family ([`KernelArgs`]), defined
-//! once beside the family's index math with `kernel_args!` (for example
-//! [`crate::radix::PassArgs`]) and built for both sides, so the host fills exactly the fields the
+//! Each kernel takes one argument: a `#[repr(C)]` struct of its family
+//! ([`KernelArgs`](crate::args::KernelArgs)), defined once beside the family's index math with
+//! `kernel_args!` ([`crate::args`]; for example [`crate::radix::PassArgs`]) and built for both
+//! sides, so the host fills exactly the fields the
 //! kernel reads. The entry point takes the struct's fields as its parameters, in order (device
 //! addresses as pointers, so that the compiler knows them to be global memory), and the host
 //! passes the address of each field at the launch.
@@ -21,7 +22,8 @@
 /// `name: Family(Args)[, registers cap][, program i] => maker!(Key[, arguments]);`
 ///
 /// The kernel `name` is defined by `maker!(name(Args), Key[, arguments][, i])`, a macro of that
-/// module, as a kernel that takes one `Args` ([`KernelArgs`]); `Key` is the type of its keys. `registers`: its `.maxnreg`. `program i`: a window
+/// module, as a kernel that takes one `Args` ([`KernelArgs`](crate::args::KernelArgs)); `Key` is
+/// the type of its keys. `registers`: its `.maxnreg`. `program i`: a window
 /// pass that runs [`PROGRAMS`](crate::window::PROGRAMS)`[i]` as a constant.
 macro_rules! kernel_list {
     (bitonic, $then:ident) => {
@@ -283,124 +285,6 @@ macro_rules! define {
         $( $maker!($name $(($args))?, $key $(, $arg)* $(, $program)?); )*
     };
 }
-
-/// A device address, as kernel arguments carry it: a `u64` on the host and in the struct, a
-/// pointer parameter of the kernel's entry point (which the compiler then knows to be in global
-/// memory, and so loads and stores through it as global).
-pub type Addr = u64;
-
-/// The most fields a kernel's argument struct has.
-pub const MAX_FIELDS: usize = 16;
-
-/// The one argument of a kernel: a `#[repr(C)]` struct of plain data (device addresses, counts,
-/// key maps) that `kernel_args!` defines, whose fields are the kernel's parameters in order.
-///
-/// # Safety
-/// Implemented by `kernel_args!` alone: each field is a parameter of the kernels declared with the
-/// type, of the size [`KernelArgs::PARAM_BYTES`] gives, in order.
-pub unsafe trait KernelArgs: Copy + 'static {
-    /// Each parameter's bytes, in order.
-    const PARAM_BYTES: &'static [u32];
-
-    /// The address of each field, in order: what `cuLaunchKernel` reads the parameters from.
-    fn params(&self) -> ([*const core::ffi::c_void; MAX_FIELDS], usize);
-}
-
-/// The type of a parameter of a kernel's entry point that carries a field of type `$t`.
-#[cfg(target_arch = "nvptx64")]
-macro_rules! param_type {
-    (Addr) => { *mut u8 };
-    ($t:ty) => { $t };
-}
-#[cfg(target_arch = "nvptx64")]
-pub(crate) use param_type;
-
-/// The field of type `$t` that a parameter `$x` of an entry point carries.
-#[cfg(target_arch = "nvptx64")]
-macro_rules! from_param {
-    (Addr, $x:expr) => {
-        $x as u64
-    };
-    ($t:ty, $x:expr) => {
-        $x
-    };
-}
-#[cfg(target_arch = "nvptx64")]
-pub(crate) use from_param;
-
-/// Defines a family's kernel argument ([`KernelArgs`]), the one definition that the host fills
-/// and the kernels read:
-///
-/// ```text
-/// kernel_args! { $
-///     /// What the kernels do with it.
-///     pub struct PassArgs, entry pass_entry {
-///         /// Each field documented.
-///         pub keys: Addr,
-///         pub n: u64,
-///     }
-/// }
-/// ```
-///
-/// gives the `#[repr(C)]` struct, its [`KernelArgs`] implementation, and (nvptx64 only) the macro
-/// `pass_entry!(/// docs name, Args, |args| body)`, which defines the kernel `name` with one
-/// parameter per field (addresses as pointers) and runs `body` with `args: Args` built from
-/// them. `Args` is the type the kernel list gives the kernel: one with other fields than the
-/// struct's does not compile. (The leading `$` lets the definition write the entry macro's own
-/// metavariables.)
-macro_rules! kernel_args {
-    (
-        $d:tt
-        $(#[$meta:meta])*
-        pub struct $name:ident, entry $entry:ident {
-            $( $(#[$field_meta:meta])* pub $field:ident: $ty:ident ),* $(,)?
-        }
-    ) => {
-        $(#[$meta])*
-        #[repr(C)]
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        pub struct $name {
-            $( $(#[$field_meta])* pub $field: $ty ),*
-        }
-
-        // SAFETY: the fields are the parameters of the entry points `$entry!` defines, in order.
-        unsafe impl $crate::kernels::KernelArgs for $name {
-            const PARAM_BYTES: &'static [u32] = &[$( size_of::<$ty>() as u32 ),*];
-
-            fn params(
-                &self,
-            ) -> ([*const core::ffi::c_void; $crate::kernels::MAX_FIELDS], usize) {
-                let fields = [$( &self.$field as *const $ty as *const core::ffi::c_void ),*];
-                let mut params = [core::ptr::null(); $crate::kernels::MAX_FIELDS];
-                params[..fields.len()].copy_from_slice(&fields);
-                (params, fields.len())
-            }
-        }
-
-        #[cfg(target_arch = "nvptx64")]
-        macro_rules! $entry {
-            (
-                $d(#[$d attr:meta])*
-                $d kernel:ident, $d args_type:path, |$d args:ident| $d body:block $d(,)?
-            ) => {
-                $d(#[$d attr])*
-                #[unsafe(no_mangle)]
-                pub unsafe extern "gpu-kernel" fn $d kernel(
-                    $( $field: $crate::kernels::param_type!($ty) ),*
-                ) {
-                    type Args = $d args_type;
-                    let $d args = Args {
-                        $( $field: $crate::kernels::from_param!($ty, $field) ),*
-                    };
-                    $d body
-                }
-            };
-        }
-        #[cfg(target_arch = "nvptx64")]
-        pub(crate) use $entry;
-    };
-}
-pub(crate) use kernel_args;
 
 #[cfg(target_arch = "nvptx64")]
 pub mod bitonic;

@@ -1,7 +1,7 @@
 //! The kernel list as data, for the host: a description of every kernel ([`KernelInfo`]) and a
 //! typed handle for each ([`Kernel`]); the nvptx64 build has the entry points instead.
 
-use super::KernelArgs;
+use crate::args::KernelArgs;
 use core::marker::PhantomData;
 
 use crate::tuning::{
