@@ -36,15 +36,16 @@
 
 use crate::bitonic::ceil_log2;
 use crate::tuning::{
-    ROWS_TILE_SORT_MIN_LOG2, SEGMENTS_MIN_TILE_LOG2, SHORT_SEGMENTS_MAX_ROW_LOG2,
-    SHORT_SEGMENTS_RUN_LOG2, SHORT_SEGMENTS_THREADS, SMALL_RUN_LOG2,
+    ROWS_TILE_SORT_MIN_LOG2, SEGMENTS_MAX_ROW_LOG2, SEGMENTS_MIN_TILE_LOG2,
+    SEGMENTS_RADIX_MIN_ROW_LOG2, SHORT_SEGMENTS_MAX_ROW_LOG2, SHORT_SEGMENTS_RUN_LOG2,
+    SHORT_SEGMENTS_THREADS, SMALL_RUN_LOG2,
 };
 
 /// Positions each thread holds in registers (log2).
 pub const RUN_LOG2: u32 = SMALL_RUN_LOG2;
 
-/// Longest padded row a block sorts (log2): 8192 positions, 512 threads.
-pub const MAX_ROW_LOG2: u32 = 13;
+/// Longest padded row a block sorts (log2).
+pub const MAX_ROW_LOG2: u32 = SEGMENTS_MAX_ROW_LOG2;
 
 /// Elements between two padding slots: a bank row's worth (32 banks of 4 bytes) of 4-byte
 /// elements, 16 of wider ones. With these, the runs layout (lane t reads position `16t + r`)
@@ -285,7 +286,8 @@ pub const RADIX_ITEMS: u32 = 1 << RADIX_ITEMS_LOG2;
 
 /// Padded lengths (log2) the radix sort of a segment takes: from whole warps (512 keys, 32
 /// threads) to the block sort's longest rows (8192 keys, 512 threads).
-pub const RADIX_ROW_LOG2: core::ops::RangeInclusive<u32> = 9..=MAX_ROW_LOG2;
+pub const RADIX_ROW_LOG2: core::ops::RangeInclusive<u32> =
+    SEGMENTS_RADIX_MIN_ROW_LOG2..=MAX_ROW_LOG2;
 
 /// Threads of a block of the radix sort of one segment padded to 2^`row_log2` keys
 /// ([`RADIX_ROW_LOG2`]): [`RADIX_ITEMS`] keys each.

@@ -34,7 +34,10 @@
 //! *local* index (its free bits, in order) compares like the global index.
 
 use crate::bitonic::ceil_log2;
-use crate::tuning::{SMALL_MIN_LOG2, SMALL_RUN_LOG2, SMALL_TILE_LOG2};
+use crate::tuning::{SMALL_MAX_LOG2, SMALL_MIN_LOG2, SMALL_RUN_LOG2, SMALL_TILE_LOG2};
+
+// Every length up to 2^SMALL_MAX_LOG2 has a plan of one window per stage above the block.
+const _: () = assert!(SmallPlan::new(SMALL_MAX_LOG2, SMALL_TILE_LOG2).is_some());
 
 /// Most blocks a barrier counter may serve, and what every barrier adds to it: each of the
 /// `blocks` blocks adds `BARRIER_STRIDE / blocks`, so the counter is a multiple of the stride

@@ -39,13 +39,17 @@
 pub mod digits;
 
 use crate::keys::KeyBits;
-use crate::tuning::{TOPK_MAX_REGISTERS_32, TOPK_MAX_REGISTERS_64};
+use crate::tuning::{TOPK_DIGITS_BYTES_PER_K, TOPK_MAX_REGISTERS_32, TOPK_MAX_REGISTERS_64};
 
 /// Threads per block.
 pub const THREADS: u32 = 256;
 
 /// The largest k the kernels select; larger k are a sort's first k.
 pub const MAX_K: u32 = 1024;
+
+// The passes of a top-k by digits count keys in `u32`: the largest array they take must stay
+// below 2^32 keys.
+const _: () = assert!(MAX_K as u64 * TOPK_DIGITS_BYTES_PER_K / 4 < 1 << 32);
 
 /// The index of a candidate slot that holds no key (a part shorter than k).
 pub const NO_INDEX: u64 = u64::MAX;

@@ -65,6 +65,23 @@ pub const fn tiny_sort_max_keys(key_bytes: u32) -> u64 {
     }
 }
 
+/// log2 of the tiny sort's network for `n` keys ([`crate::block::tiny`]): at least [`TINY_MIN_LOG2`] (a whole warp).
+///
+/// ```
+/// use kernels_gpu::tuning::{TINY_MIN_LOG2, network_log2};
+/// assert_eq!(network_log2(2), TINY_MIN_LOG2);
+/// assert_eq!(network_log2(1000), 10);
+/// assert_eq!(network_log2(4096), 12);
+/// ```
+pub const fn network_log2(n: u32) -> u32 {
+    let log2 = n.next_power_of_two().trailing_zeros();
+    if log2 < TINY_MIN_LOG2 {
+        TINY_MIN_LOG2
+    } else {
+        log2
+    }
+}
+
 /// Dynamic shared memory of the tiny sort of `n` keys of `key_bytes` bytes: two buffers of the
 /// network's keys, which its exchanges between warps take turns at.
 ///
@@ -72,7 +89,7 @@ pub const fn tiny_sort_max_keys(key_bytes: u32) -> u64 {
 /// assert_eq!(kernels_gpu::tuning::tiny_shared_bytes(3000, 8), 2 * 4096 * 8);
 /// ```
 pub const fn tiny_shared_bytes(n: u32, key_bytes: u32) -> u32 {
-    2 * (1 << crate::block::tiny::network_log2(n)) * key_bytes
+    2 * (1 << network_log2(n)) * key_bytes
 }
 
 /// log2 of the largest network the small sort handles (2^16 keys: 16 blocks); it sizes the
@@ -187,6 +204,9 @@ pub const ROWS_TILE_SORT_MIN_LOG2: u32 = SHORT_SEGMENTS_MAX_ROW_LOG2 + 1;
 /// (docs/decisions.md, "Rows in tiles of 2^12: quads and a 16-key network").
 pub const ROW_TILE_LOG2: u32 = 12;
 
+/// Longest padded row a block of the segmented sort sorts (log2): 8192 positions, 512 threads.
+pub const SEGMENTS_MAX_ROW_LOG2: u32 = 13;
+
 /// log2 of the shortest padded segments that take the radix sort of a segment
 /// ([`crate::block::segment_radix`]) rather than the block's bitonic network, keys sorted alone
 /// or with their positions (argsorts, pairs): from the shortest it takes (512 keys, one warp),
@@ -203,7 +223,7 @@ pub const SEGMENTS_RADIX_MIN_ROW_LOG2: u32 = 9;
 /// assert!(!segments_radix(8) && !segments_radix(14));
 /// ```
 pub const fn segments_radix(row_log2: u32) -> bool {
-    row_log2 >= SEGMENTS_RADIX_MIN_ROW_LOG2 && row_log2 <= *crate::segments::RADIX_ROW_LOG2.end()
+    row_log2 >= SEGMENTS_RADIX_MIN_ROW_LOG2 && row_log2 <= SEGMENTS_MAX_ROW_LOG2
 }
 
 /// Register cap of the radix sort of a segment: four blocks of 256 threads per multiprocessor
@@ -394,9 +414,6 @@ pub const TOPK_DIGITS_MIN_K: u32 = 64;
 /// up to 32 MiB of keys, and each doubling of k doubled the size where they still were, up to
 /// k = 1024 and 512 MiB (`f32` and `u64` alike).
 pub const TOPK_DIGITS_BYTES_PER_K: u64 = 512 << 10;
-
-// The passes count keys in `u32`: the largest array they take must stay below 2^32 keys.
-const _: () = assert!(crate::topk::MAX_K as u64 * TOPK_DIGITS_BYTES_PER_K / 4 < 1 << 32);
 
 /// Registers a thread of the small sort may use: a block of 2^SMALL_TILE_LOG2 / SMALL_RUN
 /// threads must fit (ptxas used 126 for `u32` keys and 160 for `u64` keys with no limit,
@@ -660,5 +677,3 @@ const _: () = assert!(
 const _: () = assert!(SMALL_MIN_LOG2 <= SMALL_TILE_LOG2 && SMALL_TILE_LOG2 <= SMALL_RUN_LOG2 + 9);
 const _: () = assert!(SMALL_TILE_LOG2 <= SMALL_MAX_LOG2 && SMALL_MAX_LOG2 <= 20);
 const _: () = assert!(SMALL_SORT_MAX_KEYS <= 1 << SMALL_MAX_LOG2);
-// Every length up to 2^SMALL_MAX_LOG2 has a plan of one window per stage above the block.
-const _: () = assert!(crate::small::SmallPlan::new(SMALL_MAX_LOG2, SMALL_TILE_LOG2).is_some());

@@ -20,7 +20,7 @@
 use crate::bitonic::compare_exchange;
 use crate::block::{SharedMem, Team};
 use crate::keys::KeyBits;
-use crate::tuning::{TINY_MAX_LOG2, TINY_MIN_LOG2, TINY_RUN, TINY_RUN_LOG2};
+use crate::tuning::{TINY_MAX_LOG2, TINY_MIN_LOG2, TINY_RUN, TINY_RUN_LOG2, network_log2};
 
 const RUN: usize = TINY_RUN as usize;
 
@@ -65,24 +65,6 @@ fn exchange<K: KeyBits, T: Team<K, RUN>>(
         });
         f(t, run, &theirs);
     });
-}
-
-/// log2 of the network that sorts `n` keys: at least [`TINY_MIN_LOG2`] (a whole warp).
-///
-/// ```
-/// use kernels_gpu::block::tiny::network_log2;
-/// use kernels_gpu::tuning::TINY_MIN_LOG2;
-/// assert_eq!(network_log2(2), TINY_MIN_LOG2);
-/// assert_eq!(network_log2(1000), 10);
-/// assert_eq!(network_log2(4096), 12);
-/// ```
-pub const fn network_log2(n: u32) -> u32 {
-    let log2 = n.next_power_of_two().trailing_zeros();
-    if log2 < TINY_MIN_LOG2 {
-        TINY_MIN_LOG2
-    } else {
-        log2
-    }
 }
 
 /// Threads of the tiny sort's block for `n` keys: 2^[`network_log2`] / [`TINY_RUN`].
