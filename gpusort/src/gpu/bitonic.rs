@@ -343,7 +343,7 @@ fn fits_one_launch(sorter: &GpuSorter, n: u64, key_bytes: usize) -> Result<bool>
     if n <= tiny_sort_max_keys(key_bytes as u32) || blocks <= 1 {
         return Ok(true);
     }
-    let resident = sorter.module(Family::Small)?.resident[usize::from(key_bytes == 8)];
+    let resident = sorter.module(Family::Small)?.settings.resident[usize::from(key_bytes == 8)];
     Ok(u64::from(blocks) <= resident)
 }
 
@@ -407,7 +407,7 @@ fn launch_window(
     } else {
         Family::GenericWindows
     };
-    let ahead = sorter.module(family)?.ahead[usize::from(key_bytes == 8)];
+    let ahead = sorter.module(family)?.settings.ahead[usize::from(key_bytes == 8)];
     let launched = if let Some(name) = program {
         let f = sorter.function_named(name)?;
         // SAFETY: as above; the arguments are the window's, from `windows` (or its

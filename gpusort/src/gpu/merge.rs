@@ -386,7 +386,7 @@ fn enqueue_step(
                 let (first_tile, grid) = (part.start, (part.end - part.start) as u32);
                 let launched = if shape.network {
                     // Each block prefetches the input of a tile a later block merges.
-                    let ahead = sorter.module(Family::Merge)?.ahead;
+                    let ahead = sorter.module(Family::Merge)?.settings.ahead;
                     let ahead = ahead[usize::from(l.key_bytes == 8)];
                     unsafe {
                         launch!(f<<<grid, threads, shared, stream>>>(

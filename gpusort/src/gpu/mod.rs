@@ -62,7 +62,7 @@ use host::HostKeys;
 use kernels_gpu::args::KernelArgs;
 use kernels_gpu::kernels::Kernel;
 use kernels_gpu::tuning::MAX_KEYS;
-use modules::Modules;
+use modules::{Family, Modules, Settings};
 use pairs::{check_pairs, value_slot};
 use staging::Staging;
 use std::sync::Mutex;
@@ -87,6 +87,27 @@ fn resident_blocks(module: &Module, (name, threads, shared): (&str, u32, u32)) -
     modules::function(module, name)?
         .max_active_blocks_per_multiprocessor(threads.into(), shared as usize)
         .context(&format!("reading the occupancy of {name}"))
+}
+
+/// Sets up `family`'s module, just loaded, for a device of `limits`: each sort's kernels get the
+/// shared memory they launch with, and the passes that prefetch learn how far ahead.
+fn configure(family: Family, module: &Module, limits: &DeviceLimits) -> Result<Settings> {
+    let mut settings = Settings::default();
+    match family {
+        Family::Small => settings.resident = bitonic::configure_small(module, limits)?,
+        Family::Tiles => bitonic::configure_tiles(module, limits)?,
+        Family::Windows => settings.ahead = bitonic::configure_windows(module, limits, true)?,
+        Family::GenericWindows => {
+            settings.ahead = bitonic::configure_windows(module, limits, false)?
+        }
+        Family::Merge => settings.ahead = merge::configure(module, limits)?,
+        Family::Segments => segments::configure(module, limits)?,
+        Family::Radix => radix::configure(module, limits)?,
+        // Their blocks fit in the 48 KiB every device gives without asking.
+        Family::Multi | Family::ShortSegments => {}
+        Family::TopK => topk::configure(module, limits)?,
+    }
+    Ok(settings)
 }
 
 /// The kernels of `kernels-gpu`, compiled to PTX by rustc's `nvptx64-nvidia-cuda` target
@@ -283,7 +304,7 @@ impl GpuSorter {
         // Current from here on: the streams, the workspace and (later) the modules belong to it.
         let context = SorterContext::open(device, kind)?;
         // The kernels' modules load (the driver compiles them) as sorts first need them.
-        let modules = Modules::new(limits);
+        let modules = Modules::new(limits, configure);
         // A blocking stream: it waits for work on the legacy default stream, where cust's
         // synchronous copies run (a pageable host-to-device copy may return before its DMA is
         // done), so a sort never starts on keys still in flight.

@@ -6,7 +6,7 @@
 //! kernels it runs (docs/decisions.md, "A module per family"). The driver caches what it
 //! compiled (its compute cache), so later processes on the machine wait for none of it.
 
-use super::{DeviceLimits, KERNELS_PTX, bitonic, merge, radix, segments, topk};
+use super::{DeviceLimits, KERNELS_PTX};
 use crate::error::{CudaContext, Error, Result};
 use cust::function::Function;
 use cust::module::Module;
@@ -41,14 +41,25 @@ pub(crate) fn family_ptx(ptx: &str, family: Family) -> String {
     out
 }
 
-/// What loading a family's module gives: the module, for the families of memory-bound passes
-/// how many blocks ahead of its own each of their blocks prefetches (4-byte, 8-byte keys),
-/// and for the one-launch sorts how many blocks of the small sort the device holds at once
-/// (its cooperative launches may have no more).
-pub(crate) struct Loaded {
-    pub(crate) module: Module,
+/// What configuring a family's module on a device finds: for the families of memory-bound passes
+/// how many blocks ahead of its own each of their blocks prefetches (4-byte, 8-byte keys), and
+/// for the one-launch sorts how many blocks of the small sort the device holds at once (its
+/// cooperative launches may have no more).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Settings {
     pub(crate) ahead: [u64; 2],
     pub(crate) resident: [u64; 2],
+}
+
+/// Configures a family's freshly loaded module for a device (shared-memory limits, prefetch
+/// distances): the sorter's business, handed to [`Modules::new`], so that this cache of modules
+/// depends on no sort.
+pub(crate) type Configure = fn(Family, &Module, &DeviceLimits) -> Result<Settings>;
+
+/// What loading a family's module gives: the module and its [`Settings`].
+pub(crate) struct Loaded {
+    pub(crate) module: Module,
+    pub(crate) settings: Settings,
 }
 
 /// A sorter's modules, one slot per [`Family`], each loaded on first use.
@@ -58,15 +69,18 @@ pub(crate) struct Modules {
     loading: Mutex<()>,
     /// The device's limits, which choose the kernels configured.
     limits: DeviceLimits,
+    configure: Configure,
 }
 
 impl Modules {
-    /// No module loaded yet, for a context on a device of `limits`.
-    pub(crate) fn new(limits: DeviceLimits) -> Self {
+    /// No module loaded yet, for a context on a device of `limits`; each module is set up by
+    /// `configure` as it loads.
+    pub(crate) fn new(limits: DeviceLimits, configure: Configure) -> Self {
         Modules {
             slots: Default::default(),
             loading: Mutex::new(()),
             limits,
+            configure,
         }
     }
 
@@ -86,25 +100,8 @@ impl Modules {
         let ptx = family_ptx(KERNELS_PTX, family);
         let what = format!("loading the PTX of the {family:?} kernels");
         let module = Module::from_ptx(ptx, &[]).context(&what)?;
-        let limits = &self.limits;
-        let (mut ahead, mut resident) = ([0; 2], [0; 2]);
-        match family {
-            Family::Small => resident = bitonic::configure_small(&module, limits)?,
-            Family::Tiles => bitonic::configure_tiles(&module, limits)?,
-            Family::Windows => ahead = bitonic::configure_windows(&module, limits, true)?,
-            Family::GenericWindows => ahead = bitonic::configure_windows(&module, limits, false)?,
-            Family::Merge => ahead = merge::configure(&module, limits)?,
-            Family::Segments => segments::configure(&module, limits)?,
-            Family::Radix => radix::configure(&module, limits)?,
-            // Their blocks fit in the 48 KiB every device gives without asking.
-            Family::Multi | Family::ShortSegments => {}
-            Family::TopK => topk::configure(&module, limits)?,
-        }
-        Ok(slot.get_or_init(|| Loaded {
-            module,
-            ahead,
-            resident,
-        }))
+        let settings = (self.configure)(family, &module, &self.limits)?;
+        Ok(slot.get_or_init(|| Loaded { module, settings }))
     }
 
     /// Kernel `name` of `family`, from the family's module (loaded if need be; as for
