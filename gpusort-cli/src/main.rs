@@ -16,6 +16,11 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    // rayon's pool, at the size the process can afford, before any work uses it.
+    if let Err(e) = gpusort::cpu::start_threads() {
+        let _ = writeln!(std::io::stderr(), "gpusort: error: {e}");
+        return ExitCode::from(2);
+    }
     match run(cli) {
         Ok(code) => code,
         Err(e) => {

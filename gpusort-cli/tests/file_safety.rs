@@ -419,6 +419,19 @@ fn a_sort_that_does_not_fit_the_process_limits_is_refused_first() {
     );
 }
 
+/// More threads asked for than the process can start (512 stacks of 2 MiB under 768 MiB of
+/// address space, as a machine of many cores under a memory limit has): the pool starts with
+/// fewer, and the sort runs.
+#[test]
+fn more_threads_than_the_process_limits_allow_start_fewer() {
+    let (dir, input, sorted) = setup(1 << 20);
+    let output = dir.path().join("out.npy");
+    let args = ["sort", s(&input), s(&output), "--backend", "cpu"];
+    let out = with_ulimit_v(768 << 10, &args, &[("RAYON_NUM_THREADS", "512")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(holds(&output, &sorted));
+}
+
 #[test]
 fn the_main_job_and_bench_check_the_process_limits() {
     let out = with_ulimit_v(

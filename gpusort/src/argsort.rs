@@ -43,6 +43,7 @@ use rayon::prelude::*;
 /// assert_eq!(argsort_cpu(&[3u32, 1, 3, 0], Order::Descending), [0, 2, 1, 3]);
 /// ```
 pub fn argsort_cpu<K: SortKey>(keys: &[K], order: Order) -> Vec<u64> {
+    let _ = crate::cpu::start_threads();
     let pairs = sorted_pairs::<K, u64>(keys, order);
     // Serial, so that the pairs' allocation is reused for the indices.
     pairs.into_iter().map(|(_, i)| i).collect()
@@ -69,6 +70,7 @@ pub fn argsort_cpu_u32<K: SortKey>(keys: &[K], order: Order) -> Vec<u32> {
         "argsort_cpu_u32: {} keys need u64 indices",
         keys.len()
     );
+    let _ = crate::cpu::start_threads();
     let pairs = sorted_pairs::<K, u32>(keys, order);
     let mut perm: Vec<u32> = pairs.into_iter().map(|(_, i)| i).collect();
     // The pairs' allocation, where it was reused, is twice as large or more.
@@ -146,6 +148,7 @@ fn sorted_pairs<K: SortKey, I: Index>(keys: &[K], order: Order) -> Vec<(K::Bits,
 /// assert_eq!(gather(&['a', 'b', 'c'], &[2, 0, 2]), ['c', 'a', 'c']);
 /// ```
 pub fn gather<K: Copy + Send + Sync>(keys: &[K], indices: &[u64]) -> Vec<K> {
+    let _ = crate::cpu::start_threads();
     indices.par_iter().map(|&i| keys[i as usize]).collect()
 }
 

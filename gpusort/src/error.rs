@@ -161,6 +161,10 @@ pub enum Error {
         /// The status it returned.
         status: String,
     },
+    /// Not even one worker thread could be started for the CPU's share of the work (a process
+    /// limit such as `ulimit -v`, `RLIMIT_NPROC` or a cgroup's `pids.max`).
+    #[error("cannot start a worker thread: {0}")]
+    NoThreads(String),
     /// A CUDA call made through `cust` failed: creating the context, module or stream, a
     /// copy, a launch, or the execution of queued work (reported when it is waited for).
     #[error("CUDA error while {context}: {source}")]

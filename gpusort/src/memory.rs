@@ -101,6 +101,13 @@ pub fn room() -> Room {
     least(candidates)
 }
 
+/// The address space this process may still map under `RLIMIT_AS` (`ulimit -v`), or None
+/// without that limit: what threads' stacks take, whatever memory they touch.
+pub fn address_space_room() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    rlimit_room(libc::RLIMIT_AS, status_kib(&status, "VmSize:"))
+}
+
 /// The least of the known limits among `candidates`, or an unknown room of `u64::MAX` bytes.
 fn least(candidates: [(Option<u64>, Bound); 4]) -> Room {
     candidates

@@ -86,6 +86,7 @@ const CPU_PIECE: usize = 1 << 16;
 /// [`Error::KOutOfRange`] for `k` = 0 or `k > keys.len()`.
 pub fn top_k_cpu<K: SortKey>(keys: &[K], k: usize, order: Order) -> Result<TopK<K>> {
     check_top_k(keys.len(), keys.len(), k)?;
+    crate::cpu::start_threads()?;
     let candidates: Vec<(K::Bits, u64)> = keys
         .par_chunks(CPU_PIECE)
         .enumerate()
@@ -124,6 +125,7 @@ pub fn top_k_rows_cpu<K: SortKey>(
     order: Order,
 ) -> Result<TopK<K>> {
     let rows = check_top_k(keys.len(), row_len, k)?;
+    crate::cpu::start_threads()?;
     let per_row: Vec<TopK<K>> = keys
         .par_chunks(row_len)
         .map(|row| {

@@ -24,9 +24,11 @@ pub use bitonic::{bitonic_sort, par_bitonic_sort};
 pub(crate) use merge::merge_runs;
 pub use merge::{merge_rounds, merge_sorted_pairs, merge_sorted_runs};
 
+use crate::error::{Error, Result};
 use crate::keys::{Order, SortKey};
 use rayon::prelude::*;
 use std::fmt;
+use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
 
 /// The CPU sorts, by name: baselines for the GPU sort and its fallback without a GPU.
 ///
@@ -130,6 +132,7 @@ impl CpuAlgo {
     /// assert_eq!(keys, [7, 7, 0, -2, -9]);
     /// ```
     pub fn sort<K: SortKey>(self, keys: &mut [K], order: Order) {
+        let _ = start_threads();
         match self {
             CpuAlgo::Std => keys.sort_unstable_by_key(|k| k.ordered_bits(order)),
             CpuAlgo::Rayon => keys.par_sort_unstable_by_key(|k| k.ordered_bits(order)),
@@ -172,6 +175,7 @@ impl fmt::Display for CpuAlgo {
 ///            [0.5, 0.0, -0.0, -3.0, f64::NEG_INFINITY].map(f64::to_bits));
 /// ```
 pub fn radix_sort<K: SortKey>(keys: &mut [K], order: Order) {
+    let _ = start_threads();
     let key = |k: &K| -> u64 { k.ordered_bits(order).into() };
     let n = keys.len();
     if n < radix::RADIX_MIN {
@@ -194,11 +198,87 @@ pub fn radix_sort<K: SortKey>(keys: &mut [K], order: Order) {
         .for_each(|(from, to)| radix::sort_bits(from, to, &key, shift, false));
 }
 
-/// Threads rayon uses: its global pool's size (`RAYON_NUM_THREADS`, else the logical CPUs).
+/// Threads rayon uses: its global pool's size (`RAYON_NUM_THREADS`, else the logical CPUs, or
+/// as many of those as the process can start: [`start_threads`]).
 ///
 /// ```
 /// assert!(gpusort::cpu::threads() >= 1);
 /// ```
 pub fn threads() -> usize {
-    rayon::current_num_threads()
+    start_threads().unwrap_or(1)
+}
+
+/// Starts rayon's global pool, unless something already has, with as many of the threads it
+/// would start (`RAYON_NUM_THREADS`, else one per logical CPU) as the process can afford: under
+/// an address-space limit (`ulimit -v`) their stacks take at most an eighth of what is left,
+/// and where starting them fails (a limit on processes or memory) half as many are tried, down
+/// to one. Returns the pool's size. The library's sorts call it before their
+/// first parallel step; call it first in a program that should report the failure itself.
+///
+/// rayon starts its global pool once, on first use, and panics if a thread of it cannot be
+/// started; threads started here first, and joined, show what the process can afford.
+///
+/// # Errors
+/// [`Error::NoThreads`] if not even one thread can be started; the pool is then left unstarted.
+///
+/// ```
+/// let threads = gpusort::cpu::start_threads()?;
+/// assert_eq!(threads, rayon::current_num_threads());
+/// # Ok::<(), gpusort::Error>(())
+/// ```
+pub fn start_threads() -> Result<usize> {
+    static STARTED: OnceLock<std::result::Result<usize, String>> = OnceLock::new();
+    let started = STARTED.get_or_init(|| {
+        let wanted = std::env::var("RAYON_NUM_THREADS")
+            .ok()
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
+            .unwrap_or(1);
+        let affordable = crate::memory::address_space_room().map_or(usize::MAX, |room| {
+            (room / 8 / THREAD_STACK_BYTES).max(1) as usize
+        });
+        let mut threads = wanted.min(affordable);
+        loop {
+            match can_start(threads) {
+                Ok(()) => {
+                    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads);
+                    // An error here means that the program started the pool first: its
+                    // pool stands.
+                    let _ = pool.build_global();
+                    return Ok(rayon::current_num_threads());
+                }
+                Err(e) if threads == 1 => return Err(e.to_string()),
+                Err(_) => threads /= 2,
+            }
+        }
+    });
+    started.clone().map_err(Error::NoThreads)
+}
+
+/// The address space a thread of rayon's takes for its stack (std's default, which rayon keeps).
+const THREAD_STACK_BYTES: u64 = 2 << 20;
+
+/// Whether `threads` threads with rayon's stacks can run at once: each is started and waits
+/// until all are (or one could not be), then all are joined, which returns their memory.
+fn can_start(threads: usize) -> std::io::Result<()> {
+    let released = (Mutex::new(false), Condvar::new());
+    let wait = || {
+        let (lock, signal) = &released;
+        let mut go = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        while !*go {
+            go = signal.wait(go).unwrap_or_else(PoisonError::into_inner);
+        }
+    };
+    std::thread::scope(|scope| {
+        let started = (0..threads).try_for_each(|_| {
+            std::thread::Builder::new()
+                .spawn_scoped(scope, wait)
+                .map(drop)
+        });
+        let (lock, signal) = &released;
+        *lock.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        signal.notify_all();
+        started
+    })
 }

@@ -290,6 +290,8 @@ impl GpuSorter {
         profile: Option<DeviceProfile>,
     ) -> Result<Self> {
         init_driver()?;
+        // The host's share of a sort (staging copies, merges of chunks) runs on rayon's threads.
+        crate::cpu::start_threads()?;
         let count = Device::num_devices().context("counting CUDA devices")?;
         if count == 0 {
             return Err(Error::NoDevice);
