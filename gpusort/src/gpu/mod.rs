@@ -126,8 +126,9 @@ impl GpuAlgo {
 
 /// Sorts on one CUDA device.
 ///
-/// Creating one initialises the driver, binds the device's primary context and JIT-compiles
-/// the kernels (about 0.2 s and 0.07 s on an H100): create it once and reuse it. Every method
+/// Creating one initialises the driver and binds the device's primary context, and its first
+/// sort of each kind has its kernels' module compiled by the driver (docs/decisions.md, "A
+/// module per family"): create it once and reuse it. Every method
 /// that touches the device makes the context current on the calling thread first, so a sorter
 /// may move between threads (it is `Send` and `Sync`). Work is queued on one stream of its own,
 /// created blocking: it is ordered with CUDA's legacy default stream, where `cust`'s
@@ -316,7 +317,7 @@ impl GpuSorter {
 
     /// The device's limits that the sorter chose its kernels and shapes from, read when it was
     /// created: every device from sm_70 (V100, T4, A100, RTX 30xx and 40xx, L4, H100, H200,
-    /// …) runs every sort; where a kernel tuned for the H100 and H200 asks for more shared
+    /// …) runs every sort; where a kernel tuned for Hopper (sm_90) asks for more shared
     /// memory per block than the device has, a compact variant of it runs instead (see
     /// [`DeviceLimits`]).
     ///
@@ -496,9 +497,10 @@ impl GpuSorter {
     /// Copies the keys into a new device buffer of the same length, sorts it there with
     /// `auto`'s choice ([`GpuSorter::auto_host`] with [`Sorting::Unstable`]), copies it back
     /// and frees it. `auto` takes the fastest of the three sorts end to end for n and the key
-    /// width on the device's measured table for host slices (on an H100: the bitonic network up
-    /// to 2^26 4-byte or 2^25 8-byte keys, the merge sort above; the radix sort, fastest on the
-    /// device from 2^23 keys, cannot overlap the copies; [`kernels_gpu::tuning::auto`]); where
+    /// width on the device's measured table for host slices (the Hopper table: the bitonic network
+    /// up to 2^26 4-byte or 2^25 8-byte keys, the merge sort above; the radix sort, the fastest
+    /// on the device for most sizes above 2^16, cannot overlap the copies;
+    /// [`kernels_gpu::tuning::auto`]); where
     /// that is the merge sort and its scratch (as large as the keys) does not fit in free device
     /// memory (or the budget of [`GpuSorter::set_memory_budget`]), the bitonic network, which
     /// sorts in place: O(n log² n) compare-exchanges, the same for every input of length n. The
@@ -899,7 +901,7 @@ impl GpuSorter {
     ///
     /// `auto` chooses the sort ([`GpuSorter::auto_host`] with [`Sorting::Stable`]): the faster
     /// end to end of the merge-path merge sort and the radix sort for n and the key width on the
-    /// device's measured table for host slices (on an H100 the merge sort, whose chunks are
+    /// device's measured table for host slices (the Hopper table: the merge sort, whose chunks are
     /// sorted as they land, but for 2^17 to 2^20 4-byte keys: the radix sort);
     /// [`GpuSorter::sort_with`] runs the one you name.
     /// Device memory: the keys plus the sort's scratch ([`merge::scratch_bytes`],
@@ -945,7 +947,7 @@ impl GpuSorter {
     /// [`GpuSorter::sort_unstable_device`], [`GpuSorter::enqueue_sort_unstable`],
     /// [`GpuSorter::sort_device`] and [`GpuSorter::sort_pairs_device`] run. The fastest for n,
     /// the key width and the values on the device's measured table for keys on the device
-    /// ([`DeviceLimits::auto_table`]; [`GpuAlgo::fastest_for`] reads the H100's); for
+    /// ([`DeviceLimits::auto_table`]; [`GpuAlgo::fastest_for`] reads the Hopper table's); for
     /// [`Sorting::Unstable`], the bitonic sort where that choice's scratch does not fit in the
     /// free device memory (or the budget of [`GpuSorter::set_memory_budget`]), less a sixteenth.
     ///
