@@ -395,8 +395,8 @@ pub fn gpu_end_to_end_pinned<K: SortKey>(
 /// Times the two copies a host-to-host sort cannot avoid, alone: `input` from pinned host memory to
 /// the device and back, one after the other on the sorter's stream, by CUDA events; one warm-up,
 /// then `reps` timed runs. The floor of [`gpu_end_to_end`]: from a `PinnedBuffer`, a host-to-host
-/// sort takes about 1.2× of it (docs/benchmarks.md). The pinned and device buffers (n keys each)
-/// are allocated outside the timed region.
+/// sort takes a little more than it (docs/decisions.md, "PinnedBuffer"). The pinned and device
+/// buffers (n keys each) are allocated outside the timed region.
 ///
 /// # Errors
 /// [`Error::OutOfDeviceMemory`](crate::Error::OutOfDeviceMemory) or

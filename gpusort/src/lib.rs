@@ -70,10 +70,10 @@
 //! merge-path merge sort and an LSD radix sort (both stable, with a scratch buffer as large as
 //! the keys and values). The default calls run `auto`'s choice: the fastest by n, key width and
 //! whether values travel, from a table measured per device policy, with choices for keys on
-//! the device and for host slices ([`kernels_gpu::tuning::auto`]; on an H100, for 4-byte keys
-//! alone on the device the bitonic sort up to 2^16 keys and at 2^21–2^22, the radix sort at
-//! 2^17–2^20 and from 2^23; for host slices, whose copies overlap the bitonic and the merge
-//! sort but not the radix sort, the bitonic sort up to 2^26 keys, the merge sort above).
+//! the device and for host slices ([`kernels_gpu::tuning::auto`]; on Hopper, for 4-byte keys
+//! alone on the device the bitonic sort up to 2^16 keys (but the merge sort at 2^13), the radix
+//! sort above; for host slices, whose copies overlap the bitonic and the merge sort but not the
+//! radix sort, the bitonic sort up to 2^26 keys, the merge sort above).
 //! `sort_unstable*` choose
 //! among all three and run the in-place bitonic sort where the faster choice's scratch does not
 //! fit in free device memory; `sort*`, `sort_pairs*`, `sort_by_key` and `argsort*` choose

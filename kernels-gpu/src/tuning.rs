@@ -50,8 +50,8 @@ pub const TINY_MAX_LOG2: u32 = 12;
 pub const TINY_SORT_MAX_KEYS: u64 = 1 << TINY_MAX_LOG2;
 
 /// The most keys of `key_bytes` bytes that the host gives the tiny sort. 8-byte keys stop one
-/// size earlier: at 2^12 the tiny sort took 26.4 µs against the small sort's 24.9 (H200,
-/// docs/decisions.md, "Tiny sort"), its 32 warps each shuffling twice as many words.
+/// size earlier: at 2^12 the small sort is the faster for them, the tiny sort's 32 warps each
+/// shuffling twice as many words (docs/decisions.md, "Tiny sort").
 ///
 /// ```
 /// use kernels_gpu::tuning::tiny_sort_max_keys;
@@ -187,21 +187,22 @@ pub const SHORT_SEGMENTS_MAX_ROW_LOG2: u32 = 6;
 /// log2 of the shortest rows that the bitonic tile sort takes, stopped after their stage p
 /// ([`crate::segments::row_tile_stages`]: rows of keys alone whose length is a power of two,
 /// up to the tile): every such row longer than the register sort of short segments takes.
-/// Stopped after stage p, the tile sort does a part of what it does for a whole sort (2^26
-/// u32 in about 0.58 ms on an H100, 2^25 u64 in about 1.04 ms on an H200), with each thread's
-/// loads issued together, few registers (four blocks of 512 threads per multiprocessor for
-/// 4-byte keys) and the steps above a warp in registers after a transpose; the block sort took
-/// 0.83 ms for 2^26 u32 in rows of 128 and 1.15 to 1.88 ms in rows of 1024 to 8192 (u64: 1.25
-/// to 3.33 ms). docs/decisions.md, "Rows of keys alone by the tile sort".
+/// Stopped after stage p, the tile sort does a part of what it does for a whole sort, with each
+/// thread's loads issued together, few registers (four blocks of 512 threads per multiprocessor
+/// for 4-byte keys) and the steps above a warp in registers after a transpose, where the block
+/// sort runs the same network with fewer warps and each step above a warp through shared
+/// memory: faster at every such row length and key width measured (docs/decisions.md, "Rows of
+/// keys alone by the tile sort").
 pub const ROWS_TILE_SORT_MIN_LOG2: u32 = SHORT_SEGMENTS_MAX_ROW_LOG2 + 1;
 
 /// log2 of the tiles of the tile sort of rows of 4-byte keys alone up to this length
 /// (`bitonic_row_tiles_u32`; longer rows take the window passes' tile sort). Blocks of 256
 /// threads, whose columns hold local bits 8 ..= 11 right above the quads' 4 ..= 7, so every
-/// stage above 5 runs its steps on bits 4 and up in registers but one (bit 8 in stage 9): on
-/// an H200, 2^26 u32 in rows of 4096 took 0.497 ms in tiles of 2^13, which take three lane
-/// steps more per key and barriers over twice the warps, and 0.438 ms in tiles of 2^12
-/// (docs/decisions.md, "Rows in tiles of 2^12: quads and a 16-key network").
+/// stage above 5 runs its steps on bits 4 and up in registers but one (bit 8 in stage 9), where
+/// tiles of 2^13 take three lane steps more per key and barriers over twice the warps; the
+/// smaller blocks also let twice as many share a multiprocessor, one block's transposes
+/// overlapping another's register steps (docs/decisions.md, "Rows in tiles of 2^12: quads and a
+/// 16-key network").
 pub const ROW_TILE_LOG2: u32 = 12;
 
 /// Longest padded row a block of the segmented sort sorts (log2): 8192 positions, 512 threads.
@@ -388,9 +389,9 @@ pub const TOPK_MAX_REGISTERS_32: u32 = 64;
 pub const TOPK_MAX_REGISTERS_64: u32 = 80;
 
 /// Registers of the top-k rounds that select in registers, with 4-byte keys: three blocks per
-/// multiprocessor. Capped at 64 (four blocks), ptxas 13 (sm_90) spilled 144 bytes, and rows of
-/// 4096 keys took 0.46 ms for k = 8 where they take 0.38 at 80 (96: 0.45; H100, 2^26 keys,
-/// docs/decisions.md, "Parts held in registers: a radix select").
+/// multiprocessor. Capped at 64 (four blocks), ptxas 13 (sm_90) spilled 144 bytes and rows of
+/// 4096 keys were slower, as they were at 96 (two blocks): docs/decisions.md, "Parts held in
+/// registers: a radix select".
 pub const TOPK_ROWS_MAX_REGISTERS_32: u32 = 80;
 /// Registers of the top-k rounds that select in registers, with 8-byte keys: three blocks per
 /// multiprocessor (ptxas 13, sm_90: 4 bytes spilled).
@@ -402,17 +403,16 @@ pub const TOPK_ROWS_MAX_REGISTERS_64: u32 = 80;
 pub const TOPK_DIGITS_MAX_REGISTERS: u32 = 80;
 
 /// The least k for which a top-k of one array goes by digits ([`topk::digits::by_digits`](
-/// crate::topk::digits::by_digits)). Below it the streaming rounds, which read the keys once
-/// and sort few candidates, were as fast at every size (H200, 2^20 to 2^27 `f32` and `u64`
-/// keys; k = 32: 0.93–1.24× their time by digits; docs/decisions.md, "Top-k of one array by
-/// digits").
+/// crate::topk::digits::by_digits)). Below it the digit passes were no reliable gain at any
+/// size over the streaming rounds, which read the keys once and sort few candidates
+/// (docs/decisions.md, "Top-k of one array by digits").
 pub const TOPK_DIGITS_MIN_K: u32 = 64;
 
 /// Bytes of keys per unit of k up to which a top-k of one array goes by digits: the digit
 /// passes read the keys four to five times, the streaming rounds once but with candidate
-/// sorts that grow with k. Measured on an H200, both ways: with k = 64 the passes were faster
-/// up to 32 MiB of keys, and each doubling of k doubled the size where they still were, up to
-/// k = 1024 and 512 MiB (`f32` and `u64` alike).
+/// sorts that grow with k, so the size up to which the passes are the faster grows with k:
+/// with both ways timed, for `f32` and `u64` keys alike, it doubled with each doubling of k
+/// (docs/decisions.md, "Top-k of one array by digits").
 pub const TOPK_DIGITS_BYTES_PER_K: u64 = 512 << 10;
 
 /// Registers a thread of the small sort may use: a block of 2^SMALL_TILE_LOG2 / SMALL_RUN
@@ -437,10 +437,9 @@ const fn registers_to_fit(threads_log2: u32) -> u32 {
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod auto;
 
-/// Largest number of keys the kernels accept; they use 64-bit positions. The limit was set by
-/// the grid of the earlier bitonic schedule's one-step global passes (n/2 threads in blocks of
-/// 256, and a grid has at most 2^31 − 1 blocks); the window passes' grids (n / 2^13 blocks) and
-/// the merge passes' stay far below it.
+/// Largest number of keys the kernels accept; they use 64-bit positions. At this many keys the
+/// window passes' grids (n / 2^13 blocks) and the merge passes' stay far below a grid's
+/// 2^31 − 1 blocks.
 pub const MAX_KEYS: u64 = 1 << 39;
 
 /// Threads per block of the merge passes (`nt`; also `merge_two_*`): 256, as CUB on sm_90. The
@@ -460,11 +459,11 @@ pub const MERGE_VT: u32 = 17;
 pub const MERGE_TILE: u32 = MERGE_THREADS * MERGE_VT;
 /// Threads per block of the tile sort (`merge_sort_tiles_*`), a multiple of [`MERGE_THREADS`]: 512,
 /// so that the tile sort makes runs of [`MERGE_SORT_TILE`] = 8704 keys and one merge pass fewer
-/// follows (12 at 2^25 keys, 15 at 2^28). A round of merges inside a block costs about a third of a
-/// merge pass through device memory. Set it to [`MERGE_THREADS`] (256) for the other variant (CUB's
+/// follows (12 at 2^25 keys, 15 at 2^28). A round of merges inside a block costs less than a merge
+/// pass through device memory. Set it to [`MERGE_THREADS`] (256) for the other variant (CUB's
 /// shape: 13 passes at 2^25, 16 at 2^28). 1024 (one pass fewer again) was slower: its tenth round,
-/// one block per multiprocessor, costs more than the pass it saves (u32 1.533 vs 1.520 ms at 2^25;
-/// docs/decisions.md, "Tile sort of 1024 threads"). At most 128 registers per thread at 512
+/// one block per multiprocessor, costs more than the pass it saves (docs/decisions.md, "Tile
+/// sort of 1024 threads"). At most 128 registers per thread at 512
 /// threads: their caps in the kernel list ([`crate::kernels`]) keep them there.
 pub const MERGE_SORT_THREADS: u32 = 512;
 /// Keys per tile-sort tile: the sorted runs the merge passes start from.
@@ -492,10 +491,10 @@ pub const fn network_merge_shared_bytes(key_bytes: u32) -> u32 {
 /// Whether the merge sort of keys alone (no values) of `key_bytes` bytes sorts its tiles with
 /// the bitonic tile sort (`bitonic_window_tiles_*`, tiles of [`TILE_KEYS`]) and merges with
 /// networks (`merge_pass_network_*`), rather than with the stable tile sort and serial
-/// merges: the two give the same bits for keys alone (equal keys are equal bits). Measured
-/// (H200, 2026-11-21, docs/decisions.md, "Keys-only merge sort"):
-/// 4-byte keys 1.533 → 1.407 ms at 2^25 (the bitonic tile sort 414 → 289 µs, passes as fast);
-/// 8-byte keys stay stable: their bitonic tile sort takes 1039 µs against 668.
+/// merges: the two give the same bits for keys alone (equal keys are equal bits). For 4-byte
+/// keys the bitonic tile sort is the faster and the network passes are as fast as the serial
+/// merges; 8-byte keys stay stable, their stable tile sort being the faster for them
+/// (docs/decisions.md, "Keys-only merge sort").
 pub const fn network_merge(key_bytes: u32) -> bool {
     key_bytes == 4
 }
@@ -541,14 +540,13 @@ pub const fn merge_sort_tile(key_bytes: u32, value_bytes: u32) -> u32 {
 /// [`crate::merge::merge_path_search`]).
 pub const PARTITION_THREADS: u32 = 128;
 /// Probes per round of a pass partition's search over the edges, one thread per split
-/// ([`crate::merge::Probes`]): a binary search. Measured (H200, 2^25 / 2^28 u32 merge sort):
-/// 1 probe 1.372 / 11.655 ms, 3 probes 1.391 / 11.709, 7 probes 1.405 / 11.724, 15 probes
-/// 1.432 / 11.762: a thread's extra probes cost more than the round trips they save, even in
-/// the L2 cache (docs/decisions.md, "Merge partition").
+/// ([`crate::merge::Probes`]): a binary search. A thread's extra probes per round cost more
+/// than the round trips they save, even in the L2 cache: the merge sort was slower with every
+/// count above one (docs/decisions.md, "Merge partition").
 pub const PARTITION_EDGE_PROBES: u32 = 1;
 /// Probes per round of a pass partition's search over the keys in device memory (each probe a
-/// scattered sector): a binary search (with 7 over the edges, 3 here took 1.472 / 11.923 ms
-/// against 1.405 / 11.724 with 1).
+/// scattered sector): a binary search, for the same reason (docs/decisions.md, "Merge
+/// partition").
 pub const PARTITION_KEY_PROBES: u32 = 1;
 /// Slots after a tile's keys in shared memory that the merges may read but never use: a
 /// thread's serial merge reads one key ahead, and past the end of a partial tile up to `vt`
@@ -560,11 +558,10 @@ pub const MERGE_KEY_PAD: u32 = 64;
 /// of (`prefetch.global.L2`, before its own loads), with `resident_blocks` blocks of the pass
 /// on the device at once: a quarter of them. The block that runs later then finds its keys in
 /// L2 instead of waiting for device memory. Too near, and the prefetch is not back in time;
-/// too far, and the L2 evicts the lines before they are used. Measured on an H200 (1056
-/// resident blocks), 2^28 u32 merge sort: no prefetch 11.84 ms; 192 tiles 10.92, 256 10.89,
-/// 320 10.90, 768 12.49. The bitonic sort's window passes (396 resident blocks on an H200) use
-/// the same rule: 2^28 u32 sort 21.26 ms without, 20.23 with 99 blocks ahead; 50 and 150
-/// within 1% (docs/decisions.md, "L2 prefetch").
+/// too far, and the L2 evicts the lines before they are used. Between those, the time is flat
+/// over a wide range of distances, for the merge passes and the window passes alike; a share of
+/// the resident blocks, rather than a count, keeps the distance in that range on any device
+/// (docs/decisions.md, "L2 prefetch").
 ///
 /// ```
 /// assert_eq!(kernels_gpu::tuning::prefetch_ahead_tiles(1056), 264);
@@ -575,9 +572,9 @@ pub const fn prefetch_ahead_tiles(resident_blocks: u64) -> u64 {
 
 /// The most blocks per multiprocessor that the bitonic window passes' prefetch distance counts
 /// ([`prefetch_ahead_tiles`] of the resident blocks so counted). The kernels with a constant
-/// program fit four blocks of 4-byte keys per multiprocessor; a quarter of those (132 blocks
-/// ahead on an H200) was 0.4% slower at 2^25 and 2^28 u32 keys than a quarter of three (99, what
-/// the generic kernel's occupancy gave; docs/decisions.md, "L2 prefetch").
+/// program fit four blocks of 4-byte keys per multiprocessor; a quarter of those was slightly
+/// slower than a quarter of three, what the generic kernel's occupancy gives
+/// (docs/decisions.md, "L2 prefetch").
 pub const WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR: u32 = 3;
 
 /// log2 of [`OVERLAP_CHUNK`].
@@ -592,22 +589,23 @@ pub const fn merge_overlap_chunk(tile: u64) -> u64 {
 /// Keys per chunk of a host-slice sort that overlaps its copies with the sort ([`crate::overlap`]):
 /// each chunk is sorted (bitonic stages up to it, or tile sort and merge passes up to runs of it)
 /// as soon as it has landed, while the next one is in flight. A power of two multiple of both
-/// tiles. 2^22 u32 keys are 16 MiB, 0.33 ms of PCIe Gen5 (~50 GB/s), about what sorting them takes
-/// (0.26 ms merge, 0.34 ms bitonic, from the per-pass times at 2^25); smaller chunks leave more
-/// passes over the whole array after the upload, larger ones a longer sort of the last chunk
-/// (docs/design.md, "Host slices"). Slices of at most one chunk are sorted after the whole upload.
+/// tiles. A chunk of 2^22 u32 keys (16 MiB) takes about as long to cross PCIe as to sort, so the
+/// sort of each chunk hides behind the next one's copy; smaller chunks leave more passes over the
+/// whole array after the upload, larger ones a longer sort of the last chunk (docs/design.md,
+/// "Host slices"; docs/decisions.md, "Pinned staging, overlapped with the sort"). Slices of at
+/// most one chunk are sorted after the whole upload.
 pub const OVERLAP_CHUNK: u64 = 1 << OVERLAP_CHUNK_LOG2;
 /// Launches the last merge pass of an overlapped merge sort is split into (ranges of output
 /// tiles), so that the copy of each range back to the host starts when its launch is done: the
-/// download (2.7 ms at 2^25 u32) then waits for a quarter of the last pass (~0.04 ms) instead
-/// of all of it. More parts cost more partly filled waves. (The bitonic sort splits the end of
+/// download then waits for a quarter of the last pass instead of all of it, a small part of the
+/// copy's own time. More parts cost more partly filled waves. (The bitonic sort splits the end of
 /// its last stage by chunks instead: `window::WindowPass::stays_within`.)
 pub const LAST_PASS_PARTS: u64 = 4;
 
 /// Threads per block of the multi-GPU helper kernels (sample, ranks, fill, check).
 pub const MULTI_THREADS: u32 = 256;
 
-/// Blocks of the multi-GPU check kernel: enough to fill an H200 several times over, few enough
+/// Blocks of the multi-GPU check kernel: enough to fill a large GPU several times over, few enough
 /// that the host adds the partial results in microseconds.
 pub const MULTI_CHECK_BLOCKS: u32 = 1024;
 

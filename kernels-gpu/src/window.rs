@@ -1266,7 +1266,7 @@ mod tests {
 
     #[test]
     fn pass_counts() {
-        // The earlier per-stage schedule took 19, 40 and 55 launches.
+        // Global passes per step (up to four fused) and a tile merge per stage: 19, 40 and 55.
         for (log2, count) in [(20, 12), (25, 23), (28, 31)] {
             assert_eq!(windows(1 << log2, 13, 5).count(), count);
         }

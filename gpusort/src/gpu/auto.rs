@@ -57,7 +57,7 @@ impl Sorting {
 
 impl GpuAlgo {
     /// The fastest sort of `n` keys alone of `key_bytes` (4 or 8) bytes already on the device,
-    /// as measured on an H100 (the Hopper table, [`kernels_gpu::tuning::auto::HOPPER`]; a sorter
+    /// by the Hopper table ([`kernels_gpu::tuning::auto::HOPPER`]; a sorter
     /// uses its device's table and checks the memory:
     /// [`GpuSorter::auto_device`](super::GpuSorter::auto_device); host slices have choices of
     /// their own: [`GpuSorter::auto_host`](super::GpuSorter::auto_host)).
@@ -73,8 +73,8 @@ impl GpuAlgo {
     }
 
     /// The fastest stable sort (merge or radix) of `n` keys of `key_bytes` (4 or 8) bytes with
-    /// values of `value_bytes` bytes (0: keys alone) already on the device, as measured on an
-    /// H100 (see [`GpuAlgo::fastest_for`]).
+    /// values of `value_bytes` bytes (0: keys alone) already on the device, by the Hopper table
+    /// (see [`GpuAlgo::fastest_for`]).
     ///
     /// ```
     /// use gpusort::gpu::GpuAlgo;
@@ -232,32 +232,33 @@ mod tests {
 
     const GIB: u64 = 1 << 30;
 
-    /// The H100 sweeps the Hopper table was written from (docs/data/h100-2026-11-25), built
-    /// into the tests so that they run wherever the test executable does.
+    /// The sweeps the Hopper table was written from (`tests/data/h100-*.csv`; each file's first
+    /// lines say how it was measured), built into the tests so that they run wherever the test
+    /// executable does.
     const BENCH: (&str, &str) = (
-        "auto-sweep.csv",
-        include_str!("../../../docs/data/h100-2026-11-25/auto-sweep.csv"),
+        "h100-auto-sweep.csv",
+        include_str!("../../../tests/data/h100-auto-sweep.csv"),
     );
     const BENCH_PAIRS: (&str, &str) = (
-        "auto-sweep-pairs.csv",
-        include_str!("../../../docs/data/h100-2026-11-25/auto-sweep-pairs.csv"),
+        "h100-auto-sweep-pairs.csv",
+        include_str!("../../../tests/data/h100-auto-sweep-pairs.csv"),
     );
     const BENCH_2P28: (&str, &str) = (
-        "2p28.csv",
-        include_str!("../../../docs/data/h100-2026-11-25/2p28.csv"),
+        "h100-auto-sweep-2p28.csv",
+        include_str!("../../../tests/data/h100-auto-sweep-2p28.csv"),
     );
-    /// The H200 sweeps (docs/data/h200-2026-11-27), by the same commands.
+    /// A second Hopper device's sweeps (`tests/data/h200-*.csv`), by the same commands.
     const H200_BENCH: (&str, &str) = (
-        "auto-sweep.csv",
-        include_str!("../../../docs/data/h200-2026-11-27/auto-sweep.csv"),
+        "h200-auto-sweep.csv",
+        include_str!("../../../tests/data/h200-auto-sweep.csv"),
     );
     const H200_BENCH_PAIRS: (&str, &str) = (
-        "auto-sweep-pairs.csv",
-        include_str!("../../../docs/data/h200-2026-11-27/auto-sweep-pairs.csv"),
+        "h200-auto-sweep-pairs.csv",
+        include_str!("../../../tests/data/h200-auto-sweep-pairs.csv"),
     );
     const HOST_SLICES: (&str, &str) = (
-        "host-slices.csv",
-        include_str!("../../../docs/data/h100-2026-11-25/host-slices.csv"),
+        "h100-host-slices.csv",
+        include_str!("../../../tests/data/h100-host-slices.csv"),
     );
 
     /// Median ms by (dtype, n) and sort, from the CSVs `files` (name, text; header row first;
@@ -359,24 +360,24 @@ mod tests {
     }
 
     /// The Hopper table's choice for keys on the device is within 5% of the fastest sort at
-    /// every size and key type of the H100 sweeps it was written from (u32, f32, u64:
-    /// 2^10..2^27, and u32 and u64 at 2^28).
+    /// every size and key type of the sweeps it was written from (u32, f32, u64: 2^10..2^27,
+    /// and u32 and u64 at 2^28).
     #[test]
     fn the_hopper_table_is_within_five_percent_of_the_h100_sweep() {
         check_hopper_device_table(&[BENCH, BENCH_2P28], &[BENCH_PAIRS], 3 * 18 + 2);
     }
 
-    /// The same against the H200 sweeps (u32, f32, u64: 2^10..2^27): the spans written on the
-    /// H100 hold there too.
+    /// The same against a second Hopper device's sweeps (u32, f32, u64: 2^10..2^27): the spans
+    /// hold there too.
     #[test]
     fn the_hopper_table_is_within_five_percent_of_the_h200_sweep() {
         check_hopper_device_table(&[H200_BENCH], &[H200_BENCH_PAIRS], 3 * 18);
     }
 
     /// The Hopper table's choice for host slices is within 5% of the fastest end to end at every
-    /// size and key type of the H100 host-slice sweep from 2^21 keys, where its runs agree
-    /// within a few percent (below, the copies' latency and the allocations make runs differ by
-    /// up to 30%: the choice there is documented in `HOST_KEYS_32`).
+    /// size and key type of the host-slice sweep from 2^21 keys, where its runs agree closely
+    /// (below, the copies' latency and the allocations make runs differ by more than the sorts
+    /// do: the choice there is documented in `HOST_KEYS_32`).
     #[test]
     fn the_hopper_host_table_is_within_five_percent_of_the_h100_host_sweep() {
         let mut sweep = sweep(&[HOST_SLICES]);

@@ -157,7 +157,7 @@ impl GpuSorter {
     /// [`GpuSorter::sort_unstable_device`], [`GpuSorter::enqueue_sort_unstable`],
     /// [`GpuSorter::sort_device`] and [`GpuSorter::sort_pairs_device`] run. The fastest for n,
     /// the key width and the values on the device's measured table for keys on the device
-    /// ([`DeviceLimits::auto_table`]; [`GpuAlgo::fastest_for`] reads the H100's); for
+    /// ([`DeviceLimits::auto_table`]; [`GpuAlgo::fastest_for`] reads the Hopper table's); for
     /// [`Sorting::Unstable`], the bitonic sort where that choice's scratch does not fit in the
     /// free device memory (or the budget of [`GpuSorter::set_memory_budget`]), less a sixteenth.
     ///

@@ -27,9 +27,10 @@ impl GpuSorter {
     /// Copies the keys into a new device buffer of the same length, sorts it there with
     /// `auto`'s choice ([`GpuSorter::auto_host`] with [`Sorting::Unstable`]), copies it back
     /// and frees it. `auto` takes the fastest of the three sorts end to end for n and the key
-    /// width on the device's measured table for host slices (on an H100: the bitonic network up
-    /// to 2^26 4-byte or 2^25 8-byte keys, the merge sort above; the radix sort, fastest on the
-    /// device from 2^23 keys, cannot overlap the copies; [`kernels_gpu::tuning::auto`]); where
+    /// width on the device's measured table for host slices (the Hopper table: the bitonic network
+    /// up to 2^26 4-byte or 2^25 8-byte keys, the merge sort above; the radix sort, the fastest
+    /// on the device for most sizes above 2^16, cannot overlap the copies;
+    /// [`kernels_gpu::tuning::auto`]); where
     /// that is the merge sort and its scratch (as large as the keys) does not fit in free device
     /// memory (or the budget of [`GpuSorter::set_memory_budget`]), the bitonic network, which
     /// sorts in place: O(n log² n) compare-exchanges, the same for every input of length n. The
@@ -305,7 +306,7 @@ impl GpuSorter {
     ///
     /// `auto` chooses the sort ([`GpuSorter::auto_host`] with [`Sorting::Stable`]): the faster
     /// end to end of the merge-path merge sort and the radix sort for n and the key width on the
-    /// device's measured table for host slices (on an H100 the merge sort, whose chunks are
+    /// device's measured table for host slices (the Hopper table: the merge sort, whose chunks are
     /// sorted as they land, but for 2^17 to 2^20 4-byte keys: the radix sort);
     /// [`GpuSorter::sort_with`] runs the one you name.
     /// Device memory: the keys plus the sort's scratch ([`merge::scratch_bytes`],

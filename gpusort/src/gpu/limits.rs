@@ -2,10 +2,10 @@
 //! CUB's per-architecture policies): read once when the sorter is created
 //! ([`DeviceLimits::read`]), the same for every sort on it.
 //!
-//! The kernels are tuned for the H100 and H200 (227 KiB of shared memory per block, 132
-//! multiprocessors). Every device from sm_70 (the PTX's target) runs them; a kernel whose
-//! shared memory a device's block cannot have is replaced by a compact variant of the same
-//! algorithm:
+//! The kernels are tuned for Hopper (sm_90: 227 KiB of shared memory per block, 132
+//! multiprocessors on an H100 SXM). Every device from sm_70 (the PTX's target) runs them; a
+//! kernel whose shared memory a device's block cannot have is replaced by a compact variant of
+//! the same algorithm:
 //!
 //! | kernels | shared bytes per block | where it does not fit | instead |
 //! |---|---|---|---|
@@ -27,8 +27,8 @@ use kernels_gpu::tuning::{merge_sort_compact, prefetch_ahead_tiles, segments_rad
 /// The limits of a device that the choice of kernels depends on, as the driver reports them
 /// (and, for tests, capped by a [`DeviceProfile`]).
 ///
-/// Every NVIDIA GPU from sm_70 runs every sort. The kernels are tuned for the H100 and H200,
-/// which run them as tuned; on a device whose blocks cannot have a kernel's shared memory (a
+/// Every NVIDIA GPU from sm_70 runs every sort. The kernels are tuned for Hopper (sm_90), whose
+/// devices run them as tuned; on a device whose blocks cannot have a kernel's shared memory (a
 /// T4's 64 KiB, a V100's 96, an RTX 30xx/40xx's or L4's 99, an A100's 163) a compact variant
 /// of it runs instead: the bitonic windows of 8-byte keys in blocks of 2^9 keys rather than
 /// 2^13 (under 66 KiB), and a tile sort of the stable sort that keeps its values in device
@@ -54,7 +54,7 @@ pub struct DeviceLimits {
 }
 
 impl DeviceLimits {
-    /// An H100 SXM's limits: the device the kernels are tuned for.
+    /// An H100 SXM's limits: a Hopper device, as the kernels are tuned for.
     pub const H100: DeviceLimits = DeviceLimits {
         compute_capability: (9, 0),
         max_shared_per_block: 227 * 1024,
@@ -130,8 +130,8 @@ impl DeviceLimits {
     }
 
     /// `auto`'s measured choices for this device's policy
-    /// ([`kernels_gpu::tuning::auto::table`]): the H100's for Hopper, and, until another device
-    /// is swept, for every other device too.
+    /// ([`kernels_gpu::tuning::auto::table`]): the Hopper table for sm_90, and, until another
+    /// architecture is swept, for every other device too.
     pub fn auto_table(&self) -> &'static AutoTable {
         auto::table(self.compute_capability)
     }

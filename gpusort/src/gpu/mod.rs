@@ -153,8 +153,9 @@ impl GpuAlgo {
 
 /// Sorts on one CUDA device.
 ///
-/// Creating one initialises the driver, binds the device's primary context and JIT-compiles
-/// the kernels (about 0.2 s and 0.07 s on an H100): create it once and reuse it. Every method
+/// Creating one initialises the driver and binds the device's primary context, and its first
+/// sort of each kind has its kernels' module compiled by the driver (docs/decisions.md, "A
+/// module per family"): create it once and reuse it. Every method
 /// that touches the device makes the context current on the calling thread first, so a sorter
 /// may move between threads (it is `Send` and `Sync`). Work is queued on one stream of its own,
 /// created blocking: it is ordered with CUDA's legacy default stream, where `cust`'s
@@ -345,7 +346,7 @@ impl GpuSorter {
 
     /// The device's limits that the sorter chose its kernels and shapes from, read when it was
     /// created: every device from sm_70 (V100, T4, A100, RTX 30xx and 40xx, L4, H100, H200,
-    /// …) runs every sort; where a kernel tuned for the H100 and H200 asks for more shared
+    /// …) runs every sort; where a kernel tuned for Hopper (sm_90) asks for more shared
     /// memory per block than the device has, a compact variant of it runs instead (see
     /// [`DeviceLimits`]).
     ///

@@ -79,8 +79,8 @@ pub(crate) fn launches() -> impl Iterator<Item = (&'static str, u32, u32)> {
 
 /// Lets each digit pass use its tile's shared memory: up to 64 KiB, above the 48 KiB a block
 /// gets without asking, which every device from sm_70 gives a block that asks. The carve-out
-/// stays the driver's: asking for the largest one took 2^25 u32 keys from 0.90 to 0.96 ms on
-/// an H100 (docs/decisions.md).
+/// stays the driver's, which leaves the rest as L1: asking for the largest one made the sort
+/// slower (docs/decisions.md, "The shared-memory carve-out of the digit passes: the driver's").
 pub(super) fn configure(module: &Module, limits: &super::DeviceLimits) -> Result<()> {
     for (name, _, shared) in launches() {
         allow_dynamic_shared(module, limits, name, shared)?;

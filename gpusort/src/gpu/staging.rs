@@ -1,11 +1,11 @@
 //! Moving host slices to and from the device through pinned memory.
 //!
-//! A copy from pageable memory makes the driver stage it through its own small pinned buffers,
-//! one piece after another (at 2^25 keys both copies took ~20 ms of a 25 ms host-to-host sort
-//! on an H200). The sorter keeps a ring of pinned slots instead and pipelines them: while the
-//! DMA engine moves the pieces queued in some slots, all cores (rayon) copy the next piece of
-//! the slice into (or out of) another. Each slot's event says when its last DMA is done; a slot
-//! is refilled, or read, only after that.
+//! A copy from pageable memory makes the driver stage it through its own small pinned buffers, one
+//! piece after another, so that the copies, not the sort, set the time of a host-to-host sort
+//! (docs/decisions.md, "Pinned staging, overlapped with the sort"). The sorter keeps a ring of
+//! pinned slots instead and pipelines them: while the DMA engine moves the pieces queued in some
+//! slots, all cores (rayon) copy the next piece of the slice into (or out of) another. Each slot's
+//! event says when its last DMA is done; a slot is refilled, or read, only after that.
 //!
 //! Neither direction waits for the whole copy: an upload returns once every piece is in pinned
 //! memory and queued, so that the caller can queue work behind each piece (the host-slice sort
@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 
 /// Bytes per pinned slot, the unit of each DMA. Each direction has one slot's host copy that
 /// nothing overlaps (the first piece's copy in before the first DMA, the last piece's copy out
-/// after the last DMA): ~0.1 ms at 4 MiB, where 16 MiB slots cost ~0.4 ms each (docs/design.md,
-/// "Host slices"). A 4 MiB DMA still runs at the full PCIe rate.
+/// after the last DMA), which grows with the slot, so the slot is as small as keeps a DMA at the
+/// full PCIe rate (docs/design.md, "Host slices").
 const SLOT_BYTES: usize = 4 << 20;
 /// Pinned slots (32 MiB in all): the DMA engine can have this many pieces queued, so that a host
 /// thread held up by kernel launches or the OS does not leave it idle.

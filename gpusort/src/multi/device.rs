@@ -160,8 +160,8 @@ impl<B> GpuParts<'_, B> {
     /// Reads, per GPU `i`, each `(device address, count)` of `requests[i]` as `count` values
     /// of `T`: asynchronous copies on the GPU's stream (after its queued kernels) into its
     /// pinned staging buffer, every GPU's queued before any is waited for, in as many rounds
-    /// as the staging buffers need. (One synchronous copy each, to pageable memory, cost
-    /// about 80 µs apiece on 4 × H200.)
+    /// as the staging buffers need. (One synchronous copy each, to pageable memory, would wait
+    /// for each GPU in turn: docs/decisions.md, "Cuts from a sample, a workspace per GPU".)
     fn read_all<T: DeviceCopy + Default>(
         &mut self,
         requests: &[Vec<(u64, u64)>],

@@ -177,8 +177,9 @@ pub struct MultiGpuSorter {
     /// sort finds its cuts.
     workspaces: Mutex<Workspaces>,
     /// `copy_streams[to]`: the exchange's copies into GPU `to` from the other GPUs (one after
-    /// another: on 4 × H200 a stream per source made the exchange slower, 3.7 → 4.2 ms), and
-    /// from its own part, which overlaps them.
+    /// another: a stream per source made the exchange slower, docs/decisions.md, "A stream per
+    /// source GPU; host threads per GPU for the cuts"), and from its own part, which overlaps
+    /// them.
     copy_streams: Vec<[Stream; 2]>,
     gpus: Vec<GpuSorter>,
     /// `links[from][to]`.

@@ -62,7 +62,8 @@ pub(crate) fn cuts<P: SortedParts>(parts: &mut P, stride: u64) -> Result<Cuts> {
     let samples = parts.samples(stride)?;
     let mut probes: Vec<P::Key> = samples.concat();
     // G sorted runs laid end to end: std's stable sort finds and merges them in about G·2^14
-    // steps (the unstable sort took about a millisecond at G = 4).
+    // steps, where the unstable sort would sort them afresh (docs/decisions.md, "Cuts from a
+    // sample, a workspace per GPU").
     probes.sort();
     probes.dedup();
     // From the samples alone, each probe's total rank is known to within a stride per part:

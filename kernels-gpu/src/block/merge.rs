@@ -625,7 +625,8 @@ pub unsafe fn sort_tile<K: KeyBits, V: Payload, B: Block, const VT: usize, const
     while coop <= nt {
         // Block barriers in every round: with warp barriers (`bar.warp.sync`) for the rounds
         // whose groups fit in a warp, compute-sanitizer's racecheck reported hazards between
-        // `put` and the next merge's reads (docs/decisions.md); the sort is the same either way.
+        // `put` and the next merge's reads (docs/decisions.md, "Block barriers in the tile sort's
+        // rounds"); the sort is the same either way.
         block.sync(); // the previous round's reads are done
         sh.put(&mut regs);
         block.sync();

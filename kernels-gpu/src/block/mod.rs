@@ -85,8 +85,8 @@ impl<T> Regs<T> for One<T> {
 }
 
 /// Bytes one prefetch brings into the L2 cache: a whole 128-byte line. One prefetch per line
-/// reads the same DRAM bytes as one per 32-byte sector, with fewer instructions: the 2^28 u32
-/// merge sort took 10.89 ms against 11.08 (H200; docs/decisions.md, "L2 prefetch").
+/// reads the same DRAM bytes as one per 32-byte sector, with fewer instructions, and the sort
+/// is the faster for it (docs/decisions.md, "L2 prefetch").
 pub const L2_LINE_BYTES: usize = 128;
 
 /// The CPU's [`Block`]: one thread that runs every unit; barriers are no-ops; the addresses it is

@@ -2,14 +2,14 @@
 //! same merge-path splits as the stable passes) merged by a *bitonic merging network* instead of
 //! per-thread serial merges.
 //!
-//! Why: the serial merges read shared memory at data-dependent addresses (half of a stable
-//! pass's shared-memory wavefronts are bank-conflict replays, docs/decisions.md) and cost about 39
-//! instructions per key. A bitonic merge of a tile of 2^12 keys is 12 half-cleaner steps on
-//! fixed positions: with each thread's 16 keys in registers and three layouts, every step
-//! compares registers of one thread (one `min` and one `max` per pair), and the two layout
-//! changes go through shared memory without bank conflicts ([`padded`]). Networks do not keep
-//! equal keys in order; for keys alone that cannot be seen (equal keys are equal bits), so only
-//! keys-only sorts take this path.
+//! Why: the serial merges read shared memory at data-dependent addresses (many of a stable pass's
+//! shared-memory wavefronts are bank-conflict replays, docs/decisions.md, "Keys-only merge sort")
+//! and cost about 39 instructions per key. A bitonic merge of a tile of 2^12 keys is 12
+//! half-cleaner steps on fixed positions: with each thread's 16 keys in registers and three
+//! layouts, every step compares registers of one thread (one `min` and one `max` per pair), and the
+//! two layout changes go through shared memory without bank conflicts ([`padded`]). Networks do not
+//! keep equal keys in order; for keys alone that cannot be seen (equal keys are equal bits), so
+//! only keys-only sorts take this path.
 //!
 //! The tile as a bitonic sequence: A's slice ascending at positions `0 ..`, B's slice descending
 //! at positions `.. 2^12`, +∞ between them (a short last tile), so the sequence rises then

@@ -343,8 +343,8 @@ impl<K: KeyBits, T: Team<K, RUN>> SmallSort<K, T> {
         self.team.each(|t, run, _| {
             let index = ColumnIndex::new(&win, t, block, shift);
             // All of a thread's loads first, then what is done with the keys: each use right
-            // after its load made the thread wait for every load in turn (ncu: 2^10 keys spent
-            // half their 11.7 µs in those round trips). Past n the first window reads key
+            // after its load made the thread wait for every load in turn (docs/decisions.md,
+            // "Loads in flight together"). Past n the first window reads key
             // n − 1 (no branch around the load) and stands +∞ in for it.
             let last = if first {
                 n.checked_sub(1)
@@ -529,8 +529,9 @@ const QUAD_MIN_TILE_LOG2: u32 = 10;
 const QUAD_COLUMNS_TILE_LOG2: u32 = 12;
 
 /// How the one-tile sort runs the steps of a stage, on its local bits `stage − 1 ..= 0`. What
-/// decides is the min/max that bound the tile sort's issue (ncu: the ALU pipe, 80% busy) beside
-/// its shared memory (the MIO pipe, 75%): a register step costs one min/max per key; a lane
+/// decides is the min/max that bound the tile sort's issue (the ALU pipe) beside its shared
+/// memory (the MIO pipe; docs/decisions.md, "Rows in tiles of 2^12: quads and a 16-key
+/// network"): a register step costs one min/max per key; a lane
 /// step a shuffle and two (each lane keeps its side's); a layout switch a store and a load of
 /// shared memory per key and a barrier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

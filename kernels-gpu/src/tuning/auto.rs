@@ -1,17 +1,17 @@
 //! What `auto` sorts with: the fastest of the bitonic, merge and radix sorts by n, key width,
 //! whether values travel and where the keys are, measured per device policy. The host's default
 //! calls read it (`gpusort::gpu::GpuAlgo::fastest_for`, and a sorter's `sort_unstable`, `sort`,
-//! `sort_pairs`, `argsort` and their `_device` forms); whether the chosen sort's scratch fits is
-//! the host's to check: an unstable sort that does not fit falls back to the in-place bitonic
-//! sort, a stable one has no such fallback.
+//! `sort_pairs`, `argsort` and the `_device` forms of the first three); whether the chosen sort's
+//! scratch fits is the host's to check: an unstable sort that does not fit falls back to the
+//! in-place bitonic sort, a stable one has no such fallback.
 //!
 //! Keys on the device and host slices have lists of their own ([`Choices`]): a host slice's
 //! sort overlaps the copies (each chunk of 2^22 keys is sorted as it lands, the last pass is
 //! copied back range by range), which the bitonic and the merge sort do and the radix sort,
 //! whose passes each need every key, cannot; and its merge or radix sort allocates and frees a
 //! scratch buffer per call. So the radix sort, the fastest of the three on the device for
-//! 4-byte keys from 2^17, was 1.1-1.2× the others' time end to end from 2^22 keys, and host
-//! slices do not take it for keys alone.
+//! 4-byte keys from 2^17, is never the fastest end to end from 2^22 keys, and host slices do
+//! not take it for keys alone (docs/decisions.md, "Host slices choose apart").
 //!
 //! A list is a list of [`Span`]s per key width: each gives the sort for n up to 2^`max_log2`
 //! keys, above the span before it. The sizes measured are powers of two; between two of them
@@ -20,7 +20,10 @@
 //! writing a list from a sweep: at every measured size and key type the sort chosen is within
 //! 5% of the fastest, and where two sorts are that close, the one that needs fewer spans. The
 //! key types of one width (u32, i32, f32; u64, i64, f64) run the same kernels behind a key map,
-//! so one span list serves them, within 5% of the fastest for every type measured.
+//! so one span list serves them, within 5% of the fastest for every type measured. The sweeps
+//! behind each list, and the margins at its breakpoints: docs/decisions.md, "A measured table,
+//! not a rule"; the tests of `gpusort::gpu::auto` hold the lists to the committed sweeps
+//! (`tests/data/`).
 //!
 //! ```
 //! use kernels_gpu::tuning::auto::{AutoSort, HOPPER};
@@ -68,11 +71,10 @@ const fn span(max_log2: u32, sort: AutoSort) -> Span {
 
 use AutoSort::{Bitonic, Merge, Radix};
 
-/// 4-byte keys alone (u32, i32, f32) on the device, any sort, measured on an H100
-/// (docs/data/h100-2026-11-25, `auto-sweep.csv`, u32 and f32, 2^10..2^27, and `2p28.csv`): the
-/// bitonic sort up to 2^16 but at 2^13, where the merge sort is the fastest (the bitonic sort
-/// 1.08× it for u32, 1.06× for f32), and the radix sort from 2^17 (at 2^17 the merge sort is
-/// 1.03-1.04× it; from 2^18 the others take at least 1.08× its time, from 2^24 2.4×).
+/// 4-byte keys alone (u32, i32, f32) on the device, any sort, from the Hopper sweep
+/// (`tests/data/h100-auto-sweep.csv`, u32 and f32, 2^10..2^27, and
+/// `tests/data/h100-auto-sweep-2p28.csv`): the bitonic sort up to 2^16 but at 2^13, where the
+/// merge sort is the fastest, and the radix sort from 2^17.
 pub const KEYS_32: [Span; 4] = [
     span(12, Bitonic),
     span(13, Merge),
@@ -80,10 +82,9 @@ pub const KEYS_32: [Span; 4] = [
     span(ALL, Radix),
 ];
 
-/// 8-byte keys alone (u64, i64, f64) on the device, any sort, measured on an H100 (the same
-/// sweep, u64): the bitonic sort up to 2^12 and at 2^14-2^16, the merge sort at 2^13 (the
-/// bitonic sort 1.08× it) and at 2^17-2^21 (the radix sort 1.02-1.13× it, the bitonic sort
-/// 1.09-1.27×), the radix sort from 2^22.
+/// 8-byte keys alone (u64, i64, f64) on the device, any sort (the same sweep, u64): the bitonic
+/// sort up to 2^12 and at 2^14-2^16, the merge sort at 2^13 and at 2^17-2^21, the radix sort
+/// from 2^22.
 pub const KEYS_64: [Span; 5] = [
     span(12, Bitonic),
     span(13, Merge),
@@ -97,19 +98,19 @@ pub const KEYS_64: [Span; 5] = [
 /// from 2^17.
 pub const STABLE_KEYS_32: [Span; 2] = [span(16, Merge), span(ALL, Radix)];
 
-/// 8-byte keys alone on the device, stable sorts only: the merge sort up to 2^21 (the radix sort
-/// 1.02-1.13× it at 2^17-2^21), the radix sort from 2^22 (the merge sort 1.14× it at 2^22).
+/// 8-byte keys alone on the device, stable sorts only: the faster of the two in the sweep of
+/// [`KEYS_64`], the merge sort up to 2^21, the radix sort from 2^22.
 pub const STABLE_KEYS_64: [Span; 2] = [span(21, Merge), span(ALL, Radix)];
 
-/// 4-byte keys with values on the device (`sort_pairs_device`, `argsort_device`), measured
-/// with 4-byte values (docs/data/h100-2026-11-25, `auto-sweep-pairs.csv`, u32 keys with u32
-/// values, 2^10..2^27): the merge sort up to 2^15 (the radix sort 1.03× it there), the radix
-/// sort from 2^16. Wider values follow the same spans, unmeasured.
+/// 4-byte keys with values on the device (`sort_pairs_device`, `GpuAlgo::fastest_stable_for`),
+/// measured with 4-byte values (`tests/data/h100-auto-sweep-pairs.csv`, u32 keys with u32
+/// values, 2^10..2^27): the merge sort up to 2^15, the radix sort from 2^16. Wider values
+/// follow the same spans, unmeasured.
 pub const PAIRS_32: [Span; 2] = [span(15, Merge), span(ALL, Radix)];
 
 /// 8-byte keys with values on the device, measured with 8-byte values (the same sweep, u64 keys
-/// with u64 values): the merge sort up to 2^16 and at 2^20 (the radix sort 1.08× it), the
-/// radix sort at 2^17-2^19 (at 2^19 1.02× the merge sort) and from 2^21.
+/// with u64 values): the merge sort up to 2^16 and at 2^20, the radix sort at 2^17-2^19 and
+/// from 2^21.
 pub const PAIRS_64: [Span; 4] = [
     span(16, Merge),
     span(19, Radix),
@@ -118,29 +119,27 @@ pub const PAIRS_64: [Span; 4] = [
 ];
 
 /// Host slices of 4-byte keys alone (`sort_unstable`), any sort: the bitonic sort up to 2^26,
-/// the merge sort above. Measured on an H100 end to end from a `PinnedBuffer`
-/// (docs/data/h100-2026-11-25/host-slices.csv, u32 and f32, 2^16..2^28, medians of 2 to 7
-/// runs). From 2^21, where the runs agree within a few percent, the bitonic sort is the fastest
-/// (or within 1%) up to 2^25, and 1.04× (u32) and 1.03× (f32) the merge sort at 2^26, 1.06× at
-/// 2^27, 1.09-1.11× at 2^28; the radix sort is 1.09-1.19× the fastest from 2^22. Below 2^21 a
-/// host slice's time is the copies' latency and the scratch's allocation, and runs differ by
-/// up to 30%: there the bitonic sort, which allocates nothing, was the fastest at 2^16 and
-/// 2^18-2^20 and within that noise at 2^17.
+/// the merge sort above. Measured end to end from a `PinnedBuffer`
+/// (`tests/data/h100-host-slices.csv`, u32 and f32, 2^16..2^28, medians of 2 to 7 runs). From
+/// 2^21, where the runs agree closely, the bitonic sort is the fastest or within the 5% rule up
+/// to 2^26, the merge sort above, and the radix sort, whose passes cannot overlap the copies,
+/// is never the fastest. Below 2^21 a host slice's time is the copies' latency and the
+/// scratch's allocation, and runs differ by more than the sorts do: there the bitonic sort,
+/// which allocates nothing, was the fastest or within that noise.
 pub const HOST_KEYS_32: [Span; 2] = [span(26, Bitonic), span(ALL, Merge)];
 
 /// Host slices of 8-byte keys alone: the bitonic sort up to 2^25, the merge sort above (the
-/// same sweep, u64 to 2^27: the bitonic sort the fastest up to 2^24, 1.037× the merge sort at
-/// 2^25, 1.049× at 2^26, 1.071× at 2^27; the radix sort 1.12-1.20× the fastest from 2^22).
+/// same sweep, u64 to 2^27; the radix sort is never the fastest).
 pub const HOST_KEYS_64: [Span; 2] = [span(25, Bitonic), span(ALL, Merge)];
 
-/// Host slices of 4-byte keys alone, stable sorts only (`sort`): as on the device up to one
-/// overlap chunk (2^22 keys), then the merge sort, whose chunks are sorted as they land (the
-/// same sweep: from 2^24 the radix sort takes 1.10-1.15× the merge sort's time; at 2^23 1.08×
-/// for u32, 0.99× for f32).
+/// Host slices of 4-byte keys alone, stable sorts only (`sort`): as on the device up to 2^20
+/// keys (below one overlap chunk, so the copies overlap neither sort), then the merge sort,
+/// whose chunks are sorted as they land (the same sweep: from 2^21 the faster of the two or
+/// within the 5% rule).
 pub const HOST_STABLE_KEYS_32: [Span; 3] = [span(16, Merge), span(20, Radix), span(ALL, Merge)];
 
 /// Host slices of 8-byte keys alone, stable sorts only: the merge sort (the same sweep: the
-/// radix sort takes 1.05-1.20× its time at every size).
+/// faster of the two at every size).
 pub const HOST_STABLE_KEYS_64: [Span; 1] = [span(ALL, Merge)];
 
 /// Host slices of 4-byte keys with values (`sort_pairs`, `sort_by_key`, `argsort`). Not
@@ -208,9 +207,9 @@ const fn lookup(spans: &[Span], n: u64) -> AutoSort {
     spans[i].sort
 }
 
-/// The Hopper policy (H100, H200): measured on an H100 ([`KEYS_32`] and the other lists); its
-/// device lists are also within 5% of the fastest at every size of an H200 sweep
-/// (docs/data/h200-2026-11-27, `auto-sweep.csv` and `auto-sweep-pairs.csv`).
+/// The Hopper policy (sm_90): written from one device's sweeps ([`KEYS_32`] and the other
+/// lists); its device lists are also within 5% of the fastest at every size of a second Hopper
+/// device's sweeps (`tests/data/h200-auto-sweep.csv` and `h200-auto-sweep-pairs.csv`).
 pub const HOPPER: AutoTable = AutoTable {
     measured_on: "H100",
     device: Choices {
@@ -226,13 +225,13 @@ pub const HOPPER: AutoTable = AutoTable {
 };
 
 /// The table of a device of compute capability `compute_capability`: [`HOPPER`] for sm_90. No
-/// other device has been swept yet, so every other one also gets [`HOPPER`], measured on an
-/// H100; a sweep on another device (`gpusort bench`) would give it a table of its own here.
+/// other architecture has been swept yet, so every other one also gets [`HOPPER`]; a sweep on
+/// another device (`gpusort bench`) would give it a table of its own here.
 ///
 /// ```
 /// use kernels_gpu::tuning::auto::{HOPPER, table};
 /// assert_eq!(table((9, 0)), &HOPPER);
-/// assert_eq!(table((8, 0)).measured_on, "H100"); // an A100: the H100's table, unmeasured
+/// assert_eq!(table((8, 0)).measured_on, "H100"); // sm_80: the Hopper table, not swept there
 /// ```
 pub const fn table(compute_capability: (u32, u32)) -> &'static AutoTable {
     match compute_capability {
