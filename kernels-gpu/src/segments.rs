@@ -35,6 +35,7 @@
 //! ```
 
 use crate::bitonic::ceil_log2;
+use crate::kernels::Addr;
 use crate::tuning::{
     ROWS_TILE_SORT_MIN_LOG2, SEGMENTS_MAX_ROW_LOG2, SEGMENTS_MIN_TILE_LOG2,
     SEGMENTS_RADIX_MIN_ROW_LOG2, SHORT_SEGMENTS_MAX_ROW_LOG2, SHORT_SEGMENTS_RUN_LOG2,
@@ -342,6 +343,170 @@ pub const fn radix_shared_bytes(row_log2: u32, key_bytes: u32, indexed: bool) ->
     radix_layout(threads * RADIX_ITEMS, key_bytes, indexed, threads / 32).bytes
 }
 
+crate::kernels::kernel_args! { $
+    /// The argument of the block sorts of segments (`segments_sort_*`, `segments_indexed_*`):
+    /// the segments of one launch and where their results go.
+    pub struct SortArgs, entry sort_entry {
+        /// The keys, each segment's sorted in place.
+        pub keys: Addr,
+        /// Values permuted with the keys, in place (the kernel's value type); 0 for none, and
+        /// unused by the kernels of keys alone.
+        pub values: Addr,
+        /// Receives each segment's sorting permutation: per key, a `u32` position in its
+        /// segment; 0 for none, and unused by the kernels of keys alone.
+        pub indices: Addr,
+        /// Segments in the launch: rows, or entries of `list`.
+        pub count: u64,
+        /// Without `offsets`: every segment is a row of this many keys, row `i` at key
+        /// `i·row_len`.
+        pub row_len: u64,
+        /// The segments' `u64` offsets: segment `i` is keys `offsets[i] .. offsets[i + 1]`; 0
+        /// for rows.
+        pub offsets: Addr,
+        /// The launch's `count` segment ids (`u32`): entry `e` is segment `list[e]`; 0: entry
+        /// `e` is segment (or row) `e`.
+        pub list: Addr,
+        /// Every segment of the launch has at most 2^`row_log2` keys: its padded length.
+        pub row_log2: u32,
+        /// The key map applied as keys are loaded, undone as they are stored.
+        pub map: u32,
+    }
+}
+
+crate::kernels::kernel_args! { $
+    /// The argument of the register sorts of short segments (`segments_short_*`): as
+    /// [`SortArgs`], with values of any width moved as 4-byte words.
+    pub struct ShortArgs, entry short_entry {
+        /// As in [`SortArgs`].
+        pub keys: Addr,
+        /// Values permuted with the keys, in place, `value_words` `u32` words each; 0 for
+        /// none, and unused by the kernels of keys alone.
+        pub values: Addr,
+        /// As in [`SortArgs`].
+        pub indices: Addr,
+        /// As in [`SortArgs`].
+        pub count: u64,
+        /// As in [`SortArgs`].
+        pub row_len: u64,
+        /// As in [`SortArgs`].
+        pub offsets: Addr,
+        /// As in [`SortArgs`].
+        pub list: Addr,
+        /// As in [`SortArgs`]; at most [`SHORT_SEGMENTS_MAX_ROW_LOG2`].
+        pub row_log2: u32,
+        /// As in [`SortArgs`].
+        pub map: u32,
+        /// 4-byte words of each value (0 without values).
+        pub value_words: u32,
+    }
+}
+
+crate::kernels::kernel_args! { $
+    /// The argument of the radix sorts of one segment per block (`segments_radix_*`): as
+    /// [`SortArgs`], with the sorted keys written where `sorted_keys` says and values of any
+    /// width moved as 4-byte words.
+    pub struct RadixArgs, entry radix_entry {
+        /// The keys, read.
+        pub keys: Addr,
+        /// Where the sorted keys go, each segment at the same places as in `keys`: `keys`
+        /// itself to sort in place; 0: not written (argsorts that leave the keys as they are).
+        pub sorted_keys: Addr,
+        /// As in [`ShortArgs`].
+        pub values: Addr,
+        /// As in [`SortArgs`].
+        pub indices: Addr,
+        /// As in [`SortArgs`].
+        pub count: u64,
+        /// As in [`SortArgs`].
+        pub row_len: u64,
+        /// As in [`SortArgs`].
+        pub offsets: Addr,
+        /// As in [`SortArgs`].
+        pub list: Addr,
+        /// As in [`SortArgs`]; one of [`RADIX_ROW_LOG2`].
+        pub row_log2: u32,
+        /// As in [`SortArgs`].
+        pub map: u32,
+        /// As in [`ShortArgs`].
+        pub value_words: u32,
+    }
+}
+
+crate::kernels::kernel_args! { $
+    /// The argument of the grouping of segments by padded length (`segments_group`).
+    pub struct GroupArgs, entry group_entry {
+        /// The `segments + 1` `u64` offsets of the segments, non-decreasing; read.
+        pub offsets: Addr,
+        /// Segments in all, below 2^32.
+        pub segments: u64,
+        /// Not 0: segments of one key are listed too (an argsort writes their index).
+        pub singles: u32,
+        /// [`GROUP_LENGTHS`] `u32` cursors, one per padded length, each the first free entry of
+        /// its length in `ids`; advanced as the segments take their entries.
+        pub cursors: Addr,
+        /// The `u32` ids of the listed segments, grouped by padded length; written.
+        pub ids: Addr,
+    }
+}
+
+crate::kernels::kernel_args! { $
+    /// The argument of the packing of long segments into padded rows (`segments_pack_*`) and of
+    /// the unpacking of sorted rows of keys alone (`segments_unpack_keys_*`): the segments of
+    /// one launch, as [`SortArgs`] describes them, and their padded rows.
+    pub struct PackArgs, entry pack_entry {
+        /// The segments' keys: read by the packing, written by the unpacking.
+        pub keys: Addr,
+        /// The padded rows, `count·2^row_log2` items: written by the packing, read (sorted row
+        /// by row) by the unpacking. Items are `u64`s of a 4-byte key above its position
+        /// (`segments_pack_u32`) or the keys alone.
+        pub packed: Addr,
+        /// As in [`SortArgs`].
+        pub count: u64,
+        /// As in [`SortArgs`].
+        pub row_len: u64,
+        /// As in [`SortArgs`].
+        pub offsets: Addr,
+        /// As in [`SortArgs`].
+        pub list: Addr,
+        /// As in [`SortArgs`]: every row has 2^`row_log2` positions.
+        pub row_log2: u32,
+        /// The key map applied as keys are packed, undone as they are unpacked.
+        pub map: u32,
+    }
+}
+
+crate::kernels::kernel_args! { $
+    /// The argument of the unpacking of sorted padded rows of 4-byte keys with their positions
+    /// (`segments_unpack_*`), which puts the keys back and writes the indices or moves the
+    /// values.
+    pub struct UnpackArgs, entry unpack_entry {
+        /// The sorted padded rows of `u64` items ([`PackArgs`]); read.
+        pub packed: Addr,
+        /// The segments' keys, written.
+        pub keys: Addr,
+        /// As in [`SortArgs`].
+        pub indices: Addr,
+        /// Receives each key's value (the kernel's value type), read from `values_in`; 0 for
+        /// none.
+        pub values: Addr,
+        /// The segments' values as they were before the sort, apart from `values`; unused
+        /// where `values` is 0.
+        pub values_in: Addr,
+        /// As in [`SortArgs`].
+        pub count: u64,
+        /// As in [`SortArgs`].
+        pub row_len: u64,
+        /// As in [`SortArgs`].
+        pub offsets: Addr,
+        /// As in [`SortArgs`].
+        pub list: Addr,
+        /// As in [`PackArgs`].
+        pub row_log2: u32,
+        /// The key map undone as keys are stored.
+        pub map: u32,
+    }
+}
+
 /// The long segments of one sort laid end to end, for the radix sorts that sort them all at once
 /// (8-byte keys with their positions: argsorts and pairs): *compact* position `c` of the
 /// concatenation is position `c − start` of the segment whose compact positions `start ..` hold
@@ -389,6 +554,110 @@ impl LongSegments<'_> {
     pub fn key_index(&self, c: u64) -> u64 {
         let (_, start, begin) = self.locate(c);
         begin + (c - start)
+    }
+}
+
+crate::kernels::kernel_args! { $
+    /// The argument of the first step of the sort of long segments by two radix sorts
+    /// (`segments_long_collect_*`): each compact position's key and the position itself.
+    pub struct LongCollectArgs, entry long_collect_entry {
+        /// The keys the segments lie in; read.
+        pub keys: Addr,
+        /// Receives each compact position's key, `all` of them.
+        pub sorted: Addr,
+        /// Receives each compact position, `all` `u32`s.
+        pub from: Addr,
+        /// Keys of all the segments, at most 2^32.
+        pub all: u64,
+        /// As [`LongSegments::row_len`].
+        pub row_len: u64,
+        /// [`LongSegments::starts`]: `count + 1` `u64`s; unused for rows.
+        pub starts: Addr,
+        /// [`LongSegments::begins`]: `count` `u64`s; unused for rows.
+        pub begins: Addr,
+        /// Segments in the tables.
+        pub count: u64,
+    }
+}
+
+crate::kernels::kernel_args! { $
+    /// The argument of the second step (`segments_long_ids`): the segment of each element of
+    /// the order by key.
+    pub struct LongIdsArgs, entry long_ids_entry {
+        /// The compact positions in the order by key, `all` `u32`s; read.
+        pub from: Addr,
+        /// Receives the segment of each, `all` `u32`s.
+        pub ids: Addr,
+        /// As in [`LongCollectArgs`].
+        pub all: u64,
+        /// As in [`LongCollectArgs`].
+        pub row_len: u64,
+        /// As in [`LongCollectArgs`].
+        pub starts: Addr,
+        /// As in [`LongCollectArgs`].
+        pub begins: Addr,
+        /// As in [`LongCollectArgs`].
+        pub count: u64,
+    }
+}
+
+crate::kernels::kernel_args! { $
+    /// The argument of the third step (`segments_long_gather_*`): each element of the order by
+    /// (segment, key, position) gathered, its position in its segment written.
+    pub struct LongGatherArgs, entry long_gather_entry {
+        /// The compact positions in the order by (segment, key, position), `all` `u32`s; read.
+        pub from: Addr,
+        /// The keys the segments lie in; read.
+        pub keys: Addr,
+        /// Receives each segment's sorting permutation (`u32` positions in the segment, at the
+        /// segment's places); 0 for none.
+        pub indices: Addr,
+        /// The values of the segments' keys, `words` `u32` words each; read; 0 for none.
+        pub values: Addr,
+        /// Receives the keys in that order, `all` of them, apart from `keys`; 0 for none.
+        pub placed: Addr,
+        /// Receives the values in that order, `all·words` words, apart from `values`; unused
+        /// where `values` is 0.
+        pub gathered: Addr,
+        /// 4-byte words of each value.
+        pub words: u32,
+        /// As in [`LongCollectArgs`].
+        pub all: u64,
+        /// As in [`LongCollectArgs`].
+        pub row_len: u64,
+        /// As in [`LongCollectArgs`].
+        pub starts: Addr,
+        /// As in [`LongCollectArgs`].
+        pub begins: Addr,
+        /// As in [`LongCollectArgs`].
+        pub count: u64,
+    }
+}
+
+crate::kernels::kernel_args! { $
+    /// The argument of the last step (`segments_long_scatter_*`): the keys and values gathered
+    /// by [`LongGatherArgs`] put in their places in the segments.
+    pub struct LongScatterArgs, entry long_scatter_entry {
+        /// The gathered keys, `all` of them; read; 0: the keys are not written.
+        pub placed: Addr,
+        /// The gathered values, `all·words` words; read where `values` is not 0.
+        pub gathered: Addr,
+        /// The keys the segments lie in; written unless `placed` is 0.
+        pub keys: Addr,
+        /// The segments' values, `words` words each; written; 0 for none.
+        pub values: Addr,
+        /// As in [`LongGatherArgs`].
+        pub words: u32,
+        /// As in [`LongCollectArgs`].
+        pub all: u64,
+        /// As in [`LongCollectArgs`].
+        pub row_len: u64,
+        /// As in [`LongCollectArgs`].
+        pub starts: Addr,
+        /// As in [`LongCollectArgs`].
+        pub begins: Addr,
+        /// As in [`LongCollectArgs`].
+        pub count: u64,
     }
 }
 

@@ -8,17 +8,24 @@
 
 mod long;
 
+use super::launch::Shape;
 use super::{GpuSorter, bitonic, check_len, check_pairs};
 use crate::error::{CudaContext, Error, Result, driver};
 use crate::keys::{Order, SortKey, SortValue};
-use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use cust::module::Module;
 use cust::sys as cuda;
+use kernels_gpu::kernels::{
+    Kernel, segments_group, segments_indexed_u32_u32, segments_indexed_u32_u64,
+    segments_indexed_u32_u128, segments_indexed_u64_u32, segments_indexed_u64_u64,
+    segments_indexed_u64_u128, segments_radix_keys_u32, segments_radix_keys_u64,
+    segments_radix_u32, segments_radix_u64, segments_short_indexed_u32, segments_short_indexed_u64,
+    segments_short_u32, segments_short_u64, segments_sort_u32, segments_sort_u64,
+};
 use kernels_gpu::segments::{
-    GROUP_LENGTHS, RADIX_ROW_LOG2, blocks, element_bytes, grouped_length, is_short, max_row_log2,
-    radix_shared_bytes, radix_threads, row_log2, row_tile_stages, shared_bytes, short_blocks,
-    short_shared_bytes, threads, tile_log2,
+    GROUP_LENGTHS, GroupArgs, RADIX_ROW_LOG2, RadixArgs, ShortArgs, SortArgs, blocks,
+    element_bytes, grouped_length, is_short, max_row_log2, radix_shared_bytes, radix_threads,
+    row_log2, row_tile_stages, shared_bytes, short_blocks, short_shared_bytes, threads, tile_log2,
 };
 use kernels_gpu::tuning::SHORT_SEGMENTS_THREADS;
 use std::borrow::Cow;
@@ -36,87 +43,87 @@ pub enum Segments<'a> {
 }
 
 /// Kernels per (key bytes, whether each key travels with its position, value bytes).
-const KERNELS: [((usize, bool, usize), &str); 8] = [
-    ((4, false, 0), "segments_sort_u32"),
-    ((8, false, 0), "segments_sort_u64"),
-    ((4, true, 4), "segments_indexed_u32_u32"),
-    ((4, true, 8), "segments_indexed_u32_u64"),
-    ((4, true, 16), "segments_indexed_u32_u128"),
-    ((8, true, 4), "segments_indexed_u64_u32"),
-    ((8, true, 8), "segments_indexed_u64_u64"),
-    ((8, true, 16), "segments_indexed_u64_u128"),
+const KERNELS: [((usize, bool, usize), Kernel<SortArgs>); 8] = [
+    ((4, false, 0), segments_sort_u32),
+    ((8, false, 0), segments_sort_u64),
+    ((4, true, 4), segments_indexed_u32_u32),
+    ((4, true, 8), segments_indexed_u32_u64),
+    ((4, true, 16), segments_indexed_u32_u128),
+    ((8, true, 4), segments_indexed_u64_u32),
+    ((8, true, 8), segments_indexed_u64_u64),
+    ((8, true, 16), segments_indexed_u64_u128),
 ];
 
 /// The kernel that sorts keys of `key_bytes` alone (`indexed` false) or with their positions
 /// and values of `value_bytes` (an argsort uses the 4-byte kernel, with no values).
-fn kernel(key_bytes: usize, indexed: bool, value_bytes: usize) -> &'static str {
+fn kernel(key_bytes: usize, indexed: bool, value_bytes: usize) -> Kernel<SortArgs> {
     let widths = if indexed {
         (key_bytes, true, value_bytes.max(4))
     } else {
         (key_bytes, false, 0)
     };
-    named(&KERNELS, widths)
+    chosen(&KERNELS, widths)
 }
 
-/// The name `table` gives `widths`; every table covers the widths the sorts pass it (keys of 4
-/// or 8 bytes, values of 4, 8 or 16).
-fn named<W: PartialEq>(table: &[(W, &'static str)], widths: W) -> &'static str {
+/// The kernel `table` gives `widths`; every table covers the widths the sorts pass it (keys of
+/// 4 or 8 bytes, values of 4, 8 or 16).
+fn chosen<W: PartialEq, A>(table: &[(W, Kernel<A>)], widths: W) -> Kernel<A> {
     table
         .iter()
         .find(|(w, _)| *w == widths)
-        .map(|(_, name)| *name)
+        .map(|&(_, kernel)| kernel)
         .expect("a kernel for every width")
 }
 
 /// The register sorts of short segments per (key bytes, whether each key travels with its
 /// position); values of any width go through the indexed kernels as 4-byte words.
-const SHORT_KERNELS: [((usize, bool), &str); 4] = [
-    ((4, false), "segments_short_u32"),
-    ((8, false), "segments_short_u64"),
-    ((4, true), "segments_short_indexed_u32"),
-    ((8, true), "segments_short_indexed_u64"),
+const SHORT_KERNELS: [((usize, bool), Kernel<ShortArgs>); 4] = [
+    ((4, false), segments_short_u32),
+    ((8, false), segments_short_u64),
+    ((4, true), segments_short_indexed_u32),
+    ((8, true), segments_short_indexed_u64),
 ];
 
 /// The register sort of short segments of keys of `key_bytes`, alone or `indexed`.
-fn short_kernel(key_bytes: usize, indexed: bool) -> &'static str {
-    named(&SHORT_KERNELS, (key_bytes, indexed))
+fn short_kernel(key_bytes: usize, indexed: bool) -> Kernel<ShortArgs> {
+    chosen(&SHORT_KERNELS, (key_bytes, indexed))
 }
 
 /// The radix sorts of a segment per (key bytes, whether each key travels with its position);
 /// values of any width move as 4-byte words.
-const RADIX_KERNELS: [((usize, bool), &str); 4] = [
-    ((4, false), "segments_radix_keys_u32"),
-    ((8, false), "segments_radix_keys_u64"),
-    ((4, true), "segments_radix_u32"),
-    ((8, true), "segments_radix_u64"),
+const RADIX_KERNELS: [((usize, bool), Kernel<RadixArgs>); 4] = [
+    ((4, false), segments_radix_keys_u32),
+    ((8, false), segments_radix_keys_u64),
+    ((4, true), segments_radix_u32),
+    ((8, true), segments_radix_u64),
 ];
 
 /// The radix sort of a segment of keys of `key_bytes`, alone or `indexed`.
-fn radix_kernel(key_bytes: usize, indexed: bool) -> &'static str {
-    named(&RADIX_KERNELS, (key_bytes, indexed))
+fn radix_kernel(key_bytes: usize, indexed: bool) -> Kernel<RadixArgs> {
+    chosen(&RADIX_KERNELS, (key_bytes, indexed))
 }
 
 /// Lets every segment kernel use the shared memory of the longest row it sorts on a device of
 /// `limits` (up to 139 KB, for 8-byte keys with positions in rows of 8192).
 pub(super) fn configure(module: &Module, limits: &super::DeviceLimits) -> Result<()> {
-    for ((kb, indexed, _), name) in KERNELS {
+    for ((kb, indexed, _), kernel) in KERNELS {
         let bytes = element_bytes(kb as u32, indexed);
         if let Some(p) = max_row_log2(bytes, limits.max_shared_per_block) {
             super::modules::set_shared_attributes(
                 module,
                 limits,
-                name,
+                kernel.name(),
                 shared_bytes(tile_log2(p), bytes),
             )?;
         }
     }
-    for ((kb, indexed), name) in RADIX_KERNELS {
+    for ((kb, indexed), kernel) in RADIX_KERNELS {
         let longest_that_fits = RADIX_ROW_LOG2
             .rev()
             .map(|p| radix_shared_bytes(p, kb as u32, indexed))
             .find(|&bytes| limits.fits(bytes));
         if let Some(bytes) = longest_that_fits {
-            super::modules::set_shared_attributes(module, limits, name, bytes)?;
+            super::modules::set_shared_attributes(module, limits, kernel.name(), bytes)?;
         }
     }
     Ok(())
@@ -780,25 +787,18 @@ impl GpuSorter {
         driver(status, "cuMemcpyHtoD", || {
             "copying the first entry of each segment length to the device".into()
         })?;
-        let f = self.function_named("segments_group")?;
         let grid = (table.segments as u64).div_ceil(256).min(1 << 16) as u32;
-        let stream = &self.stream;
+        let args = GroupArgs {
+            offsets: table.offsets(),
+            segments: table.segments as u64,
+            singles: u32::from(grouping.singles),
+            cursors: table.cursors(),
+            ids: table.ids(),
+        };
         // SAFETY: the table holds the segments' offsets (non-decreasing, checked by `plan`),
         // the cursors, the first entry of each length, and room for every listed segment, the
         // grouping's counts of each length; any grid of 256 threads does.
-        unsafe {
-            launch!(f<<<grid, 256, 0, stream>>>(
-                table.offsets(),
-                table.segments as u64,
-                u32::from(grouping.singles),
-                table.cursors(),
-                table.ids()
-            ))
-        }
-        .context(&format!(
-            "launching the grouping of {} segments by length",
-            table.segments
-        ))
+        unsafe { self.launch(segments_group, Shape::new(grid, 256, 0), args) }
     }
 
     /// Queues `plan`'s launches; what it returns must live until they are done.
@@ -819,7 +819,6 @@ impl GpuSorter {
         } else {
             (l.value_bytes / 4) as u32
         };
-        let stream = &self.stream;
         let grid_of = |blocks: u64| {
             u32::try_from(blocks).map_err(|_| Error::TooLong {
                 len: blocks,
@@ -835,68 +834,61 @@ impl GpuSorter {
             } else {
                 ids_at + first as u64 * 4
             };
-            let launched = if is_short(p) {
-                let f = self.function_named(short_kernel(l.key_bytes, l.indexed()))?;
+            if is_short(p) {
                 let grid = grid_of(short_blocks(count, p))?;
+                let shape = Shape::new(grid, SHORT_SEGMENTS_THREADS, short_shared_bytes(bytes));
+                let args = ShortArgs {
+                    keys: l.keys,
+                    values: l.values,
+                    indices: l.indices,
+                    count,
+                    row_len: plan.row_len,
+                    offsets: offsets_at,
+                    list,
+                    row_log2: p,
+                    map: l.map,
+                    value_words,
+                };
                 // SAFETY: every entry's segment lies in the keys (checked by `plan`), values
                 // (of `value_words` words) and indices are as long as the keys; the launch
                 // shape is the kernel's.
-                unsafe {
-                    launch!(f<<<grid, SHORT_SEGMENTS_THREADS, short_shared_bytes(bytes), stream>>>(
-                        l.keys,
-                        l.values,
-                        l.indices,
-                        count,
-                        plan.row_len,
-                        offsets_at,
-                        list,
-                        p,
-                        l.map,
-                        value_words
-                    ))
-                }
+                unsafe { self.launch(short_kernel(l.key_bytes, l.indexed()), shape, args)? };
             } else if self.limits.segments_radix(p, l.key_bytes, l.indexed()) {
-                let f = self.function_named(radix_kernel(l.key_bytes, l.indexed()))?;
-                let (threads, grid) = (radix_threads(p), grid_of(count)?);
                 let bytes = radix_shared_bytes(p, l.key_bytes as u32, l.indexed());
+                let shape = Shape::new(grid_of(count)?, radix_threads(p), bytes);
+                let args = RadixArgs {
+                    keys: l.keys,
+                    sorted_keys: l.sorted_keys,
+                    values: l.values,
+                    indices: l.indices,
+                    count,
+                    row_len: plan.row_len,
+                    offsets: offsets_at,
+                    list,
+                    row_log2: p,
+                    map: l.map,
+                    value_words,
+                };
                 // SAFETY: as above.
-                unsafe {
-                    launch!(f<<<grid, threads, bytes, stream>>>(
-                        l.keys,
-                        l.sorted_keys,
-                        l.values,
-                        l.indices,
-                        count,
-                        plan.row_len,
-                        offsets_at,
-                        list,
-                        p,
-                        l.map,
-                        value_words
-                    ))
-                }
+                unsafe { self.launch(radix_kernel(l.key_bytes, l.indexed()), shape, args)? };
             } else {
-                let f = self.function_named(kernel(l.key_bytes, l.indexed(), l.value_bytes))?;
                 let (t, grid) = (tile_log2(p), grid_of(blocks(count, p))?);
+                let shape = Shape::new(grid, threads(t), shared_bytes(t, bytes));
+                let args = SortArgs {
+                    keys: l.keys,
+                    values: l.values,
+                    indices: l.indices,
+                    count,
+                    row_len: plan.row_len,
+                    offsets: offsets_at,
+                    list,
+                    row_log2: p,
+                    map: l.map,
+                };
+                let kernel = kernel(l.key_bytes, l.indexed(), l.value_bytes);
                 // SAFETY: as above.
-                unsafe {
-                    launch!(f<<<grid, threads(t), shared_bytes(t, bytes), stream>>>(
-                        l.keys,
-                        l.values,
-                        l.indices,
-                        count,
-                        plan.row_len,
-                        offsets_at,
-                        list,
-                        p,
-                        l.map
-                    ))
-                }
-            };
-            launched.context(&format!(
-                "launching the segmented sort of {count} segments of up to {} keys",
-                1u64 << p
-            ))?;
+                unsafe { self.launch(kernel, shape, args)? };
+            }
         }
         if let Some((stages, n)) = plan.tile_rows {
             bitonic::enqueue_row_tiles(self, l.keys, n, l.key_bytes, stages, l.map)?;
@@ -1130,31 +1122,60 @@ mod tests {
 
     #[test]
     fn the_register_sorts_keep_their_runs_in_registers() {
-        for (_, name) in SHORT_KERNELS {
+        for (_, kernel) in SHORT_KERNELS {
             super::super::assert_no_local_memory(
-                name,
+                kernel.name(),
                 "docs/decisions.md, \"Short segments in registers\"",
             );
         }
     }
 
+    /// Whether the PTX has kernel `name`.
+    fn in_ptx(name: &str) -> bool {
+        super::super::KERNELS_PTX.contains(&format!(".entry {name}("))
+    }
+
     #[test]
     fn every_width_has_a_kernel() {
         for (kb, indexed) in [(4, false), (8, false), (4, true), (8, true)] {
-            let k = kernels_gpu::kernels::kernel(short_kernel(kb, indexed)).unwrap();
+            let bits = kb * 8;
+            let k = short_kernel(kb, indexed);
+            let expected = if indexed {
+                format!("segments_short_indexed_u{bits}")
+            } else {
+                format!("segments_short_u{bits}")
+            };
+            assert_eq!(k.name(), expected);
             assert_eq!(
-                (k.key_bytes as usize, k.family),
+                (k.info().key_bytes as usize, k.family()),
                 (kb, Family::ShortSegments)
             );
-            let k = kernels_gpu::kernels::kernel(radix_kernel(kb, indexed)).unwrap();
-            assert_eq!((k.key_bytes as usize, k.family), (kb, Family::Segments));
-            assert_eq!(k.name.contains("keys"), !indexed, "{}", k.name);
+            let k = radix_kernel(kb, indexed);
+            assert_eq!(
+                (k.info().key_bytes as usize, k.family()),
+                (kb, Family::Segments)
+            );
+            assert_eq!(k.name().contains("keys"), !indexed, "{}", k.name());
         }
         for kb in [4, 8] {
-            assert!(kernel(kb, false, 0).starts_with("segments_sort"));
+            let bits = kb * 8;
+            assert_eq!(
+                kernel(kb, false, 0).name(),
+                format!("segments_sort_u{bits}")
+            );
             for vb in [0, 4, 8, 16] {
-                assert!(kernels_gpu::kernels::kernel(kernel(kb, true, vb)).is_some());
+                // An argsort (no values) sorts with the 4-byte values' kernel.
+                let expected = format!("segments_indexed_u{bits}_u{}", vb.max(4) * 8);
+                assert_eq!(kernel(kb, true, vb).name(), expected);
             }
         }
+        let names = KERNELS.map(|(_, k)| k.name());
+        let short = SHORT_KERNELS.map(|(_, k)| k.name());
+        let radix = RADIX_KERNELS.map(|(_, k)| k.name());
+        for name in names.into_iter().chain(short).chain(radix) {
+            assert!(in_ptx(name), "{name}");
+        }
+        assert_eq!(segments_group.family(), Family::ShortSegments);
+        assert!(in_ptx(segments_group.name()));
     }
 }

@@ -232,35 +232,75 @@ macro_rules! kernel_list {
     };
     (segments, $then:ident) => {
         $then! {
-            segments_sort_u32: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u32, u32, u32);
-            segments_sort_u64: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u64, u64, u32);
-            segments_indexed_u32_u32: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u32, Indexed32, u32);
-            segments_indexed_u32_u64: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u32, Indexed32, u64);
-            segments_indexed_u32_u128: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u32, Indexed32, u128);
-            segments_indexed_u64_u32: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u64, Indexed64, u32);
-            segments_indexed_u64_u64: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u64, Indexed64, u64);
-            segments_indexed_u64_u128: Segments, registers SEGMENTS_MAX_REGISTERS => segments_sort!(u64, Indexed64, u128);
-            segments_radix_u32: Segments, registers SEGMENTS_RADIX_MAX_REGISTERS => segments_radix!(u32, true);
-            segments_radix_u64: Segments, registers SEGMENTS_RADIX_MAX_REGISTERS => segments_radix!(u64, true);
-            segments_radix_keys_u32: Segments, registers SEGMENTS_RADIX_MAX_REGISTERS => segments_radix!(u32, false);
-            segments_radix_keys_u64: Segments, registers SEGMENTS_RADIX_MAX_REGISTERS => segments_radix!(u64, false);
-            segments_short_u32: ShortSegments => segments_short!(u32, u32);
-            segments_short_u64: ShortSegments => segments_short!(u64, u64);
-            segments_short_indexed_u32: ShortSegments => segments_short!(u32, Indexed32);
-            segments_short_indexed_u64: ShortSegments => segments_short!(u64, Indexed64);
-            segments_group: ShortSegments => segments_group!(u32);
-            segments_pack_u32: Segments => segments_pack!(u32, u64, packed_item);
-            segments_unpack_u32_u32: Segments => segments_unpack!(u32, u32);
-            segments_unpack_u32_u64: Segments => segments_unpack!(u32, u64);
-            segments_unpack_u32_u128: Segments => segments_unpack!(u32, u128);
-            segments_pack_keys_u32: Segments => segments_pack!(u32, u32, packed_key);
-            segments_pack_keys_u64: Segments => segments_pack!(u64, u64, packed_key);
-            segments_unpack_keys_u32: Segments => segments_unpack_keys!(u32);
-            segments_unpack_keys_u64: Segments => segments_unpack_keys!(u64);
-            segments_long_collect_u64: Segments => segments_long_collect!(u64);
-            segments_long_ids: Segments => segments_long_ids!(u32);
-            segments_long_gather_u64: Segments => segments_long_gather!(u64);
-            segments_long_scatter_u64: Segments => segments_long_scatter!(u64);
+            segments_sort_u32: Segments(crate::segments::SortArgs),
+                registers SEGMENTS_MAX_REGISTERS
+                => segments_sort!(u32, u32, u32);
+            segments_sort_u64: Segments(crate::segments::SortArgs),
+                registers SEGMENTS_MAX_REGISTERS
+                => segments_sort!(u64, u64, u32);
+            segments_indexed_u32_u32: Segments(crate::segments::SortArgs),
+                registers SEGMENTS_MAX_REGISTERS
+                => segments_sort!(u32, Indexed32, u32);
+            segments_indexed_u32_u64: Segments(crate::segments::SortArgs),
+                registers SEGMENTS_MAX_REGISTERS
+                => segments_sort!(u32, Indexed32, u64);
+            segments_indexed_u32_u128: Segments(crate::segments::SortArgs),
+                registers SEGMENTS_MAX_REGISTERS
+                => segments_sort!(u32, Indexed32, u128);
+            segments_indexed_u64_u32: Segments(crate::segments::SortArgs),
+                registers SEGMENTS_MAX_REGISTERS
+                => segments_sort!(u64, Indexed64, u32);
+            segments_indexed_u64_u64: Segments(crate::segments::SortArgs),
+                registers SEGMENTS_MAX_REGISTERS
+                => segments_sort!(u64, Indexed64, u64);
+            segments_indexed_u64_u128: Segments(crate::segments::SortArgs),
+                registers SEGMENTS_MAX_REGISTERS
+                => segments_sort!(u64, Indexed64, u128);
+            segments_radix_u32: Segments(crate::segments::RadixArgs),
+                registers SEGMENTS_RADIX_MAX_REGISTERS
+                => segments_radix!(u32, true);
+            segments_radix_u64: Segments(crate::segments::RadixArgs),
+                registers SEGMENTS_RADIX_MAX_REGISTERS
+                => segments_radix!(u64, true);
+            segments_radix_keys_u32: Segments(crate::segments::RadixArgs),
+                registers SEGMENTS_RADIX_MAX_REGISTERS
+                => segments_radix!(u32, false);
+            segments_radix_keys_u64: Segments(crate::segments::RadixArgs),
+                registers SEGMENTS_RADIX_MAX_REGISTERS
+                => segments_radix!(u64, false);
+            segments_short_u32: ShortSegments(crate::segments::ShortArgs)
+                => segments_short!(u32, u32);
+            segments_short_u64: ShortSegments(crate::segments::ShortArgs)
+                => segments_short!(u64, u64);
+            segments_short_indexed_u32: ShortSegments(crate::segments::ShortArgs)
+                => segments_short!(u32, Indexed32);
+            segments_short_indexed_u64: ShortSegments(crate::segments::ShortArgs)
+                => segments_short!(u64, Indexed64);
+            segments_group: ShortSegments(crate::segments::GroupArgs) => segments_group!(u32);
+            segments_pack_u32: Segments(crate::segments::PackArgs)
+                => segments_pack!(u32, u64, packed_item);
+            segments_unpack_u32_u32: Segments(crate::segments::UnpackArgs)
+                => segments_unpack!(u32, u32);
+            segments_unpack_u32_u64: Segments(crate::segments::UnpackArgs)
+                => segments_unpack!(u32, u64);
+            segments_unpack_u32_u128: Segments(crate::segments::UnpackArgs)
+                => segments_unpack!(u32, u128);
+            segments_pack_keys_u32: Segments(crate::segments::PackArgs)
+                => segments_pack!(u32, u32, packed_key);
+            segments_pack_keys_u64: Segments(crate::segments::PackArgs)
+                => segments_pack!(u64, u64, packed_key);
+            segments_unpack_keys_u32: Segments(crate::segments::PackArgs)
+                => segments_unpack_keys!(u32);
+            segments_unpack_keys_u64: Segments(crate::segments::PackArgs)
+                => segments_unpack_keys!(u64);
+            segments_long_collect_u64: Segments(crate::segments::LongCollectArgs)
+                => segments_long_collect!(u64);
+            segments_long_ids: Segments(crate::segments::LongIdsArgs)
+                => segments_long_ids!(u32);
+            segments_long_gather_u64: Segments(crate::segments::LongGatherArgs)
+                => segments_long_gather!(u64);
+            segments_long_scatter_u64: Segments(crate::segments::LongScatterArgs)
+                => segments_long_scatter!(u64);
         }
     };
     (topk, $then:ident) => {

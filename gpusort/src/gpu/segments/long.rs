@@ -9,12 +9,20 @@
 
 use super::{Launch, Plan};
 use crate::error::{CudaContext, Error, Result, driver};
+use crate::gpu::launch::Shape;
 use crate::gpu::{GpuSorter, bitonic, radix};
-use cust::launch;
 use cust::memory::DeviceBuffer;
 use cust::sys as cuda;
+use kernels_gpu::kernels::{
+    Kernel, segments_long_collect_u64, segments_long_gather_u64, segments_long_ids,
+    segments_long_scatter_u64, segments_pack_keys_u32, segments_pack_keys_u64, segments_pack_u32,
+    segments_unpack_keys_u32, segments_unpack_keys_u64, segments_unpack_u32_u32,
+    segments_unpack_u32_u64, segments_unpack_u32_u128,
+};
 use kernels_gpu::keys::IDENTITY;
-use kernels_gpu::segments::row_log2;
+use kernels_gpu::segments::{
+    LongCollectArgs, LongGatherArgs, LongIdsArgs, LongScatterArgs, PackArgs, UnpackArgs, row_log2,
+};
 use std::ops::Range;
 
 /// Most keys of long segments sorted together by the radix sorts: compact positions are `u32`.
@@ -34,6 +42,35 @@ enum Items {
     Keys,
     /// 4-byte keys, each above its position in a `u64`.
     Indexed,
+}
+
+/// The packing of long segments into padded rows of `items` of keys of `key_bytes` (4 or 8),
+/// and the bytes of one item.
+fn pack_kernel(items: Items, key_bytes: u64) -> (Kernel<PackArgs>, u64) {
+    match (items, key_bytes) {
+        (Items::Keys, 4) => (segments_pack_keys_u32, 4),
+        (Items::Keys, _) => (segments_pack_keys_u64, 8),
+        (Items::Indexed, _) => (segments_pack_u32, 8),
+    }
+}
+
+/// The unpacking of sorted padded rows of keys alone of `key_bytes` (4 or 8), which takes the
+/// packing's argument.
+fn unpack_keys_kernel(key_bytes: u64) -> Kernel<PackArgs> {
+    match key_bytes {
+        4 => segments_unpack_keys_u32,
+        _ => segments_unpack_keys_u64,
+    }
+}
+
+/// The unpacking of sorted padded rows of 4-byte keys with their positions, moving values of
+/// `value_bytes` (4, 8 or 16; an argsort, without values, any of them).
+fn unpack_kernel(value_bytes: usize) -> Kernel<UnpackArgs> {
+    match value_bytes {
+        8 => segments_unpack_u32_u64,
+        16 => segments_unpack_u32_u128,
+        _ => segments_unpack_u32_u32,
+    }
 }
 
 /// Consecutive runs of the long segments of `lens` (their lengths, in order) whose keys add up
@@ -159,20 +196,7 @@ impl GpuSorter {
     ) -> Result<Long> {
         let stream = &self.stream;
         let (kb, vb) = (l.key_bytes as u64, l.value_bytes as u64);
-        let (pack, unpack, item_bytes) = match (items, kb) {
-            (Items::Keys, 4) => ("segments_pack_keys_u32", "segments_unpack_keys_u32", 4),
-            (Items::Keys, _) => ("segments_pack_keys_u64", "segments_unpack_keys_u64", 8),
-            (Items::Indexed, _) => (
-                "segments_pack_u32",
-                match l.value_bytes {
-                    8 => "segments_unpack_u32_u64",
-                    16 => "segments_unpack_u32_u128",
-                    _ => "segments_unpack_u32_u32",
-                },
-                8,
-            ),
-        };
-        let (pack, unpack) = (self.function_named(pack)?, self.function_named(unpack)?);
+        let (pack, item_bytes) = pack_kernel(items, kb);
         let lengths = padded_lengths(&plan.long);
         let padded = Padded::new(l, item_bytes);
         let buffer = self.long_buffer(padded.bytes(&lengths, &plan.long))?;
@@ -223,49 +247,42 @@ impl GpuSorter {
                 };
                 let list_at = list.map_or(0, |f| ids_at + (u64::from(f) + first) * 4);
                 let all = rows << p;
-                let grid = all.div_ceil(256).min(1 << 16) as u32;
-                let what = || format!("{rows} segments of up to {} keys", 1u64 << p);
-                let keys = on(l.keys, kb);
+                let shape = Shape::new(all.div_ceil(256).min(1 << 16) as u32, 256, 0);
+                let rows_args = PackArgs {
+                    keys: on(l.keys, kb),
+                    packed,
+                    count: rows,
+                    row_len: plan.row_len,
+                    offsets: offsets_at,
+                    list: list_at,
+                    row_log2: p,
+                    map: l.map,
+                };
                 // SAFETY: the segments lie in the keys (checked by `plan`), `list_at` lists
                 // `rows` of them (or they are rows), the buffer holds `all` items at `packed`,
                 // the values' copy is apart from the values; any grid does.
-                unsafe {
-                    launch!(pack<<<grid, 256, 0, stream>>>(
-                        keys, packed, rows, plan.row_len, offsets_at, list_at, p, l.map
-                    ))
-                }
-                .context(&format!("launching the packing of {}", what()))?;
+                unsafe { self.launch(pack, shape, rows_args)? };
                 bitonic::enqueue_rows(self, packed, all, item_bytes as usize, p, IDENTITY)?;
-                // SAFETY: as above.
-                let launched = unsafe {
-                    if items == Items::Keys {
-                        launch!(unpack<<<grid, 256, 0, stream>>>(
-                            packed,
-                            keys,
-                            rows,
-                            plan.row_len,
-                            offsets_at,
-                            list_at,
-                            p,
-                            l.map
-                        ))
-                    } else {
-                        launch!(unpack<<<grid, 256, 0, stream>>>(
-                            packed,
-                            keys,
-                            on(l.indices, 4),
-                            on(l.values, vb),
-                            on(values_in, vb),
-                            rows,
-                            plan.row_len,
-                            offsets_at,
-                            list_at,
-                            p,
-                            l.map
-                        ))
-                    }
-                };
-                launched.context(&format!("launching the unpacking of {}", what()))?;
+                if items == Items::Keys {
+                    // SAFETY: as above.
+                    unsafe { self.launch(unpack_keys_kernel(kb), shape, rows_args)? };
+                } else {
+                    let args = UnpackArgs {
+                        packed,
+                        keys: rows_args.keys,
+                        indices: on(l.indices, 4),
+                        values: on(l.values, vb),
+                        values_in: on(values_in, vb),
+                        count: rows,
+                        row_len: plan.row_len,
+                        offsets: offsets_at,
+                        list: list_at,
+                        row_log2: p,
+                        map: l.map,
+                    };
+                    // SAFETY: as above.
+                    unsafe { self.launch(unpack_kernel(l.value_bytes), shape, args)? };
+                }
             }
         }
         Ok(Long {
@@ -437,20 +454,22 @@ impl GpuSorter {
         } else {
             (at + layout.keys, at + layout.from, at + layout.work)
         };
-        let stream = &self.stream;
-        let grid = m.div_ceil(256).min(1 << 16) as u32;
-        let what = || format!("{count} long segments of {m} keys in all");
+        let shape = Shape::new(m.div_ceil(256).min(1 << 16) as u32, 256, 0);
 
-        let collect = self.function_named("segments_long_collect_u64")?;
+        let collect = LongCollectArgs {
+            keys,
+            sorted: part,
+            from,
+            all: m,
+            row_len,
+            starts,
+            begins,
+            count,
+        };
         // SAFETY: the segments lie in the keys (checked by `plan`) and hold m ≤ 2^32 keys; the
         // parts of the buffer hold what the layout gives them (in place: the keys and indices
         // of the segments, each read and written by the same thread); any grid does.
-        unsafe {
-            launch!(collect<<<grid, 256, 0, stream>>>(
-                keys, part, from, m, row_len, starts, begins, count
-            ))
-        }
-        .context(&format!("launching the collecting of {}", what()))?;
+        unsafe { self.launch(segments_long_collect_u64, shape, collect)? };
         let by_key = radix::Launch {
             keys: part,
             values: from,
@@ -463,14 +482,17 @@ impl GpuSorter {
         radix::enqueue(self, &by_key)?;
         if count > 1 {
             // The keys sorted by key are not needed: their part takes the ids.
-            let lookup = self.function_named("segments_long_ids")?;
+            let lookup = LongIdsArgs {
+                from,
+                ids: part,
+                all: m,
+                row_len,
+                starts,
+                begins,
+                count,
+            };
             // SAFETY: as above.
-            unsafe {
-                launch!(lookup<<<grid, 256, 0, stream>>>(
-                    from, part, m, row_len, starts, begins, count
-                ))
-            }
-            .context(&format!("launching the segment ids of {}", what()))?;
+            unsafe { self.launch(segments_long_ids, shape, lookup)? };
             let by_segment = radix::Launch {
                 keys: part,
                 values: from,
@@ -485,24 +507,37 @@ impl GpuSorter {
         // An argsort's keys are a copy: they need not be put in order.
         let placed = if l.indices == 0 { part } else { 0 };
         let gathered = if with_values { work } else { 0 };
-        let gather = self.function_named("segments_long_gather_u64")?;
+        let gather = LongGatherArgs {
+            from,
+            keys,
+            indices,
+            values,
+            placed,
+            gathered,
+            words,
+            all: m,
+            row_len,
+            starts,
+            begins,
+            count,
+        };
         // SAFETY: as above; `placed` and `gathered` lie apart from the keys and values.
-        unsafe {
-            launch!(gather<<<grid, 256, 0, stream>>>(
-                from, keys, indices, values, placed, gathered, words, m, row_len, starts,
-                begins, count
-            ))
-        }
-        .context(&format!("launching the gathering of {}", what()))?;
+        unsafe { self.launch(segments_long_gather_u64, shape, gather)? };
         if placed != 0 || with_values {
-            let scatter = self.function_named("segments_long_scatter_u64")?;
+            let scatter = LongScatterArgs {
+                placed,
+                gathered,
+                keys,
+                values,
+                words,
+                all: m,
+                row_len,
+                starts,
+                begins,
+                count,
+            };
             // SAFETY: as above.
-            unsafe {
-                launch!(scatter<<<grid, 256, 0, stream>>>(
-                    placed, gathered, keys, values, words, m, row_len, starts, begins, count
-                ))
-            }
-            .context(&format!("launching the putting back of {}", what()))?;
+            unsafe { self.launch(segments_long_scatter_u64, shape, scatter)? };
         }
         Ok(())
     }
@@ -675,21 +710,46 @@ mod tests {
 
     #[test]
     fn every_kernel_is_in_the_segmented_sorts_module() {
-        use kernels_gpu::kernels::{Family, kernel};
-        let names = [
-            "segments_pack_keys_u32",
-            "segments_pack_keys_u64",
-            "segments_unpack_keys_u32",
-            "segments_unpack_keys_u64",
-            "segments_pack_u32",
-            "segments_long_collect_u64",
-            "segments_long_ids",
-            "segments_long_gather_u64",
-            "segments_long_scatter_u64",
+        use kernels_gpu::kernels::{Family, KernelArgs};
+        fn described<A: KernelArgs>(k: Kernel<A>) -> (&'static str, Family) {
+            (k.name(), k.family())
+        }
+        let kernels = [
+            described(pack_kernel(Items::Keys, 4).0),
+            described(pack_kernel(Items::Keys, 8).0),
+            described(unpack_keys_kernel(4)),
+            described(unpack_keys_kernel(8)),
+            described(pack_kernel(Items::Indexed, 4).0),
+            described(unpack_kernel(4)),
+            described(unpack_kernel(8)),
+            described(unpack_kernel(16)),
+            described(segments_long_collect_u64),
+            described(segments_long_ids),
+            described(segments_long_gather_u64),
+            described(segments_long_scatter_u64),
         ];
-        for name in names {
-            assert_eq!(kernel(name).map(|k| k.family), Some(Family::Segments));
+        for (name, family) in kernels {
+            assert_eq!(family, Family::Segments, "{name}");
             assert!(crate::gpu::KERNELS_PTX.contains(&format!(".entry {name}(")));
+        }
+    }
+
+    #[test]
+    fn each_width_packs_and_unpacks_with_its_kernels() {
+        for kb in [4, 8] {
+            let bits = kb * 8;
+            let (pack, item_bytes) = pack_kernel(Items::Keys, kb);
+            assert_eq!(pack.name(), format!("segments_pack_keys_u{bits}"));
+            assert_eq!(item_bytes, kb);
+            let unpack = unpack_keys_kernel(kb).name();
+            assert_eq!(unpack, format!("segments_unpack_keys_u{bits}"));
+        }
+        let (pack, item_bytes) = pack_kernel(Items::Indexed, 4);
+        assert_eq!((pack.name(), item_bytes), ("segments_pack_u32", 8));
+        // An argsort (no values) unpacks with the 4-byte values' kernel.
+        for (vb, values) in [(0, "u32"), (4, "u32"), (8, "u64"), (16, "u128")] {
+            let expected = format!("segments_unpack_u32_{values}");
+            assert_eq!(unpack_kernel(vb).name(), expected);
         }
     }
 
