@@ -263,12 +263,20 @@ macro_rules! kernel_list {
     };
     (topk, $then:ident) => {
         $then! {
-            topk_round_u32: TopK, registers TOPK_MAX_REGISTERS_32 => topk_round!(u32, streaming);
-            topk_round_u64: TopK, registers TOPK_MAX_REGISTERS_64 => topk_round!(u64, streaming);
-            topk_rows_u32: TopK, registers TOPK_ROWS_MAX_REGISTERS_32 => topk_round!(u32, registers);
-            topk_rows_u64: TopK, registers TOPK_ROWS_MAX_REGISTERS_64 => topk_round!(u64, registers);
-            topk_digits_u32: TopK, registers TOPK_DIGITS_MAX_REGISTERS => topk_digits!(u32);
-            topk_digits_u64: TopK, registers TOPK_DIGITS_MAX_REGISTERS => topk_digits!(u64);
+            topk_round_u32: TopK(crate::topk::RoundArgs), registers TOPK_MAX_REGISTERS_32
+                => topk_round!(u32, streaming);
+            topk_round_u64: TopK(crate::topk::RoundArgs), registers TOPK_MAX_REGISTERS_64
+                => topk_round!(u64, streaming);
+            topk_rows_u32: TopK(crate::topk::RoundArgs), registers TOPK_ROWS_MAX_REGISTERS_32
+                => topk_round!(u32, registers);
+            topk_rows_u64: TopK(crate::topk::RoundArgs), registers TOPK_ROWS_MAX_REGISTERS_64
+                => topk_round!(u64, registers);
+            topk_digits_u32: TopK(crate::topk::digits::StepArgs),
+                registers TOPK_DIGITS_MAX_REGISTERS
+                => topk_digits!(u32);
+            topk_digits_u64: TopK(crate::topk::digits::StepArgs),
+                registers TOPK_DIGITS_MAX_REGISTERS
+                => topk_digits!(u64);
         }
     };
 }
