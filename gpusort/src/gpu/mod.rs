@@ -57,6 +57,7 @@ use cust::stream::{Stream, StreamFlags};
 use cust::sys as cuda;
 use kernels_gpu::kernels::{Kernel, KernelArgs};
 use kernels_gpu::tuning::MAX_KEYS;
+pub(crate) use launch::Shape;
 use modules::Modules;
 use overlap::Chunked;
 use rayon::prelude::*;

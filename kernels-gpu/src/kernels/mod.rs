@@ -178,14 +178,14 @@ macro_rules! kernel_list {
     };
     (multi, $then:ident) => {
         $then! {
-            multi_sample_u32: Multi => multi_sample!(u32);
-            multi_ranks_u32: Multi => multi_ranks!(u32);
-            multi_fill_u32: Multi => multi_fill!(u32);
-            multi_check_u32: Multi => multi_check!(u32);
-            multi_sample_u64: Multi => multi_sample!(u64);
-            multi_ranks_u64: Multi => multi_ranks!(u64);
-            multi_fill_u64: Multi => multi_fill!(u64);
-            multi_check_u64: Multi => multi_check!(u64);
+            multi_sample_u32: Multi(crate::multi::SampleArgs) => multi_sample!(u32);
+            multi_ranks_u32: Multi(crate::multi::RanksArgs) => multi_ranks!(u32);
+            multi_fill_u32: Multi(crate::multi::FillArgs) => multi_fill!(u32);
+            multi_check_u32: Multi(crate::multi::CheckArgs) => multi_check!(u32);
+            multi_sample_u64: Multi(crate::multi::SampleArgs) => multi_sample!(u64);
+            multi_ranks_u64: Multi(crate::multi::RanksArgs) => multi_ranks!(u64);
+            multi_fill_u64: Multi(crate::multi::FillArgs) => multi_fill!(u64);
+            multi_check_u64: Multi(crate::multi::CheckArgs) => multi_check!(u64);
         }
     };
     (radix, $then:ident) => {
