@@ -1,6 +1,74 @@
 //! Pure math of the multi-GPU sort (host and GPU): the regular sample of a sorted part, the
 //! ranks of probe keys in it, and the random keys and checksums used to generate and verify
-//! data on the GPUs.
+//! data on the GPUs; and the arguments of the kernels that do each.
+
+use crate::args::Addr;
+
+crate::args::kernel_args! { $
+    /// The argument of the sample kernels (`multi_sample_*`): the regular sample of a sorted
+    /// part, every `stride`-th key and the last ([`sample_position`]).
+    pub struct SampleArgs, entry sample_entry {
+        /// The part's `n` sorted keys, read.
+        pub keys: Addr,
+        /// Keys in the part, at least one.
+        pub n: u64,
+        /// Keys from one sample to the next.
+        pub stride: u64,
+        /// Where the kernel writes the [`sample_count`]`(n, stride)` sampled keys.
+        pub out: Addr,
+    }
+}
+
+crate::args::kernel_args! { $
+    /// The argument of the rank kernels (`multi_ranks_*`): the lower and upper bound of each
+    /// probe key in a sorted part ([`rank`]).
+    pub struct RanksArgs, entry ranks_entry {
+        /// The part's `n` sorted keys, read.
+        pub keys: Addr,
+        /// Keys in the part.
+        pub n: u64,
+        /// The `count` probe keys, read.
+        pub probes: Addr,
+        /// Probes.
+        pub count: u64,
+        /// Where the kernel writes, per probe, the part's keys below it (`count` `u64`).
+        pub below: Addr,
+        /// Where the kernel writes, per probe, the part's keys not above it (`count` `u64`).
+        pub not_above: Addr,
+    }
+}
+
+crate::args::kernel_args! { $
+    /// The argument of the fill kernels (`multi_fill_*`): random keys `first .. first + n` of
+    /// a stream ([`random_key`], truncated to the key's width).
+    pub struct FillArgs, entry fill_entry {
+        /// Where the kernel writes the `n` keys.
+        pub keys: Addr,
+        /// Keys to write.
+        pub n: u64,
+        /// The stream of random keys.
+        pub seed: u64,
+        /// The index in the stream of the first key written.
+        pub first: u64,
+    }
+}
+
+crate::args::kernel_args! { $
+    /// The argument of the check kernels (`multi_check_*`): per block, the neighbours out of
+    /// order and the multiset checksum ([`checksum_term`]) of its keys.
+    pub struct CheckArgs, entry check_entry {
+        /// The `n` keys, read.
+        pub keys: Addr,
+        /// Keys.
+        pub n: u64,
+        /// The key map whose order the keys should be in.
+        pub map: u32,
+        /// Where the kernel writes, per block, its count of keys greater than the next
+        /// (encoded with `map`) and its checksum: two `u64`, at `2 · block` and
+        /// `2 · block + 1`.
+        pub partials: Addr,
+    }
+}
 
 /// Sample `m` of a sorted part of `n > 0` keys taken every `stride` keys: position
 /// `min(m · stride, n − 1)`, so the samples start at the first key and end at the last, and at

@@ -34,8 +34,8 @@
 //! assert_eq!(1 << (tile_log2(7) - row_log2(100)), 16);
 //! ```
 
+use crate::args::Addr;
 use crate::bitonic::ceil_log2;
-use crate::kernels::Addr;
 use crate::tuning::{
     ROWS_TILE_SORT_MIN_LOG2, SEGMENTS_MAX_ROW_LOG2, SEGMENTS_MIN_TILE_LOG2,
     SEGMENTS_RADIX_MIN_ROW_LOG2, SHORT_SEGMENTS_MAX_ROW_LOG2, SHORT_SEGMENTS_RUN_LOG2,
@@ -343,7 +343,7 @@ pub const fn radix_shared_bytes(row_log2: u32, key_bytes: u32, indexed: bool) ->
     radix_layout(threads * RADIX_ITEMS, key_bytes, indexed, threads / 32).bytes
 }
 
-crate::kernels::kernel_args! { $
+crate::args::kernel_args! { $
     /// The argument of the block sorts of segments (`segments_sort_*`, `segments_indexed_*`):
     /// the segments of one launch and where their results go.
     pub struct SortArgs, entry sort_entry {
@@ -373,7 +373,7 @@ crate::kernels::kernel_args! { $
     }
 }
 
-crate::kernels::kernel_args! { $
+crate::args::kernel_args! { $
     /// The argument of the register sorts of short segments (`segments_short_*`): as
     /// [`SortArgs`], with values of any width moved as 4-byte words.
     pub struct ShortArgs, entry short_entry {
@@ -401,7 +401,7 @@ crate::kernels::kernel_args! { $
     }
 }
 
-crate::kernels::kernel_args! { $
+crate::args::kernel_args! { $
     /// The argument of the radix sorts of one segment per block (`segments_radix_*`): as
     /// [`SortArgs`], with the sorted keys written where `sorted_keys` says and values of any
     /// width moved as 4-byte words.
@@ -432,7 +432,7 @@ crate::kernels::kernel_args! { $
     }
 }
 
-crate::kernels::kernel_args! { $
+crate::args::kernel_args! { $
     /// The argument of the grouping of segments by padded length (`segments_group`).
     pub struct GroupArgs, entry group_entry {
         /// The `segments + 1` `u64` offsets of the segments, non-decreasing; read.
@@ -449,7 +449,7 @@ crate::kernels::kernel_args! { $
     }
 }
 
-crate::kernels::kernel_args! { $
+crate::args::kernel_args! { $
     /// The argument of the packing of long segments into padded rows (`segments_pack_*`) and of
     /// the unpacking of sorted rows of keys alone (`segments_unpack_keys_*`): the segments of
     /// one launch, as [`SortArgs`] describes them, and their padded rows.
@@ -475,7 +475,7 @@ crate::kernels::kernel_args! { $
     }
 }
 
-crate::kernels::kernel_args! { $
+crate::args::kernel_args! { $
     /// The argument of the unpacking of sorted padded rows of 4-byte keys with their positions
     /// (`segments_unpack_*`), which puts the keys back and writes the indices or moves the
     /// values.
@@ -557,7 +557,7 @@ impl LongSegments<'_> {
     }
 }
 
-crate::kernels::kernel_args! { $
+crate::args::kernel_args! { $
     /// The argument of the first step of the sort of long segments by two radix sorts
     /// (`segments_long_collect_*`): each compact position's key and the position itself.
     pub struct LongCollectArgs, entry long_collect_entry {
@@ -580,7 +580,7 @@ crate::kernels::kernel_args! { $
     }
 }
 
-crate::kernels::kernel_args! { $
+crate::args::kernel_args! { $
     /// The argument of the second step (`segments_long_ids`): the segment of each element of
     /// the order by key.
     pub struct LongIdsArgs, entry long_ids_entry {
@@ -601,7 +601,7 @@ crate::kernels::kernel_args! { $
     }
 }
 
-crate::kernels::kernel_args! { $
+crate::args::kernel_args! { $
     /// The argument of the third step (`segments_long_gather_*`): each element of the order by
     /// (segment, key, position) gathered, its position in its segment written.
     pub struct LongGatherArgs, entry long_gather_entry {
@@ -634,7 +634,7 @@ crate::kernels::kernel_args! { $
     }
 }
 
-crate::kernels::kernel_args! { $
+crate::args::kernel_args! { $
     /// The argument of the last step (`segments_long_scatter_*`): the keys and values gathered
     /// by [`LongGatherArgs`] put in their places in the segments.
     pub struct LongScatterArgs, entry long_scatter_entry {

@@ -38,6 +38,7 @@
 
 pub mod digits;
 
+use crate::args::Addr;
 use crate::keys::KeyBits;
 use crate::tuning::{TOPK_DIGITS_BYTES_PER_K, TOPK_MAX_REGISTERS_32, TOPK_MAX_REGISTERS_64};
 
@@ -410,6 +411,40 @@ pub struct Round {
     pub parts: u64,
     /// Keys per part, a multiple of the tile unless the segment is one part.
     pub chunk: u64,
+}
+
+crate::args::kernel_args! { $
+    /// The argument of a round of a selection (`topk_round_*`, streaming, and `topk_rows_*`, in
+    /// registers): each part of `chunk` keys of each of `segments` segments of `len` keys gives
+    /// its `k` best keys and their indices (a [`Round`] and its buffers).
+    pub struct RoundArgs, entry round_entry {
+        /// The round's input, read: `segments × len` keys, segment after segment (encoded
+        /// with `encode` as they are loaded).
+        pub keys: Addr,
+        /// Their `u64` indices within their segment ([`NO_INDEX`]: no key), read; or 0 for
+        /// none (the first round), a key's index then being its position in its segment.
+        pub indices: Addr,
+        /// Where the round writes its candidates: `segments × parts × k` keys, part after
+        /// part (decoded through the inverse of `decode` as they are stored).
+        pub out_keys: Addr,
+        /// Where it writes their `u64` indices within their segment, as many ([`NO_INDEX`]
+        /// where a part had fewer than `k` keys).
+        pub out_indices: Addr,
+        /// Segments ([`Round::segments`]).
+        pub segments: u64,
+        /// Keys per segment in the round's input ([`Round::len`]).
+        pub len: u64,
+        /// Parts per segment ([`Round::parts`]).
+        pub parts: u64,
+        /// Keys per part ([`Round::chunk`]).
+        pub chunk: u64,
+        /// Keys selected per part, `1 ..= MAX_K`.
+        pub k: u32,
+        /// Key map applied as the keys are loaded (the first round) or `IDENTITY`.
+        pub encode: u32,
+        /// Key map undone as the keys are stored (the last round) or `IDENTITY`.
+        pub decode: u32,
+    }
 }
 
 impl Round {

@@ -242,12 +242,18 @@ mod tests {
         let mut all = super::super::bitonic::launches(limits);
         all.extend(super::super::merge::launches(limits.max_shared_per_block));
         all.extend(super::super::radix::launches());
-        for what in ["sample", "ranks", "fill", "check"] {
-            for bits in [32, 64] {
-                let name: &'static str = format!("multi_{what}_u{bits}").leak();
-                all.push((name, MULTI_THREADS, 2 * MULTI_THREADS * 8));
-            }
-        }
+        use kernels_gpu::kernels as k;
+        let multi = [
+            k::multi_sample_u32.name(),
+            k::multi_ranks_u32.name(),
+            k::multi_fill_u32.name(),
+            k::multi_check_u32.name(),
+            k::multi_sample_u64.name(),
+            k::multi_ranks_u64.name(),
+            k::multi_fill_u64.name(),
+            k::multi_check_u64.name(),
+        ];
+        all.extend(multi.map(|name| (name, MULTI_THREADS, 2 * MULTI_THREADS * 8)));
         all
     }
 

@@ -62,6 +62,7 @@ use host::HostKeys;
 use kernels_gpu::args::KernelArgs;
 use kernels_gpu::kernels::Kernel;
 use kernels_gpu::tuning::MAX_KEYS;
+pub(crate) use launch::Shape;
 use modules::{Family, Modules, Settings};
 use pairs::{check_pairs, value_slot};
 use staging::Staging;

@@ -6,33 +6,37 @@
 //! its keys, then a gather of at most 4096 candidates) and one round in registers over those.
 //! k above [`MAX_K`] is a stable sort's first k.
 
+use super::launch::Shape;
 use super::{GpuAlgo, GpuSorter, Scratch, check_len};
 use crate::error::{CudaContext, Error, Result, driver};
 use crate::keys::{Order, SortKey};
 use crate::topk::{TopK, check_top_k};
-use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use cust::module::Module;
 use cust::sys as cuda;
+use kernels_gpu::kernels::{
+    Kernel, topk_digits_u32, topk_digits_u64, topk_round_u32, topk_round_u64, topk_rows_u32,
+    topk_rows_u64,
+};
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::topk::digits::{
-    BLOCKS_PER_MULTIPROCESSOR, Grid, LAST_ROUND, by_digits, grid, passes,
+    BLOCKS_PER_MULTIPROCESSOR, Grid, LAST_ROUND, StepArgs, by_digits, grid, passes,
     shared_layout as digits_shared_layout, workspace,
 };
 use kernels_gpu::topk::{
-    MAX_K, Plan, Round, THREADS, blocks_per_multiprocessor, candidate_capacity, plan,
+    MAX_K, Plan, Round, RoundArgs, THREADS, blocks_per_multiprocessor, candidate_capacity, plan,
     rows_shared_layout, selects_in_registers, shared_bytes,
 };
 
 pub use kernels_gpu::topk::MAX_K as TOP_K_MAX_K;
 
 /// The kernel of a round for keys of `key_bytes`: the radix select in registers, or streaming.
-fn kernel(key_bytes: usize, in_registers: bool) -> &'static str {
+fn kernel(key_bytes: usize, in_registers: bool) -> Kernel<RoundArgs> {
     match (key_bytes > 4, in_registers) {
-        (false, false) => "topk_round_u32",
-        (true, false) => "topk_round_u64",
-        (false, true) => "topk_rows_u32",
-        (true, true) => "topk_rows_u64",
+        (false, false) => topk_round_u32,
+        (true, false) => topk_round_u64,
+        (false, true) => topk_rows_u32,
+        (true, true) => topk_rows_u64,
     }
 }
 
@@ -50,7 +54,7 @@ pub(super) fn configure(module: &Module, limits: &super::DeviceLimits) -> Result
     for key_bytes in [4, 8] {
         for in_registers in [false, true] {
             let bytes = round_shared_bytes(key_bytes, in_registers, MAX_K);
-            let name = kernel(key_bytes, in_registers);
+            let name = kernel(key_bytes, in_registers).name();
             super::modules::set_shared_attributes(module, limits, name, bytes)?;
         }
     }
@@ -58,11 +62,11 @@ pub(super) fn configure(module: &Module, limits: &super::DeviceLimits) -> Result
 }
 
 /// The steps of a top-k by digits of keys of `key_bytes`.
-fn digits_kernel(key_bytes: usize) -> &'static str {
+fn digits_kernel(key_bytes: usize) -> Kernel<StepArgs> {
     if key_bytes > 4 {
-        "topk_digits_u64"
+        topk_digits_u64
     } else {
-        "topk_digits_u32"
+        topk_digits_u32
     }
 }
 
@@ -181,26 +185,14 @@ impl GpuSorter {
             let dst = if last { out } else { halves[i % 2] };
             let encode = if i == 0 { map } else { IDENTITY };
             let decode = if last { map } else { IDENTITY };
-            let what = format!(
-                "top-k round {i} of {} keys in rows of {row_len}",
-                keys.len()
-            );
-            self.launch_top_k_round(
-                key_bytes,
-                round,
-                k as u32,
-                (src, dst),
-                (encode, decode),
-                &what,
-            )?;
+            self.launch_top_k_round(key_bytes, round, k as u32, (src, dst), (encode, decode))?;
             src = dst;
         }
         Ok(())
     }
 
     /// Launches one round of a top-k of `k` from `src` to `dst`, keys encoded with `encode`
-    /// as they are loaded and decoded with `decode` as they are written; `what` names the
-    /// round in an error.
+    /// as they are loaded and decoded with `decode` as they are written.
     fn launch_top_k_round(
         &self,
         key_bytes: usize,
@@ -208,31 +200,27 @@ impl GpuSorter {
         k: u32,
         (src, dst): (Candidates, Candidates),
         (encode, decode): (u32, u32),
-        what: &str,
     ) -> Result<()> {
         let grid = round.blocks().min(i32::MAX as u64) as u32;
         let in_registers = selects_in_registers(round);
-        let f = self.function_named(kernel(key_bytes, in_registers))?;
         let shared = round_shared_bytes(key_bytes, in_registers, k);
-        let stream = &self.stream;
+        let args = RoundArgs {
+            keys: src.0,
+            indices: src.1,
+            out_keys: dst.0,
+            out_indices: dst.1,
+            segments: round.segments,
+            len: round.len,
+            parts: round.parts,
+            chunk: round.chunk,
+            k,
+            encode,
+            decode,
+        };
+        let shape = Shape::new(grid, THREADS, shared);
         // SAFETY: the caller's input holds segments × len keys (and indices unless null), its
         // outputs segments × parts × k; the launch shape is the kernel's.
-        unsafe {
-            launch!(f<<<grid, THREADS, shared, stream>>>(
-                src.0,
-                src.1,
-                dst.0,
-                dst.1,
-                round.segments,
-                round.len,
-                round.parts,
-                round.chunk,
-                k,
-                encode,
-                decode
-            ))
-        }
-        .context(&format!("launching {what}"))
+        unsafe { self.launch(kernel(key_bytes, in_registers), shape, args) }
     }
 
     /// Queues the top-`k` of the whole of `keys` by digits ([`by_digits`]) into `out` (keys
@@ -264,38 +252,29 @@ impl GpuSorter {
         driver(status, "cuMemsetD8Async", || {
             format!("zeroing the counters of a top-k of {} keys", keys.len())
         })?;
-        let f = self.function_named(digits_kernel(key_bytes))?;
-        let shared = digits_shared_layout()[4];
-        let keys_at = keys.as_device_ptr().as_raw();
+        let shape = Shape::new(g.blocks as u32, THREADS, digits_shared_layout()[4]);
         for step in 0..=passes(key_bytes as u32) + 1 {
+            let args = StepArgs {
+                keys: keys.as_device_ptr().as_raw(),
+                len: g.len,
+                chunk: g.chunk,
+                blocks: g.blocks,
+                k: k as u32,
+                encode: map,
+                step,
+                work,
+            };
             // SAFETY: the keys hold `g.len` (below 2^32, as `by_digits` allows) and the scratch
             // the workspace of `g`; the steps run in order on the stream.
-            unsafe {
-                launch!(f<<<g.blocks as u32, THREADS, shared, stream>>>(
-                    keys_at,
-                    g.len,
-                    g.chunk,
-                    g.blocks,
-                    k as u32,
-                    map,
-                    step,
-                    work
-                ))
-            }
-            .context(&format!(
-                "launching step {step} of a top-k of {} keys by digits",
-                keys.len()
-            ))?;
+            unsafe { self.launch(digits_kernel(key_bytes), shape, args)? };
         }
         let candidates = (work + layout.keys, work + layout.indices);
-        let what = format!("the last round of a top-k of {} keys by digits", keys.len());
         self.launch_top_k_round(
             key_bytes,
             &LAST_ROUND,
             k as u32,
             (candidates, out),
             (IDENTITY, map),
-            &what,
         )
     }
 
@@ -502,12 +481,29 @@ mod tests {
     #[test]
     fn every_kernel_is_in_the_ptx() {
         for (kb, in_registers) in [(4, false), (8, false), (4, true), (8, true)] {
-            let name = kernel(kb, in_registers);
+            let name = kernel(kb, in_registers).name();
             assert!(super::super::KERNELS_PTX.contains(&format!(".entry {name}(")));
             assert_eq!(
                 kernels_gpu::kernels::Family::of(name),
                 Some(kernels_gpu::kernels::Family::TopK)
             );
+        }
+        for kb in [4, 8] {
+            let name = digits_kernel(kb).name();
+            assert!(super::super::KERNELS_PTX.contains(&format!(".entry {name}(")));
+            assert_eq!(
+                kernels_gpu::kernels::Family::of(name),
+                Some(kernels_gpu::kernels::Family::TopK)
+            );
+        }
+    }
+
+    #[test]
+    fn every_width_has_its_kernels() {
+        for (kb, bits) in [(4, 32), (8, 64)] {
+            assert_eq!(kernel(kb, false).name(), format!("topk_round_u{bits}"));
+            assert_eq!(kernel(kb, true).name(), format!("topk_rows_u{bits}"));
+            assert_eq!(digits_kernel(kb).name(), format!("topk_digits_u{bits}"));
         }
     }
 

@@ -3,19 +3,49 @@
 //! random keys and check sorted ones on the GPUs.
 
 use super::select::{Ranks, SortedParts};
-use crate::error::{CudaContext, Result, driver};
-use crate::gpu::GpuSorter;
-use cust::launch;
+use crate::error::{Result, driver};
+use crate::gpu::{GpuSorter, Shape};
 use cust::memory::{DeviceBuffer, DeviceCopy, LockedBuffer};
 use cust::sys as cuda;
-use kernels_gpu::multi::sample_count;
+use kernels_gpu::kernels::{
+    Kernel, multi_check_u32, multi_check_u64, multi_fill_u32, multi_fill_u64, multi_ranks_u32,
+    multi_ranks_u64, multi_sample_u32, multi_sample_u64,
+};
+use kernels_gpu::multi::{CheckArgs, FillArgs, RanksArgs, SampleArgs, sample_count};
 use kernels_gpu::tuning::{MULTI_CHECK_BLOCKS, MULTI_THREADS};
 use std::marker::PhantomData;
 use std::ops::Range;
 
-/// Kernel `multi_<what>_u32` or `_u64` for keys of `key_bytes`.
-fn kernel(what: &str, key_bytes: usize) -> String {
-    format!("multi_{what}_u{}", 8 * key_bytes)
+/// The sample kernel of keys of `key_bytes` (4 or 8).
+fn sample_kernel(key_bytes: usize) -> Kernel<SampleArgs> {
+    match key_bytes {
+        4 => multi_sample_u32,
+        _ => multi_sample_u64,
+    }
+}
+
+/// The rank kernel of keys of `key_bytes` (4 or 8).
+fn ranks_kernel(key_bytes: usize) -> Kernel<RanksArgs> {
+    match key_bytes {
+        4 => multi_ranks_u32,
+        _ => multi_ranks_u64,
+    }
+}
+
+/// The random fill of keys of `key_bytes` (4 or 8).
+fn fill_kernel(key_bytes: usize) -> Kernel<FillArgs> {
+    match key_bytes {
+        4 => multi_fill_u32,
+        _ => multi_fill_u64,
+    }
+}
+
+/// The check of keys of `key_bytes` (4 or 8).
+fn check_kernel(key_bytes: usize) -> Kernel<CheckArgs> {
+    match key_bytes {
+        4 => multi_check_u32,
+        _ => multi_check_u64,
+    }
 }
 
 /// Blocks of `MULTI_THREADS` threads for one thread per item.
@@ -84,7 +114,7 @@ impl<B: DeviceCopy + Default + Ord + Copy> SortedParts for GpuParts<'_, B> {
     }
 
     fn samples(&mut self, stride: u64) -> Result<Vec<Vec<B>>> {
-        let name = kernel("sample", size_of::<B>());
+        let kernel = sample_kernel(size_of::<B>());
         let mut requests = vec![Vec::new(); self.gpus.len()];
         for (i, gpu) in self.gpus.iter().enumerate() {
             let (ptr, n, out) = (self.ptrs[i], self.lens[i], self.workspaces[i]);
@@ -96,13 +126,15 @@ impl<B: DeviceCopy + Default + Ord + Copy> SortedParts for GpuParts<'_, B> {
                 count as usize <= WORKSPACE_PROBES,
                 "a stride too fine for the workspace"
             );
-            gpu.bind()?;
-            let (f, stream) = (gpu.function_named(&name)?, gpu.stream());
+            let args = SampleArgs {
+                keys: ptr,
+                n,
+                stride,
+                out,
+            };
+            let shape = Shape::new(blocks_for(count), MULTI_THREADS, 0);
             // SAFETY: the part holds n keys; the workspace has room for the sample.
-            unsafe {
-                launch!(f<<<blocks_for(count), MULTI_THREADS, 0, stream>>>(ptr, n, stride, out))
-            }
-            .context("launching the sample kernel")?;
+            unsafe { gpu.launch(kernel, shape, args)? };
             requests[i].push((out, count));
         }
         let mut read = self.read_all::<B>(&requests)?;
@@ -113,7 +145,7 @@ impl<B: DeviceCopy + Default + Ord + Copy> SortedParts for GpuParts<'_, B> {
     }
 
     fn ranks(&mut self, probes: &[B]) -> Result<Vec<Ranks>> {
-        let name = kernel("ranks", size_of::<B>());
+        let kernel = ranks_kernel(size_of::<B>());
         let mut ranks = vec![Ranks::default(); self.gpus.len()];
         for batch in probes.chunks(WORKSPACE_PROBES) {
             let count = batch.len() as u64;
@@ -122,14 +154,17 @@ impl<B: DeviceCopy + Default + Ord + Copy> SortedParts for GpuParts<'_, B> {
                 let (ptr, n, work) = (self.ptrs[i], self.lens[i], self.workspaces[i]);
                 let (below, not_above) = regions(work);
                 write(gpu, work, batch)?;
-                let (f, stream) = (gpu.function_named(&name)?, gpu.stream());
+                let args = RanksArgs {
+                    keys: ptr,
+                    n,
+                    probes: work,
+                    count,
+                    below,
+                    not_above,
+                };
+                let shape = Shape::new(blocks_for(count), MULTI_THREADS, 0);
                 // SAFETY: the part holds n keys; each workspace region holds `count` words.
-                unsafe {
-                    launch!(f<<<blocks_for(count), MULTI_THREADS, 0, stream>>>(
-                        ptr, n, work, count, below, not_above
-                    ))
-                }
-                .context("launching the rank kernel")?;
+                unsafe { gpu.launch(kernel, shape, args)? };
                 requests[i] = vec![(below, count), (not_above, count)];
             }
             for (r, mut read) in ranks.iter_mut().zip(self.read_all::<u64>(&requests)?) {
@@ -260,13 +295,16 @@ pub(crate) fn fill(
     if n == 0 {
         return Ok(());
     }
-    gpu.bind()?;
-    let f = gpu.function_named(&kernel("fill", key_bytes))?;
-    let stream = gpu.stream();
     let blocks = blocks_for(n).min(MULTI_CHECK_BLOCKS * 8);
+    let args = FillArgs {
+        keys: ptr,
+        n,
+        seed,
+        first,
+    };
+    let shape = Shape::new(blocks, MULTI_THREADS, 0);
     // SAFETY: `ptr` holds n keys.
-    unsafe { launch!(f<<<blocks, MULTI_THREADS, 0, stream>>>(ptr, n, seed, first)) }
-        .context("launching the random fill")
+    unsafe { gpu.launch(fill_kernel(key_bytes), shape, args) }
 }
 
 /// How `n` keys of `key_bytes` at `ptr` stand: neighbours out of the order of key map `map`,
@@ -284,13 +322,16 @@ pub(crate) fn check(
     gpu.bind()?;
     let partials: DeviceBuffer<u64> =
         gpu.alloc(2 * MULTI_CHECK_BLOCKS as usize, "check results")?;
-    let f = gpu.function_named(&kernel("check", key_bytes))?;
-    let stream = gpu.stream();
-    let shared = 2 * MULTI_THREADS * 8;
     let out = partials.as_device_ptr().as_raw();
+    let args = CheckArgs {
+        keys: ptr,
+        n,
+        map,
+        partials: out,
+    };
+    let shape = Shape::new(MULTI_CHECK_BLOCKS, MULTI_THREADS, 2 * MULTI_THREADS * 8);
     // SAFETY: `ptr` holds n keys; two partials per block.
-    unsafe { launch!(f<<<MULTI_CHECK_BLOCKS, MULTI_THREADS, shared, stream>>>(ptr, n, map, out)) }
-        .context("launching the check kernel")?;
+    unsafe { gpu.launch(check_kernel(key_bytes), shape, args)? };
     let partials: Vec<u64> = read(gpu, out, 2 * u64::from(MULTI_CHECK_BLOCKS))?;
     let descents = partials.iter().step_by(2).sum();
     let checksum = partials
@@ -299,4 +340,25 @@ pub(crate) fn check(
         .step_by(2)
         .fold(0u64, |s, &c| s.wrapping_add(c));
     Ok((descents, checksum))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_width_has_its_kernels() {
+        for (kb, bits) in [(4, 32), (8, 64)] {
+            let kernels = [
+                ("sample", sample_kernel(kb).name()),
+                ("ranks", ranks_kernel(kb).name()),
+                ("fill", fill_kernel(kb).name()),
+                ("check", check_kernel(kb).name()),
+            ];
+            for (what, name) in kernels {
+                assert_eq!(name, format!("multi_{what}_u{bits}"));
+                assert!(crate::gpu::KERNELS_PTX.contains(&format!(".entry {name}(")));
+            }
+        }
+    }
 }

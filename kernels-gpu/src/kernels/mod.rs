@@ -180,14 +180,14 @@ macro_rules! kernel_list {
     };
     (multi, $then:ident) => {
         $then! {
-            multi_sample_u32: Multi => multi_sample!(u32);
-            multi_ranks_u32: Multi => multi_ranks!(u32);
-            multi_fill_u32: Multi => multi_fill!(u32);
-            multi_check_u32: Multi => multi_check!(u32);
-            multi_sample_u64: Multi => multi_sample!(u64);
-            multi_ranks_u64: Multi => multi_ranks!(u64);
-            multi_fill_u64: Multi => multi_fill!(u64);
-            multi_check_u64: Multi => multi_check!(u64);
+            multi_sample_u32: Multi(crate::multi::SampleArgs) => multi_sample!(u32);
+            multi_ranks_u32: Multi(crate::multi::RanksArgs) => multi_ranks!(u32);
+            multi_fill_u32: Multi(crate::multi::FillArgs) => multi_fill!(u32);
+            multi_check_u32: Multi(crate::multi::CheckArgs) => multi_check!(u32);
+            multi_sample_u64: Multi(crate::multi::SampleArgs) => multi_sample!(u64);
+            multi_ranks_u64: Multi(crate::multi::RanksArgs) => multi_ranks!(u64);
+            multi_fill_u64: Multi(crate::multi::FillArgs) => multi_fill!(u64);
+            multi_check_u64: Multi(crate::multi::CheckArgs) => multi_check!(u64);
         }
     };
     (radix, $then:ident) => {
@@ -305,12 +305,20 @@ macro_rules! kernel_list {
     };
     (topk, $then:ident) => {
         $then! {
-            topk_round_u32: TopK, registers TOPK_MAX_REGISTERS_32 => topk_round!(u32, streaming);
-            topk_round_u64: TopK, registers TOPK_MAX_REGISTERS_64 => topk_round!(u64, streaming);
-            topk_rows_u32: TopK, registers TOPK_ROWS_MAX_REGISTERS_32 => topk_round!(u32, registers);
-            topk_rows_u64: TopK, registers TOPK_ROWS_MAX_REGISTERS_64 => topk_round!(u64, registers);
-            topk_digits_u32: TopK, registers TOPK_DIGITS_MAX_REGISTERS => topk_digits!(u32);
-            topk_digits_u64: TopK, registers TOPK_DIGITS_MAX_REGISTERS => topk_digits!(u64);
+            topk_round_u32: TopK(crate::topk::RoundArgs), registers TOPK_MAX_REGISTERS_32
+                => topk_round!(u32, streaming);
+            topk_round_u64: TopK(crate::topk::RoundArgs), registers TOPK_MAX_REGISTERS_64
+                => topk_round!(u64, streaming);
+            topk_rows_u32: TopK(crate::topk::RoundArgs), registers TOPK_ROWS_MAX_REGISTERS_32
+                => topk_round!(u32, registers);
+            topk_rows_u64: TopK(crate::topk::RoundArgs), registers TOPK_ROWS_MAX_REGISTERS_64
+                => topk_round!(u64, registers);
+            topk_digits_u32: TopK(crate::topk::digits::StepArgs),
+                registers TOPK_DIGITS_MAX_REGISTERS
+                => topk_digits!(u32);
+            topk_digits_u64: TopK(crate::topk::digits::StepArgs),
+                registers TOPK_DIGITS_MAX_REGISTERS
+                => topk_digits!(u64);
         }
     };
 }

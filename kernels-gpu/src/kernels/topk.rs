@@ -10,10 +10,10 @@
 use crate::block::merge::Align16;
 use crate::block::topk::digits::{DigitArgs, digit_step};
 use crate::block::topk::rows::select_rows;
-use crate::block::topk::{Args, select_parts};
+use crate::block::topk::{Args as SelectArgs, select_parts};
 use crate::gpu::{CudaBlock, block_idx_x, dynamic_shared, grid_dim_x, thread_idx_x};
-use crate::topk::digits::Grid;
-use crate::topk::{Round, THREADS, items_per_thread};
+use crate::topk::digits::{Grid, StepArgs, step_entry};
+use crate::topk::{Round, RoundArgs, THREADS, items_per_thread, round_entry};
 
 /// The block code of a round: `streaming` ([`select_parts`]) or `registers` ([`select_rows`]).
 macro_rules! select_round {
@@ -26,118 +26,125 @@ macro_rules! select_round {
 }
 
 macro_rules! topk_round {
-    ($name:ident, $key:ty, $how:ident) => {
-        /// One round of a top-k selection: each part of `chunk` keys of each of `segments`
-        /// segments of `len` keys (`keys`, encoded with `encode` as they are loaded; their
-        /// indices in `indices`, or null for their positions in their segment) gives its `k`
-        /// smallest keys (through the inverse of `decode`) and their indices, smallest first,
-        /// to `out_keys` and `out_indices` (`k` per part, part after part). Block `b` runs
-        /// parts `b, b + gridDim.x, …` of the `segments × parts`.
-        ///
-        /// Launch: up to `segments × parts` blocks of `THREADS` threads; dynamic shared memory
-        /// of `shared_bytes(size_of::<key>(), k)` bytes (streaming) or
-        /// `rows_shared_layout(size_of::<key>(), k)[5]` (in registers, for rounds that
-        /// `selects_in_registers`).
-        ///
-        /// # Safety
-        /// `keys` (and `indices` unless null) hold `segments × len` device words; the outputs
-        /// `segments × parts × k`; `1 ≤ k ≤ MAX_K`; `parts` and `chunk` as
-        /// `crate::topk::plan` makes them.
-        #[unsafe(no_mangle)]
-        #[allow(clippy::too_many_arguments)]
-        pub unsafe extern "gpu-kernel" fn $name(
-            keys: *const $key,
-            indices: *const u64,
-            out_keys: *mut $key,
-            out_indices: *mut u64,
-            segments: u64,
-            len: u64,
-            parts: u64,
-            chunk: u64,
-            k: u32,
-            encode: u32,
-            decode: u32,
-        ) {
-            let args = Args {
-                keys,
-                indices,
-                out_keys,
-                out_indices,
-                round: Round {
+    ($name:ident($args:path), $key:ty, $how:ident) => {
+        round_entry!(
+            /// One round of a top-k selection ([`RoundArgs`]): each part of `chunk` keys of
+            /// each of `segments` segments of `len` keys (`keys`, encoded with `encode` as they
+            /// are loaded; their indices in `indices`, or null for their positions in their
+            /// segment) gives its `k` smallest keys (through the inverse of `decode`) and their
+            /// indices, smallest first, to `out_keys` and `out_indices` (`k` per part, part
+            /// after part). Block `b` runs parts `b, b + gridDim.x, …` of the
+            /// `segments × parts`.
+            ///
+            /// Launch: up to `segments × parts` blocks of `THREADS` threads; dynamic shared
+            /// memory of `shared_bytes(size_of::<key>(), k)` bytes (streaming) or
+            /// `rows_shared_layout(size_of::<key>(), k)[5]` (in registers, for rounds that
+            /// `selects_in_registers`).
+            ///
+            /// # Safety
+            /// `keys` (and `indices` unless null) hold `segments × len` device words; the
+            /// outputs `segments × parts × k`; `1 ≤ k ≤ MAX_K`; `parts` and `chunk` as
+            /// `crate::topk::plan` makes them.
+            $name,
+            $args,
+            |args| {
+                let RoundArgs {
+                    keys,
+                    indices,
+                    out_keys,
+                    out_indices,
                     segments,
                     len,
                     parts,
                     chunk,
-                },
-                k,
-                encode,
-                decode,
-            };
-            // SAFETY: the launch contract, which also gives the block THREADS threads: said so
-            // that the optimizer knows every thread runs every unit loop of the block code once
-            // (else it keeps the registers of a network alive from one tile to the next, for
-            // the threads that would skip them).
-            unsafe {
-                core::hint::assert_unchecked(thread_idx_x() < THREADS);
-                select_round!(
-                    $how,
-                    $key,
-                    &CudaBlock::<THREADS>,
-                    dynamic_shared::<Align16>() as *mut u8,
-                    &args,
-                    u64::from(block_idx_x()),
-                    u64::from(grid_dim_x())
-                )
-            }
-        }
+                    k,
+                    encode,
+                    decode,
+                } = args;
+                let args = SelectArgs {
+                    keys: keys as *const $key,
+                    indices: indices as *const u64,
+                    out_keys: out_keys as *mut $key,
+                    out_indices: out_indices as *mut u64,
+                    round: Round {
+                        segments,
+                        len,
+                        parts,
+                        chunk,
+                    },
+                    k,
+                    encode,
+                    decode,
+                };
+                // SAFETY: the launch contract, which also gives the block THREADS threads: said
+                // so that the optimizer knows every thread runs every unit loop of the block
+                // code once (else it keeps the registers of a network alive from one tile to
+                // the next, for the threads that would skip them).
+                unsafe {
+                    core::hint::assert_unchecked(thread_idx_x() < THREADS);
+                    select_round!(
+                        $how,
+                        $key,
+                        &CudaBlock::<THREADS>,
+                        dynamic_shared::<Align16>() as *mut u8,
+                        &args,
+                        u64::from(block_idx_x()),
+                        u64::from(grid_dim_x())
+                    )
+                }
+            },
+        );
     };
 }
 
 macro_rules! topk_digits {
-    ($name:ident, $key:ty) => {
-        /// One step of a top-k of the `len` keys of `keys` (encoded with `encode` as they are
-        /// loaded) by their digits (`crate::topk::digits`): a digit pass for `step` below the
-        /// key's passes, then the count, then the gather of the candidates into `work`. Block
-        /// `b` runs the keys `b × chunk ..` of a chunk.
-        ///
-        /// Launch: `blocks` blocks (`crate::topk::digits::grid`) of `THREADS` threads; dynamic
-        /// shared memory of `shared_layout()[4]` bytes; the steps in order on one stream, the
-        /// workspace's `zeroed` bytes zeroed before the first.
-        ///
-        /// # Safety
-        /// `keys` holds `len` device keys, `len` below 2^32; `work` the device workspace of
-        /// `workspace(size_of::<key>(), grid)` bytes; `1 ≤ k ≤ min(len, MAX_K)`.
-        #[unsafe(no_mangle)]
-        #[allow(clippy::too_many_arguments)]
-        pub unsafe extern "gpu-kernel" fn $name(
-            keys: *const $key,
-            len: u64,
-            chunk: u64,
-            blocks: u64,
-            k: u32,
-            encode: u32,
-            step: u32,
-            work: *mut u8,
-        ) {
-            let args = DigitArgs {
-                keys,
-                grid: Grid { len, chunk, blocks },
-                k,
-                encode,
-                step,
-                work,
-            };
-            // SAFETY: the launch contract.
-            unsafe {
-                core::hint::assert_unchecked(thread_idx_x() < THREADS);
-                digit_step::<$key, _>(
-                    &CudaBlock::<THREADS>,
-                    dynamic_shared::<Align16>() as *mut u8,
-                    &args,
-                    u64::from(block_idx_x()),
-                )
-            }
-        }
+    ($name:ident($args:path), $key:ty) => {
+        step_entry!(
+            /// One step of a top-k of the `len` keys of `keys` (encoded with `encode` as they
+            /// are loaded) by their digits (`crate::topk::digits`, [`StepArgs`]): a digit pass
+            /// for `step` below the key's passes, then the count, then the gather of the
+            /// candidates into `work`. Block `b` runs the keys `b × chunk ..` of a chunk.
+            ///
+            /// Launch: `blocks` blocks (`crate::topk::digits::grid`) of `THREADS` threads;
+            /// dynamic shared memory of `shared_layout()[4]` bytes; the steps in order on one
+            /// stream, the workspace's `zeroed` bytes zeroed before the first.
+            ///
+            /// # Safety
+            /// `keys` holds `len` device keys, `len` below 2^32; `work` the device workspace of
+            /// `workspace(size_of::<key>(), grid)` bytes; `1 ≤ k ≤ min(len, MAX_K)`.
+            $name,
+            $args,
+            |args| {
+                let StepArgs {
+                    keys,
+                    len,
+                    chunk,
+                    blocks,
+                    k,
+                    encode,
+                    step,
+                    work,
+                } = args;
+                let args = DigitArgs {
+                    keys: keys as *const $key,
+                    grid: Grid { len, chunk, blocks },
+                    k,
+                    encode,
+                    step,
+                    work: work as *mut u8,
+                };
+                // SAFETY: the launch contract.
+                unsafe {
+                    core::hint::assert_unchecked(thread_idx_x() < THREADS);
+                    digit_step::<$key, _>(
+                        &CudaBlock::<THREADS>,
+                        dynamic_shared::<Align16>() as *mut u8,
+                        &args,
+                        u64::from(block_idx_x()),
+                    )
+                }
+            },
+        );
     };
 }
 

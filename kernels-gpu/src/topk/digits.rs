@@ -40,6 +40,7 @@
 //! ```
 
 use super::{ROW_MAX_KEYS, Round, THREADS, WARPS};
+use crate::args::Addr;
 use crate::tuning::{TOPK_DIGITS_BYTES_PER_K, TOPK_DIGITS_MAX_REGISTERS, TOPK_DIGITS_MIN_K};
 
 /// The round in registers that selects the k best of the gathered candidates, sorted: one
@@ -271,6 +272,32 @@ pub struct Grid {
     pub chunk: u64,
     /// Blocks, the last one's chunk possibly shorter.
     pub blocks: u64,
+}
+
+crate::args::kernel_args! { $
+    /// The argument of a step of a selection by digits (`topk_digits_*`): a digit pass, the
+    /// count or the gather over the keys, every block over its chunk of them.
+    pub struct StepArgs, entry step_entry {
+        /// The keys, as stored, read: `len` of them (encoded with `encode` as they are
+        /// loaded).
+        pub keys: Addr,
+        /// Keys, below 2^32 ([`Grid::len`]).
+        pub len: u64,
+        /// Keys per block ([`Grid::chunk`]).
+        pub chunk: u64,
+        /// Blocks of the launch ([`Grid::blocks`]).
+        pub blocks: u64,
+        /// Keys selected, `1 ..= MAX_K`, at most `len`.
+        pub k: u32,
+        /// Key map applied as the keys are loaded.
+        pub encode: u32,
+        /// The step: a digit pass below [`passes`]`(key bytes)`, then the count, then the
+        /// gather.
+        pub step: u32,
+        /// The workspace, read and written by every step, as [`workspace`] lays it out for
+        /// the grid; its `zeroed` bytes zeroed before the first step.
+        pub work: Addr,
+    }
 }
 
 /// The grid that spreads `len` keys over about `blocks` blocks (those the GPU runs at once).

@@ -710,7 +710,8 @@ mod tests {
 
     #[test]
     fn every_kernel_is_in_the_segmented_sorts_module() {
-        use kernels_gpu::kernels::{Family, KernelArgs};
+        use kernels_gpu::args::KernelArgs;
+        use kernels_gpu::kernels::Family;
         fn described<A: KernelArgs>(k: Kernel<A>) -> (&'static str, Family) {
             (k.name(), k.family())
         }
