@@ -3,7 +3,8 @@
 # folder with a run.sh, so that a CUDA machine without Rust runs them all with one command:
 #   scripts/gpu-bundle.sh [DIR]        (default DIR: bundle/, ignored by git)
 #   DIR/run.sh                         tests (REQUIRE_GPU=1) and the main job at 2^25
-#   DIR/run.sh sanitize                the GPU tests under compute-sanitizer memcheck and racecheck
+#   DIR/run.sh sanitize                compute-sanitizer (memcheck, racecheck, synccheck, initcheck)
+#                                      over every family of kernels
 #   DIR/run.sh profiles [names]        the GPU test suites natively and under each device profile
 #                                      (GPUSORT_TEST_PROFILE: v100 t4 a100 rtx4090 by default)
 #   DIR/run.sh bench [criterion args]  the criterion benchmarks
@@ -56,6 +57,15 @@ case "$mode" in
           check --tool "$tool" bin/gpusort $args --algo "$algo" --reps 1 --no-baselines
         done
       done
+    done
+    # The segmented sorts (rows short and long, padded and radix block sorts, variable segments,
+    # long segments) and top-k (arrays by rounds and by digits, rows), every tool, through the
+    # bench sweeps at small sizes.
+    for tool in memcheck racecheck synccheck initcheck; do
+      check --tool "$tool" bin/gpusort bench --rows 16,100,1024,8192,20000 --segments \
+        --segments-log2 15 --dtypes u32,u64 --reps 1 --out "/tmp/sanitize-rows-$tool"
+      check --tool "$tool" bin/gpusort bench --topk 1,64,1024 --min-log2 12 --max-log2 16 \
+        --topk-rows 8x4096,2x70000 --dtypes f32,u64 --reps 1 --out "/tmp/sanitize-topk-$tool"
     done
     # The multi-GPU kernels (sample, ranks, fill, check, merge of two runs), three parts on GPU 0,
     # and with peer copies across every GPU present.
