@@ -175,53 +175,72 @@ macro_rules! kernel_list {
             // Devices whose blocks cannot hold the tile sort's tiles
             // (`tuning::merge_sort_compact`). 4-byte keys alone need none: their tile sort
             // (35,072 bytes) fits every device.
-            merge_sort_tiles_compact_u32_u32: Merge, registers COMPACT_MERGE_SORT_MAX_REGISTERS
+            merge_sort_tiles_compact_u32_u32: Merge(crate::merge::SortTilesArgs),
+                registers COMPACT_MERGE_SORT_MAX_REGISTERS
                 => merge_sort_tiles_compact!(u32, u32);
-            merge_sort_tiles_compact_u32_u64: Merge, registers COMPACT_MERGE_SORT_MAX_REGISTERS
+            merge_sort_tiles_compact_u32_u64: Merge(crate::merge::SortTilesArgs),
+                registers COMPACT_MERGE_SORT_MAX_REGISTERS
                 => merge_sort_tiles_compact!(u32, u64);
-            merge_sort_tiles_compact_u32_u128: Merge, registers COMPACT_MERGE_SORT_MAX_REGISTERS
+            merge_sort_tiles_compact_u32_u128: Merge(crate::merge::SortTilesArgs),
+                registers COMPACT_MERGE_SORT_MAX_REGISTERS
                 => merge_sort_tiles_compact!(u32, u128);
-            merge_sort_tiles_compact_u64: Merge, registers COMPACT_MERGE_SORT_MAX_REGISTERS
+            merge_sort_tiles_compact_u64: Merge(crate::merge::SortTilesArgs),
+                registers COMPACT_MERGE_SORT_MAX_REGISTERS
                 => merge_sort_tiles_compact!(u64, ());
-            merge_sort_tiles_compact_u64_u32: Merge, registers COMPACT_MERGE_SORT_MAX_REGISTERS
+            merge_sort_tiles_compact_u64_u32: Merge(crate::merge::SortTilesArgs),
+                registers COMPACT_MERGE_SORT_MAX_REGISTERS
                 => merge_sort_tiles_compact!(u64, u32);
-            merge_sort_tiles_compact_u64_u64: Merge, registers COMPACT_MERGE_SORT_MAX_REGISTERS
+            merge_sort_tiles_compact_u64_u64: Merge(crate::merge::SortTilesArgs),
+                registers COMPACT_MERGE_SORT_MAX_REGISTERS
                 => merge_sort_tiles_compact!(u64, u64);
-            merge_sort_tiles_compact_u64_u128: Merge, registers COMPACT_MERGE_SORT_MAX_REGISTERS
+            merge_sort_tiles_compact_u64_u128: Merge(crate::merge::SortTilesArgs),
+                registers COMPACT_MERGE_SORT_MAX_REGISTERS
                 => merge_sort_tiles_compact!(u64, u128);
-            merge_pass_network_u32: Merge => merge_pass_network!(u32);
-            merge_pass_network_u64: Merge => merge_pass_network!(u64);
-            merge_partition_u32: Merge => merge_partition!(u32);
-            merge_partition_u64: Merge => merge_partition!(u64);
-            merge_sort_tiles_u32: Merge, registers merge_sort_registers(4, 0)
+            merge_pass_network_u32: Merge(crate::merge::NetworkMergeArgs)
+                => merge_pass_network!(u32);
+            merge_pass_network_u64: Merge(crate::merge::NetworkMergeArgs)
+                => merge_pass_network!(u64);
+            merge_partition_u32: Merge(crate::merge::PartitionArgs) => merge_partition!(u32);
+            merge_partition_u64: Merge(crate::merge::PartitionArgs) => merge_partition!(u64);
+            merge_sort_tiles_u32: Merge(crate::merge::SortTilesArgs),
+                registers merge_sort_registers(4, 0)
                 => merge_sort_tiles!(u32, ());
-            merge_pass_u32: Merge => merge_pass!(u32, ());
-            merge_sort_tiles_u32_u32: Merge, registers merge_sort_registers(4, 4)
+            merge_pass_u32: Merge(crate::merge::MergePassArgs) => merge_pass!(u32, ());
+            merge_sort_tiles_u32_u32: Merge(crate::merge::SortTilesArgs),
+                registers merge_sort_registers(4, 4)
                 => merge_sort_tiles!(u32, u32);
-            merge_pass_u32_u32: Merge => merge_pass!(u32, u32);
-            merge_sort_tiles_u32_u64: Merge, registers merge_sort_registers(4, 8)
+            merge_pass_u32_u32: Merge(crate::merge::MergePassArgs) => merge_pass!(u32, u32);
+            merge_sort_tiles_u32_u64: Merge(crate::merge::SortTilesArgs),
+                registers merge_sort_registers(4, 8)
                 => merge_sort_tiles!(u32, u64);
-            merge_pass_u32_u64: Merge => merge_pass!(u32, u64);
-            merge_sort_tiles_u64: Merge, registers merge_sort_registers(8, 0)
+            merge_pass_u32_u64: Merge(crate::merge::MergePassArgs) => merge_pass!(u32, u64);
+            merge_sort_tiles_u64: Merge(crate::merge::SortTilesArgs),
+                registers merge_sort_registers(8, 0)
                 => merge_sort_tiles!(u64, ());
-            merge_pass_u64: Merge => merge_pass!(u64, ());
-            merge_sort_tiles_u64_u32: Merge, registers merge_sort_registers(8, 4)
+            merge_pass_u64: Merge(crate::merge::MergePassArgs) => merge_pass!(u64, ());
+            merge_sort_tiles_u64_u32: Merge(crate::merge::SortTilesArgs),
+                registers merge_sort_registers(8, 4)
                 => merge_sort_tiles!(u64, u32);
-            merge_pass_u64_u32: Merge => merge_pass!(u64, u32);
-            merge_sort_tiles_u64_u64: Merge, registers merge_sort_registers(8, 8)
+            merge_pass_u64_u32: Merge(crate::merge::MergePassArgs) => merge_pass!(u64, u32);
+            merge_sort_tiles_u64_u64: Merge(crate::merge::SortTilesArgs),
+                registers merge_sort_registers(8, 8)
                 => merge_sort_tiles!(u64, u64);
-            merge_pass_u64_u64: Merge => merge_pass!(u64, u64);
-            merge_sort_tiles_u32_u128: Merge, registers merge_sort_registers(4, 16)
+            merge_pass_u64_u64: Merge(crate::merge::MergePassArgs) => merge_pass!(u64, u64);
+            merge_sort_tiles_u32_u128: Merge(crate::merge::SortTilesArgs),
+                registers merge_sort_registers(4, 16)
                 => merge_sort_tiles!(u32, u128);
-            merge_pass_u32_u128: Merge => merge_pass!(u32, u128);
+            merge_pass_u32_u128: Merge(crate::merge::MergePassArgs) => merge_pass!(u32, u128);
             // Blocks of 256 threads (its 8704-key tile does not fit): the architecture's 255
             // registers per thread always fit, so no cap.
-            merge_sort_tiles_u64_u128: Merge => merge_sort_tiles!(u64, u128);
-            merge_pass_u64_u128: Merge => merge_pass!(u64, u128);
-            merge_two_partition_u32: Merge => merge_two_partition!(u32);
-            merge_two_u32: Merge => merge_two!(u32);
-            merge_two_partition_u64: Merge => merge_two_partition!(u64);
-            merge_two_u64: Merge => merge_two!(u64);
+            merge_sort_tiles_u64_u128: Merge(crate::merge::SortTilesArgs)
+                => merge_sort_tiles!(u64, u128);
+            merge_pass_u64_u128: Merge(crate::merge::MergePassArgs) => merge_pass!(u64, u128);
+            merge_two_partition_u32: Merge(crate::merge::TwoPartitionArgs)
+                => merge_two_partition!(u32);
+            merge_two_u32: Merge(crate::merge::MergeTwoArgs) => merge_two!(u32);
+            merge_two_partition_u64: Merge(crate::merge::TwoPartitionArgs)
+                => merge_two_partition!(u64);
+            merge_two_u64: Merge(crate::merge::MergeTwoArgs) => merge_two!(u64);
         }
     };
     (multi, $then:ident) => {
