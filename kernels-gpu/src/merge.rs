@@ -13,6 +13,8 @@
 //! larger than the merge's); since `2w` is then a multiple of `nv`, each output tile lies in
 //! one pair of runs.
 
+use crate::args::Addr;
+
 /// `merge_path` for one index width, so that tiles use 32-bit math and passes 64-bit math.
 macro_rules! merge_path_fn {
     ($(#[$doc:meta])* $name:ident, $ix:ty) => {
@@ -208,6 +210,148 @@ pub fn merge_passes(n: u64, tile: u64) -> u32 {
 /// the tile sort goes to scratch exactly when an odd number of merge passes follows it.
 pub fn tile_sort_to_scratch(n: u64, tile: u64) -> bool {
     merge_passes(n, tile) % 2 == 1
+}
+
+crate::args::kernel_args! { $
+    /// The argument of the stable tile sorts (`merge_sort_tiles_*`, and the compact ones,
+    /// `merge_sort_tiles_compact_*`): each tile sorted stably, keys and values, from the
+    /// sources into the same positions of the destinations, with its edges recorded for the
+    /// first merge pass's partition.
+    pub struct SortTilesArgs, entry sort_tiles_entry {
+        /// The `n` keys, read.
+        pub src_keys: Addr,
+        /// Where the sorted tiles' keys go, at their tiles' positions (may be `src_keys`).
+        pub dst_keys: Addr,
+        /// The keys' values, read; 0 for keys alone.
+        pub src_values: Addr,
+        /// Where the values go with their keys (may be `src_values`); 0 for keys alone.
+        pub dst_values: Addr,
+        /// Room for two keys per `MERGE_TILE` keys, written: the first and last (encoded) key
+        /// of each (keys `2t`, `2t + 1` for piece `t`).
+        pub edges: Addr,
+        /// Keys in all.
+        pub n: u64,
+        /// The key map applied to each key as it is loaded.
+        pub encode: u32,
+        /// The key map undone on each key as it is stored (`IDENTITY` unless this is the only
+        /// step).
+        pub decode: u32,
+    }
+}
+
+crate::args::kernel_args! { $
+    /// The argument of the stable merge passes (`merge_pass_*`): output tiles
+    /// `first_tile + blockIdx.x` of the pass over runs of `width` keys, each merged from its
+    /// slices of two runs (from `splits`) into the destinations, its edges recorded for the
+    /// next pass's partition.
+    pub struct MergePassArgs, entry merge_pass_entry {
+        /// The `n` keys, in sorted runs of `width`, read.
+        pub src_keys: Addr,
+        /// Where the merged keys go, apart from `src_keys`.
+        pub dst_keys: Addr,
+        /// The keys' values, read; 0 for keys alone.
+        pub src_values: Addr,
+        /// Where the values go with their keys, apart from `src_values`; 0 for keys alone.
+        pub dst_values: Addr,
+        /// Room for two keys per output tile, written: the first and last (encoded) key of
+        /// tile `t` as keys `2t`, `2t + 1`.
+        pub edges: Addr,
+        /// The pass's `u64` merge-path splits, one per output tile, from its partition.
+        pub splits: Addr,
+        /// Keys in all.
+        pub n: u64,
+        /// Keys per run merged (a multiple of the tile sort's tile).
+        pub width: u64,
+        /// The output tile of block 0: a pass is one launch from tile 0, or several over
+        /// consecutive ranges of tiles.
+        pub first_tile: u64,
+        /// The key map undone on each key as it is stored (`IDENTITY` before the last pass).
+        pub decode: u32,
+    }
+}
+
+crate::args::kernel_args! { $
+    /// The argument of the merge passes' partitions (`merge_partition_*`): the merge-path
+    /// split of every output tile of a pass over runs of `width` keys ([`partition_pass`]),
+    /// one thread each.
+    pub struct PartitionArgs, entry partition_entry {
+        /// The `n` keys, in sorted runs of `width`, read.
+        pub keys: Addr,
+        /// The first and last key of each tile of `tile` keys, as the step that wrote the keys
+        /// recorded them, read.
+        pub edges: Addr,
+        /// Room for one `u64` split per output tile, written.
+        pub splits: Addr,
+        /// Keys in all.
+        pub n: u64,
+        /// Keys per run merged.
+        pub width: u64,
+        /// Keys per output tile (`MERGE_TILE`, or `NETWORK_MERGE_TILE` for the keys-only
+        /// passes).
+        pub tile: u64,
+    }
+}
+
+crate::args::kernel_args! { $
+    /// The argument of the keys-only merge passes (`merge_pass_network_*`): as
+    /// [`MergePassArgs`] without values, output tiles of `NETWORK_MERGE_TILE` keys merged by a
+    /// bitonic network, each block first having the L2 cache fetch a later tile's slices.
+    pub struct NetworkMergeArgs, entry network_merge_entry {
+        /// As in [`MergePassArgs`].
+        pub src_keys: Addr,
+        /// As in [`MergePassArgs`].
+        pub dst_keys: Addr,
+        /// As in [`MergePassArgs`].
+        pub edges: Addr,
+        /// As in [`MergePassArgs`].
+        pub splits: Addr,
+        /// Keys in all.
+        pub n: u64,
+        /// Keys per run merged (a multiple of `NETWORK_MERGE_TILE`).
+        pub width: u64,
+        /// As in [`MergePassArgs`].
+        pub first_tile: u64,
+        /// How many tiles ahead of its own each block has the L2 cache fetch the slices (those
+        /// of tile `tile + ahead`, which a later block merges); 0: none.
+        pub ahead: u64,
+        /// As in [`MergePassArgs`].
+        pub decode: u32,
+    }
+}
+
+crate::args::kernel_args! { $
+    /// The argument of the partitions of a merge of two runs (`merge_two_partition_*`): the
+    /// merge-path split of every output tile of `MERGE_TILE` keys, a warp each.
+    pub struct TwoPartitionArgs, entry two_partition_entry {
+        /// The two sorted runs, A = `keys[..a_len]` and B = `keys[a_len..n]`, read.
+        pub keys: Addr,
+        /// Room for one `u64` split per output tile, written: the first key of A it takes.
+        pub splits: Addr,
+        /// Keys in all.
+        pub n: u64,
+        /// Keys of A (at most `n`).
+        pub a_len: u64,
+    }
+}
+
+crate::args::kernel_args! { $
+    /// The argument of the stable merges of two runs (`merge_two_*`): A = `src[..a_len]` and
+    /// B = `src[a_len..n]` merged into `dst[..n]`, a block per output tile of `MERGE_TILE`
+    /// keys.
+    pub struct MergeTwoArgs, entry merge_two_entry {
+        /// The two sorted runs, read.
+        pub src: Addr,
+        /// Where the merged keys go, apart from `src`.
+        pub dst: Addr,
+        /// The splits of the partition of the same runs ([`TwoPartitionArgs`]), read.
+        pub splits: Addr,
+        /// Keys in all.
+        pub n: u64,
+        /// Keys of A (at most `n`; `n` copies A).
+        pub a_len: u64,
+        /// The key map undone on each key as it is stored.
+        pub decode: u32,
+    }
 }
 
 /// One launch of the sort, with the buffers it reads and writes.

@@ -33,11 +33,48 @@
 //! per block: coalesced loads). Inside a block, free bits keep their order, so a block's
 //! *local* index (its free bits, in order) compares like the global index.
 
+use crate::args::Addr;
 use crate::bitonic::ceil_log2;
 use crate::tuning::{SMALL_MAX_LOG2, SMALL_MIN_LOG2, SMALL_RUN_LOG2, SMALL_TILE_LOG2};
 
 // Every length up to 2^SMALL_MAX_LOG2 has a plan of one window per stage above the block.
 const _: () = assert!(SmallPlan::new(SMALL_MAX_LOG2, SMALL_TILE_LOG2).is_some());
+
+crate::args::kernel_args! { $
+    /// The argument of the tiny sorts (`bitonic_tiny_*`): one block sorts at most
+    /// `tiny_sort_max_keys` keys in place, each thread holding `TINY_RUN` of them.
+    pub struct TinyArgs, entry tiny_entry {
+        /// The `n` keys, read and sorted in place.
+        pub keys: Addr,
+        /// Keys in all (2 ..= `tiny_sort_max_keys`).
+        pub n: u32,
+        /// The key map applied to each key as it is loaded.
+        pub encode: u32,
+        /// The key map undone on each key as it is stored.
+        pub decode: u32,
+    }
+}
+
+crate::args::kernel_args! { $
+    /// The argument of the one-launch small sorts (`bitonic_small_*`): the windows of
+    /// [`SmallPlan::for_len`]`(n)`, the blocks meeting at a grid barrier between each two.
+    pub struct SmallArgs, entry small_entry {
+        /// The `n` keys: read by the first window, sorted in place by the last.
+        pub keys: Addr,
+        /// Room for 2^[`SmallPlan::log2`] keys, through which the blocks exchange keys between
+        /// windows (unused by a single block); read and written by this launch alone.
+        pub scratch: Addr,
+        /// The grid barrier's arrival counter (a `u32`), a multiple of [`BARRIER_STRIDE`]
+        /// between launches; used by no concurrent launch.
+        pub barrier: Addr,
+        /// Keys in all (2 ..= 2^`SMALL_MAX_LOG2`).
+        pub n: u32,
+        /// The key map applied to each key as the first window loads it.
+        pub encode: u32,
+        /// The key map undone on each key as the last window stores it.
+        pub decode: u32,
+    }
+}
 
 /// Most blocks a barrier counter may serve, and what every barrier adds to it: each of the
 /// `blocks` blocks adds `BARRIER_STRIDE / blocks`, so the counter is a multiple of the stride

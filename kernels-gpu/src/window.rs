@@ -76,6 +76,7 @@
 //! there, then the low bits in runs (register steps on bits 0..4, one lane step on bit 4), then
 //! register steps in middle, store from there.
 
+use crate::args::Addr;
 use crate::bitonic::ceil_log2;
 use crate::tuning::SMALL_RUN_LOG2;
 
@@ -861,6 +862,109 @@ impl WindowPass {
             phases,
             steps,
         }
+    }
+}
+
+crate::args::kernel_args! { $
+    /// The argument of the window passes' tile sorts (`bitonic_window_tiles_*`, also the
+    /// keys-only merge sort's tile sort): block b sorts tile b, keys `b·2^L ..` of `src` (the last
+    /// tile may be short), into the same positions of `dst`.
+    pub struct WindowTilesArgs, entry window_tiles_entry {
+        /// The `n` keys, read.
+        pub src: Addr,
+        /// Where each tile goes once sorted, at its own positions: `n` keys, written (may be
+        /// `src`).
+        pub dst: Addr,
+        /// 0, or room for `2 · ceil(n / NETWORK_MERGE_TILE)` keys, written: the first and last
+        /// key stored of each `NETWORK_MERGE_TILE` keys (keys `2t`, `2t + 1` for piece `t`),
+        /// for the partition of the keys-only merge sort's first pass.
+        pub edges: Addr,
+        /// Keys in all.
+        pub n: u64,
+        /// The key map applied to each key as it is loaded.
+        pub encode: u32,
+        /// The key map undone on each key as it is stored (`IDENTITY` unless this is the only
+        /// pass).
+        pub decode: u32,
+        /// The last stage of the tile's network that runs (at least `SMALL_RUN_LOG2`): below L,
+        /// every aligned 2^`stages` keys come out ascending rather than the tile; L or more,
+        /// the whole tile.
+        pub stages: u32,
+    }
+}
+
+crate::args::kernel_args! { $
+    /// The argument of the tile sorts of rows (`bitonic_row_tiles_*`): every aligned row of
+    /// 2^`row_log2` keys sorted in place, by the tile sort of tiles of 2^`ROW_TILE_LOG2` keys
+    /// stopped after stage `row_log2`.
+    pub struct RowTilesArgs, entry row_tiles_entry {
+        /// The `n` keys, in rows, each sorted in place.
+        pub keys: Addr,
+        /// Keys in all.
+        pub n: u64,
+        /// The key map applied to each key as it is loaded and undone as it is stored.
+        pub map: u32,
+        /// log2 of the keys per row (`SMALL_RUN_LOG2 ..= ROW_TILE_LOG2`).
+        pub row_log2: u32,
+    }
+}
+
+crate::args::kernel_args! { $
+    /// The argument of the window passes that read their program from it (`bitonic_window_*`
+    /// without a program of their own): one window of [`windows`] over the keys, in place.
+    /// `fixed` to `steps` are the window's [`BlockWindow`] ([`WindowPass::block_window`]),
+    /// whose docs say what each holds.
+    pub struct WindowArgs, entry window_entry {
+        /// The `n` keys, each block's permuted in place.
+        pub keys: Addr,
+        /// Keys in all.
+        pub n: u64,
+        /// Where a block's index goes among the positions ([`BlockWindow`]).
+        pub fixed: u32,
+        /// The mirror of the window's flip, or 0 ([`BlockWindow`]).
+        pub mirror: u64,
+        /// The free bits and the mirror ([`BlockWindow`]).
+        pub span: u64,
+        /// The layout keys are loaded in ([`BlockWindow`]).
+        pub load_map: u64,
+        /// The layout keys are stored from ([`BlockWindow`]).
+        pub store_map: u64,
+        /// The program's flip, lanes and layouts ([`BlockWindow`]).
+        pub plan: u32,
+        /// The program's phases ([`BlockWindow`]).
+        pub phases: u32,
+        /// The program's steps, a local bit each ([`BlockWindow`]).
+        pub steps: u64,
+        /// The key map undone on each key as the last window stores it (`IDENTITY` before).
+        pub decode: u32,
+        /// How many blocks ahead of its own each block has the L2 cache fetch keys (those of
+        /// block `blockIdx.x + ahead`, which a later block sorts); 0: none.
+        pub ahead: u64,
+    }
+}
+
+crate::args::kernel_args! { $
+    /// The argument of the window passes with a constant program (`bitonic_window_*_p<i>`, for
+    /// windows whose program is [`PROGRAMS`]`[i]`): [`WindowArgs`] less the program.
+    pub struct WindowProgramArgs, entry window_program_entry {
+        /// As in [`WindowArgs`].
+        pub keys: Addr,
+        /// As in [`WindowArgs`].
+        pub n: u64,
+        /// As in [`WindowArgs`].
+        pub fixed: u32,
+        /// As in [`WindowArgs`].
+        pub mirror: u64,
+        /// As in [`WindowArgs`].
+        pub span: u64,
+        /// As in [`WindowArgs`].
+        pub load_map: u64,
+        /// As in [`WindowArgs`].
+        pub store_map: u64,
+        /// As in [`WindowArgs`].
+        pub decode: u32,
+        /// As in [`WindowArgs`].
+        pub ahead: u64,
     }
 }
 

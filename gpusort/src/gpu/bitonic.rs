@@ -5,28 +5,34 @@
 //! steps) turned into kernel launches with their grid math, whole or chunk by chunk
 //! ([`Chunked`]).
 
+use super::launch::Shape;
 use super::modules::{Family, set_shared_attributes};
 use super::overlap::ChunkedSort;
 use super::{DeviceLimits, GpuSorter, prefetch_ahead, resident_blocks};
-use crate::error::{CudaContext, Result, driver};
-use cust::launch;
+use crate::error::{CudaContext, Result};
 use cust::memory::DeviceBuffer;
 use cust::module::Module;
-use cust::sys as cuda;
 use kernels_gpu::bitonic::ceil_log2;
 use kernels_gpu::block::tiny::tiny_threads;
-use kernels_gpu::kernels::window_programs;
+use kernels_gpu::kernels::{
+    Kernel, bitonic_row_tiles_u32, bitonic_small_u32, bitonic_small_u64, bitonic_tiny_u32,
+    bitonic_tiny_u64, bitonic_window_compact_u64, bitonic_window_tiles_compact_u64,
+    bitonic_window_tiles_u32, bitonic_window_tiles_u64, bitonic_window_u32, bitonic_window_u64,
+    bitonic_window_wide_compact_u64, bitonic_window_wide_u32, bitonic_window_wide_u64,
+    window_programs,
+};
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::overlap::chunk_ranges;
-use kernels_gpu::small::SmallPlan;
+use kernels_gpu::small::{SmallArgs, SmallPlan, TinyArgs};
 use kernels_gpu::tuning::{
     OVERLAP_CHUNK, OVERLAP_CHUNK_LOG2, ROW_TILE_LOG2, SMALL_MAX_LOG2, SMALL_SORT_MAX_KEYS,
     SMALL_TILE_LOG2, TINY_SORT_MAX_KEYS, WINDOW_LOG2, WINDOW_PASSENGERS,
     WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR, small_shared_bytes, tiny_shared_bytes,
     tiny_sort_max_keys, window_threads,
 };
-use kernels_gpu::window::{WindowPass, windows, windows_from};
-use std::ffi::c_void;
+use kernels_gpu::window::{
+    RowTilesArgs, WindowArgs, WindowPass, WindowProgramArgs, WindowTilesArgs, windows, windows_from,
+};
 use std::ops::Range;
 
 /// The small sort's device memory, allocated once per sorter (512 KiB): the scratch through
@@ -54,52 +60,52 @@ impl Workspace {
 /// The kernels for keys of one width.
 struct Kernels {
     /// The one-block sort of at most [`TINY_SORT_MAX_KEYS`] keys.
-    tiny: &'static str,
+    tiny: Kernel<TinyArgs>,
     /// The one-launch sort of at most [`SMALL_SORT_MAX_KEYS`] keys.
-    small: &'static str,
+    small: Kernel<SmallArgs>,
     /// The window passes' tile sort.
-    window_tiles: &'static str,
+    window_tiles: Kernel<WindowTilesArgs>,
     /// The tile sort of rows of up to 2^`ROW_TILE_LOG2` keys, if these keys have one (else
     /// the window passes' tile sort takes them).
-    row_tiles: Option<&'static str>,
+    row_tiles: Option<Kernel<RowTilesArgs>>,
     /// A window pass whose blocks span less than 2^32 positions (32-bit offsets).
-    window: &'static str,
+    window: Kernel<WindowArgs>,
     /// A window pass of any span (64-bit positions).
-    window_wide: &'static str,
+    window_wide: Kernel<WindowArgs>,
     /// Narrow window passes with a constant program, by index into
     /// [`PROGRAMS`](kernels_gpu::window::PROGRAMS).
-    window_programs: &'static [&'static str],
+    window_programs: &'static [Kernel<WindowProgramArgs>],
 }
 
 const KERNELS_32: Kernels = Kernels {
-    tiny: "bitonic_tiny_u32",
-    small: "bitonic_small_u32",
-    window_tiles: "bitonic_window_tiles_u32",
-    row_tiles: Some("bitonic_row_tiles_u32"),
-    window: "bitonic_window_u32",
-    window_wide: "bitonic_window_wide_u32",
+    tiny: bitonic_tiny_u32,
+    small: bitonic_small_u32,
+    window_tiles: bitonic_window_tiles_u32,
+    row_tiles: Some(bitonic_row_tiles_u32),
+    window: bitonic_window_u32,
+    window_wide: bitonic_window_wide_u32,
     window_programs: window_programs(4),
 };
 
 const KERNELS_64: Kernels = Kernels {
-    tiny: "bitonic_tiny_u64",
-    small: "bitonic_small_u64",
-    window_tiles: "bitonic_window_tiles_u64",
+    tiny: bitonic_tiny_u64,
+    small: bitonic_small_u64,
+    window_tiles: bitonic_window_tiles_u64,
     row_tiles: None,
-    window: "bitonic_window_u64",
-    window_wide: "bitonic_window_wide_u64",
+    window: bitonic_window_u64,
+    window_wide: bitonic_window_wide_u64,
     window_programs: window_programs(8),
 };
 
 /// The compact window kernels of 8-byte keys, with blocks of 2^`COMPACT_WINDOW_LOG2` keys
 /// (no kernels with a constant program).
 const KERNELS_64_COMPACT: Kernels = Kernels {
-    tiny: "bitonic_tiny_u64",
-    small: "bitonic_small_u64",
-    window_tiles: "bitonic_window_tiles_compact_u64",
+    tiny: bitonic_tiny_u64,
+    small: bitonic_small_u64,
+    window_tiles: bitonic_window_tiles_compact_u64,
     row_tiles: None,
-    window: "bitonic_window_compact_u64",
-    window_wide: "bitonic_window_wide_compact_u64",
+    window: bitonic_window_compact_u64,
+    window_wide: bitonic_window_wide_compact_u64,
     window_programs: &[],
 };
 
@@ -140,24 +146,25 @@ pub(super) fn launches(limits: &DeviceLimits) -> Vec<(&'static str, u32, u32)> {
         let kb = key_bytes as u32;
         let tiny_max = tiny_sort_max_keys(kb) as u32;
         all.push((
-            k.tiny,
+            k.tiny.name(),
             tiny_threads(tiny_max),
             tiny_shared_bytes(TINY_SORT_MAX_KEYS as u32, kb),
         ));
         let small = SmallPlan::for_len(SMALL_SORT_MAX_KEYS);
         all.push((
-            k.small,
+            k.small.name(),
             small.threads(),
             small_shared_bytes(SMALL_TILE_LOG2, kb),
         ));
-        if let Some(name) = k.row_tiles {
+        if let Some(row_tiles) = k.row_tiles {
             let (threads, shared) = tile_block(ROW_TILE_LOG2, key_bytes);
-            all.push((name, threads, shared));
+            all.push((row_tiles.name(), threads, shared));
         }
         let (threads, shared) = tile_block(log2, key_bytes);
-        for name in [k.window_tiles, k.window, k.window_wide]
+        let windows = [k.window_tiles.name(), k.window.name(), k.window_wide.name()];
+        for name in windows
             .into_iter()
-            .chain(k.window_programs.iter().copied())
+            .chain(k.window_programs.iter().map(|p| p.name()))
         {
             all.push((name, threads, shared));
         }
@@ -188,7 +195,8 @@ pub(super) fn configure_small(module: &Module, limits: &DeviceLimits) -> Result<
         let (k, _) = kernels(key_bytes, limits);
         let plan = SmallPlan::for_len(SMALL_SORT_MAX_KEYS);
         let shared = small_shared_bytes(plan.tile_log2, key_bytes as u32);
-        let per_multiprocessor = resident_blocks(module, (k.small, plan.threads(), shared))?;
+        let launch = (k.small.name(), plan.threads(), shared);
+        let per_multiprocessor = resident_blocks(module, launch)?;
         *resident = u64::from(per_multiprocessor) * u64::from(limits.multiprocessors);
     }
     Ok(resident)
@@ -220,12 +228,12 @@ pub(super) fn configure_windows(
         let (k, log2) = kernels(key_bytes, limits);
         let name = if programs {
             match k.window_programs.first() {
-                Some(&name) => name,
+                Some(kernel) => kernel.name(),
                 // No kernels with a constant program for these keys on this device.
                 None => continue,
             }
         } else {
-            k.window
+            k.window.name()
         };
         let (threads, shared) = tile_block(log2, key_bytes);
         let tile_bytes = (key_bytes as u32) << log2;
@@ -287,20 +295,20 @@ pub(super) fn enqueue_row_tiles(
 ) -> Result<()> {
     let (k, log2) = kernels(key_bytes, &sorter.limits);
     debug_assert!(row_log2 <= log2 && n.is_multiple_of(1 << row_log2));
-    let Some(name) = k.row_tiles.filter(|_| row_log2 <= ROW_TILE_LOG2) else {
+    let Some(kernel) = k.row_tiles.filter(|_| row_log2 <= ROW_TILE_LOG2) else {
         return launch_tiles(sorter, keys, n, key_bytes, row_log2, (map, map));
     };
     let (threads, shared) = tile_block(ROW_TILE_LOG2, key_bytes);
-    let blocks = tiles(n, ROW_TILE_LOG2);
-    let f = sorter.function_named(name)?;
-    let stream = &sorter.stream;
+    let shape = Shape::new(tiles(n, ROW_TILE_LOG2), threads, shared);
+    let args = RowTilesArgs {
+        keys,
+        n,
+        map,
+        row_log2,
+    };
     // SAFETY: `keys` holds n keys on this context's device, sorted in place; SMALL_RUN_LOG2 ≤
     // row_log2 ≤ ROW_TILE_LOG2 (row_tile_stages); the launch shape is the kernel's.
-    let launched =
-        unsafe { launch!(f<<<blocks, threads, shared, stream>>>(keys, n, map, row_log2)) };
-    launched.context(&format!(
-        "launching the tile sort of {n} keys in rows of 2^{row_log2}"
-    ))
+    unsafe { sorter.launch(kernel, shape, args) }
 }
 
 /// Queues the window passes' tile sort of the `n` keys at `keys`, in place, stopped after stage
@@ -317,21 +325,20 @@ fn launch_tiles(
     let (k, log2) = kernels(key_bytes, &sorter.limits);
     debug_assert!(stages >= kernels_gpu::tuning::SMALL_RUN_LOG2);
     let (threads, shared) = tile_block(log2, key_bytes);
-    let blocks = tiles(n, log2);
-    let f = sorter.function_named(k.window_tiles)?;
-    let stream = &sorter.stream;
+    let shape = Shape::new(tiles(n, log2), threads, shared);
+    let args = WindowTilesArgs {
+        src: keys,
+        dst: keys,
+        edges: 0,
+        n,
+        encode,
+        decode,
+        stages,
+    };
     // SAFETY: `keys` holds n keys on this context's device, sorted in place (no edges);
     // stages ≥ SMALL_RUN_LOG2; the launch shape is the kernel's (ceil(n / 2^log2) blocks of
     // window_threads(log2) threads, a tile of shared memory).
-    let no_edges = 0u64;
-    let launched = unsafe {
-        launch!(f<<<blocks, threads, shared, stream>>>(
-            keys, keys, no_edges, n, encode, decode, stages
-        ))
-    };
-    launched.context(&format!(
-        "launching the tile sort of {n} keys, stages 1 ..= {stages}"
-    ))
+    unsafe { sorter.launch(k.window_tiles, shape, args) }
 }
 
 /// Whether the one-launch sorts take `n ≤ SMALL_SORT_MAX_KEYS` keys on this device: the tiny
@@ -385,20 +392,17 @@ fn launch_window(
     let (k, log2) = kernels(key_bytes, &sorter.limits);
     debug_assert_eq!(pass.tile_log2, log2);
     let (threads, shared) = tile_block(log2, key_bytes);
-    let stream = &sorter.stream;
     let blocks = u32::try_from(pass.blocks(n)).expect("MAX_KEYS keeps grids below 2^32 blocks");
-    let what = || format!("launching window pass {pass:?} for {n} keys");
+    let shape = Shape::new(blocks, threads, shared);
     if pass.sort {
         return launch_tiles(sorter, keys, n, key_bytes, log2, (encode, decode));
     }
     let win = pass.block_window();
-    let (fixed, mirror, span) = (win.fixed, win.mirror, win.span);
-    let (load_map, store_map) = (win.load_map, win.store_map);
     // A narrow window whose program has a kernel of its own runs there: the program a
     // constant, no dispatch (docs/design.md, "Window programs").
     let program = win
         .program()
-        .and_then(|i| k.window_programs.get(i))
+        .and_then(|i| k.window_programs.get(i).copied())
         .filter(|_| win.narrow());
     // Each block prefetches the keys of a block that runs later (how far: by its kernel's
     // occupancy).
@@ -408,33 +412,46 @@ fn launch_window(
         Family::GenericWindows
     };
     let ahead = sorter.module(family)?.settings.ahead[usize::from(key_bytes == 8)];
-    let launched = if let Some(name) = program {
-        let f = sorter.function_named(name)?;
-        // SAFETY: as above; the arguments are the window's, from `windows` (or its
-        // restriction to the chunk `keys` points to), launched in order, on the kernel of its
-        // program, which takes narrow windows.
-        unsafe {
-            launch!(f<<<blocks, threads, shared, stream>>>(
-                keys, n, fixed, mirror, span, load_map, store_map, decode, ahead
-            ))
-        }
+    if let Some(kernel) = program {
+        let args = WindowProgramArgs {
+            keys,
+            n,
+            fixed: win.fixed,
+            mirror: win.mirror,
+            span: win.span,
+            load_map: win.load_map,
+            store_map: win.store_map,
+            decode,
+            ahead,
+        };
+        // SAFETY: `keys` holds n keys on this context's device, each block's permuted in
+        // place; the arguments are the window's, from `windows` (or its restriction to the
+        // chunk `keys` points to), launched in order, on the kernel of its program, which takes
+        // narrow windows; the launch shape is the kernel's.
+        unsafe { sorter.launch(kernel, shape, args) }
     } else {
-        let name = if win.narrow() {
+        let kernel = if win.narrow() {
             k.window
         } else {
             k.window_wide
         };
-        let f = sorter.function_named(name)?;
-        let (plan, phases, steps) = (win.plan, win.phases, win.steps);
+        let args = WindowArgs {
+            keys,
+            n,
+            fixed: win.fixed,
+            mirror: win.mirror,
+            span: win.span,
+            load_map: win.load_map,
+            store_map: win.store_map,
+            plan: win.plan,
+            phases: win.phases,
+            steps: win.steps,
+            decode,
+            ahead,
+        };
         // SAFETY: as above; the narrow kernel only for narrow windows.
-        unsafe {
-            launch!(f<<<blocks, threads, shared, stream>>>(
-                keys, n, fixed, mirror, span, load_map, store_map, plan, phases, steps, decode,
-                ahead
-            ))
-        }
-    };
-    launched.context(&what())
+        unsafe { sorter.launch(kernel, shape, args) }
+    }
 }
 
 /// The bitonic sort of `n` keys at device address `keys` as the host-slice pipeline queues it
@@ -506,67 +523,53 @@ impl ChunkedSort for Chunked<'_> {
 
 /// Queues the sort of `n ≤ SMALL_SORT_MAX_KEYS` keys (nothing for n < 2): the tiny sort's one
 /// block up to `tiny_sort_max_keys`, else the one-launch small sort. One small-sort block is a
-/// plain launch; several wait for each other at grid barriers, so they go through
-/// `cuLaunchCooperativeKernel`, which guarantees that all are resident at once (or refuses).
+/// plain launch; several wait for each other at grid barriers, so they go through a
+/// cooperative launch ([`GpuSorter::launch_cooperative`]), which guarantees that all are
+/// resident at once (or refuses).
 fn enqueue_small(sorter: &GpuSorter, keys: u64, n: u64, key_bytes: usize, map: u32) -> Result<()> {
     if n < 2 {
         return Ok(());
     }
     let (k, _) = kernels(key_bytes, &sorter.limits);
     if n <= tiny_sort_max_keys(key_bytes as u32) {
-        let name = k.tiny;
-        let f = sorter.function_named(name)?;
         let n = n as u32;
         let (threads, shared) = (tiny_threads(n), tiny_shared_bytes(n, key_bytes as u32));
-        let stream = &sorter.stream;
+        let args = TinyArgs {
+            keys,
+            n,
+            encode: map,
+            decode: map,
+        };
         // SAFETY: `keys` holds n ≤ TINY_SORT_MAX_KEYS keys on this context's device; the launch
         // shape is the kernel's.
-        let launched = unsafe { launch!(f<<<1, threads, shared, stream>>>(keys, n, map, map)) };
-        return launched.context(&format!("launching {name} for {n} keys"));
+        return unsafe { sorter.launch(k.tiny, Shape::new(1, threads, shared), args) };
     }
-    let name = k.small;
-    let f = sorter.function_named(name)?;
     let plan = SmallPlan::for_len(n);
     let (blocks, threads) = (plan.blocks(), plan.threads());
-    let shared = small_shared_bytes(plan.tile_log2, key_bytes as u32);
-    let scratch = sorter.small.scratch.as_device_ptr().as_raw();
-    let barrier = sorter.small.barrier.as_device_ptr().as_raw();
-    let (n, encode, decode) = (n as u32, map, map);
-    let stream = &sorter.stream;
-    let what = || format!("launching {name} for {n} keys ({blocks} blocks)");
-    if blocks == 1 {
-        // SAFETY: `keys` holds n ≤ 2^plan.log2 keys on this context's device; the scratch and
-        // the counter are this sorter's, used in stream order; the launch shape is the kernel's.
-        let launched = unsafe {
-            launch!(f<<<1, threads, shared, stream>>>(keys, scratch, barrier, n, encode, decode))
-        };
-        return launched.context(&what());
-    }
-    let mut params: [*mut c_void; 6] = [
-        &keys as *const u64 as *mut c_void,
-        &scratch as *const u64 as *mut c_void,
-        &barrier as *const u64 as *mut c_void,
-        &n as *const u32 as *mut c_void,
-        &encode as *const u32 as *mut c_void,
-        &decode as *const u32 as *mut c_void,
-    ];
-    // SAFETY: as above; `params` points to the six arguments, in the kernel's order and types
-    // (device addresses as u64, then three u32), which live until the call returns.
-    let status = unsafe {
-        cuda::cuLaunchCooperativeKernel(
-            f.to_raw(),
-            blocks,
-            1,
-            1,
-            threads,
-            1,
-            1,
-            shared,
-            stream.as_inner(),
-            params.as_mut_ptr(),
-        )
+    let shape = Shape::new(
+        blocks,
+        threads,
+        small_shared_bytes(plan.tile_log2, key_bytes as u32),
+    );
+    let args = SmallArgs {
+        keys,
+        scratch: sorter.small.scratch.as_device_ptr().as_raw(),
+        barrier: sorter.small.barrier.as_device_ptr().as_raw(),
+        n: n as u32,
+        encode: map,
+        decode: map,
     };
-    driver(status, "cuLaunchCooperativeKernel", what)
+    // SAFETY: `keys` holds n ≤ 2^plan.log2 keys on this context's device; the scratch and the
+    // counter are this sorter's, used in stream order; the launch shape is the kernel's, its
+    // blocks all resident at once where there are several (a cooperative launch, which the
+    // driver refuses otherwise).
+    unsafe {
+        if blocks == 1 {
+            sorter.launch(k.small, shape, args)
+        } else {
+            sorter.launch_cooperative(k.small, shape, args)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -579,10 +582,58 @@ mod tests {
     #[test]
     fn window_kernels_keep_their_keys_in_registers() {
         for k in [&KERNELS_32, &KERNELS_64, &KERNELS_64_COMPACT] {
-            for name in [k.window_tiles, k.window, k.window_wide, k.small, k.tiny] {
+            let names = [
+                k.window_tiles.name(),
+                k.window.name(),
+                k.window_wide.name(),
+                k.small.name(),
+                k.tiny.name(),
+            ];
+            for name in names {
                 super::super::assert_no_local_memory(
                     name,
                     "docs/decisions.md, straight-line code over registers",
+                );
+            }
+        }
+    }
+
+    /// Each table's handles are the kernels of its keys, every one of them in the PTX.
+    #[test]
+    fn every_kernel_of_the_tables_is_in_the_ptx() {
+        for (k, bits, compact) in [
+            (&KERNELS_32, 32, ""),
+            (&KERNELS_64, 64, ""),
+            (&KERNELS_64_COMPACT, 64, "compact_"),
+        ] {
+            assert_eq!(k.tiny.name(), format!("bitonic_tiny_u{bits}"));
+            assert_eq!(k.small.name(), format!("bitonic_small_u{bits}"));
+            let tiles = format!("bitonic_window_tiles_{compact}u{bits}");
+            assert_eq!(k.window_tiles.name(), tiles);
+            assert_eq!(k.window.name(), format!("bitonic_window_{compact}u{bits}"));
+            let wide = format!("bitonic_window_wide_{compact}u{bits}");
+            assert_eq!(k.window_wide.name(), wide);
+            let row_tiles = k.row_tiles.map(|r| r.name());
+            let expected = format!("bitonic_row_tiles_u{bits}");
+            assert_eq!(row_tiles, (bits == 32).then_some(expected.as_str()));
+            let programs = if compact.is_empty() {
+                kernels_gpu::window::PROGRAMS.len()
+            } else {
+                0
+            };
+            assert_eq!(k.window_programs.len(), programs);
+            let names = [
+                k.tiny.name(),
+                k.small.name(),
+                k.window_tiles.name(),
+                k.window.name(),
+                k.window_wide.name(),
+            ];
+            let programs = k.window_programs.iter().map(|p| p.name());
+            for name in names.into_iter().chain(row_tiles).chain(programs) {
+                assert!(
+                    super::super::KERNELS_PTX.contains(&format!(".entry {name}(")),
+                    "{name} is not in the PTX"
                 );
             }
         }
@@ -598,11 +649,12 @@ mod tests {
             (&KERNELS_64, [2, 2, 2]),
             (&KERNELS_64_COMPACT, [32, 32, 32]),
         ] {
-            for (name, blocks) in [k.window_tiles, k.window, k.window_wide]
+            for (info, blocks) in [k.window_tiles.info(), k.window.info(), k.window_wide.info()]
                 .into_iter()
                 .zip(blocks)
             {
-                let cap = kernels_gpu::kernels::kernel(name).and_then(|k| k.max_registers);
+                let name = info.name;
+                let cap = info.max_registers;
                 let cap = cap.unwrap_or_else(|| panic!("no register cap for {name}"));
                 let threads = if std::ptr::eq(k, &KERNELS_64_COMPACT) {
                     32

@@ -226,7 +226,10 @@ impl DeviceProfile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kernels_gpu::kernels::{kernel, window_programs};
+    use kernels_gpu::kernels::{
+        bitonic_window_compact_u64, bitonic_window_tiles_compact_u64,
+        bitonic_window_wide_compact_u64, kernel, window_programs,
+    };
     use kernels_gpu::tuning::{MIN_SHARED_BYTES, MULTI_THREADS};
 
     /// The H100 and the four presets on it.
@@ -314,15 +317,21 @@ mod tests {
         let h100 = launches(&DeviceLimits::H100);
         assert!(h100.iter().all(|(name, ..)| !name.contains("compact")));
         // Every program kernel of 8-byte keys, and the 8-byte tile sort of 2^13 keys.
-        for &name in window_programs(8) {
+        for kernel in window_programs(8) {
+            let name = kernel.name();
             assert!(h100.iter().any(|&(n, ..)| n == name), "{name}");
         }
         // The devices of 96 KiB and more run the 2^13-key windows of 8-byte keys too; the T4
         // runs the compact ones.
+        let compact = [
+            bitonic_window_tiles_compact_u64.name(),
+            bitonic_window_compact_u64.name(),
+            bitonic_window_wide_compact_u64.name(),
+        ];
         for (device, limits) in devices() {
             let compact_windows = launches(&limits)
                 .iter()
-                .any(|(name, ..)| name.starts_with("bitonic_window") && name.contains("compact"));
+                .any(|(name, ..)| compact.contains(name));
             assert_eq!(compact_windows, device == "t4", "{device}");
         }
     }

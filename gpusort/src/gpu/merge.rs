@@ -2,14 +2,30 @@
 //! into kernel launches (whole, or chunk by chunk: `Chunked`), the scratch buffer's layout,
 //! and the kernels' shared-memory settings.
 
+use super::launch::Shape as Grid;
 use super::modules::{Family, set_shared_attributes};
 use super::overlap::{Chunked, ChunkedSort};
 use super::{DeviceLimits, GpuSorter, prefetch_ahead};
-use crate::error::{CudaContext, Result};
-use cust::launch;
+use crate::error::Result;
 use cust::module::Module;
+use kernels_gpu::kernels::{
+    Kernel, bitonic_window_tiles_u32, bitonic_window_tiles_u64, merge_partition_u32,
+    merge_partition_u64, merge_pass_network_u32, merge_pass_network_u64, merge_pass_u32,
+    merge_pass_u32_u32, merge_pass_u32_u64, merge_pass_u32_u128, merge_pass_u64,
+    merge_pass_u64_u32, merge_pass_u64_u64, merge_pass_u64_u128, merge_sort_tiles_compact_u32_u32,
+    merge_sort_tiles_compact_u32_u64, merge_sort_tiles_compact_u32_u128,
+    merge_sort_tiles_compact_u64, merge_sort_tiles_compact_u64_u32,
+    merge_sort_tiles_compact_u64_u64, merge_sort_tiles_compact_u64_u128, merge_sort_tiles_u32,
+    merge_sort_tiles_u32_u32, merge_sort_tiles_u32_u64, merge_sort_tiles_u32_u128,
+    merge_sort_tiles_u64, merge_sort_tiles_u64_u32, merge_sort_tiles_u64_u64,
+    merge_sort_tiles_u64_u128, merge_two_partition_u32, merge_two_partition_u64, merge_two_u32,
+    merge_two_u64,
+};
 use kernels_gpu::keys::IDENTITY;
-use kernels_gpu::merge::{Pass, SEARCH_LANES, Step, chunk_schedule, merge_passes, schedule};
+use kernels_gpu::merge::{
+    MergePassArgs, MergeTwoArgs, NetworkMergeArgs, PartitionArgs, Pass, SEARCH_LANES,
+    SortTilesArgs, Step, TwoPartitionArgs, chunk_schedule, merge_passes, schedule,
+};
 use kernels_gpu::overlap::tile_parts;
 use kernels_gpu::tuning::{
     LAST_PASS_PARTS, MERGE_THREADS, MERGE_TILE, MIN_SHARED_BYTES, NETWORK_MERGE_THREADS,
@@ -18,51 +34,122 @@ use kernels_gpu::tuning::{
     merge_sort_shared_bytes, merge_sort_threads, merge_sort_tile, network_merge,
     network_merge_shared_bytes, window_shared_bytes,
 };
+use kernels_gpu::window::WindowTilesArgs;
 use std::ops::Range;
 
 /// Value widths the kernels carry, in bytes (0: keys only). Values are only moved, so a payload
 /// of any type travels in the smallest of these that holds it.
 pub const VALUE_BYTES: [usize; 4] = [0, 4, 8, 16];
 
-/// Kernel names per (key bytes, value bytes): stable tile sort and merge pass.
-const KERNELS: [((usize, usize), &str, &str); 8] = [
-    ((4, 0), "merge_sort_tiles_u32", "merge_pass_u32"),
-    ((4, 4), "merge_sort_tiles_u32_u32", "merge_pass_u32_u32"),
-    ((4, 8), "merge_sort_tiles_u32_u64", "merge_pass_u32_u64"),
-    ((4, 16), "merge_sort_tiles_u32_u128", "merge_pass_u32_u128"),
-    ((8, 0), "merge_sort_tiles_u64", "merge_pass_u64"),
-    ((8, 4), "merge_sort_tiles_u64_u32", "merge_pass_u64_u32"),
-    ((8, 8), "merge_sort_tiles_u64_u64", "merge_pass_u64_u64"),
-    ((8, 16), "merge_sort_tiles_u64_u128", "merge_pass_u64_u128"),
-];
+/// The stable tile sort of keys of `key_bytes` (4 or 8) with values of `value_bytes` (0, 4, 8
+/// or 16).
+fn sort_kernel(key_bytes: usize, value_bytes: usize) -> Kernel<SortTilesArgs> {
+    match (key_bytes, value_bytes) {
+        (4, 0) => merge_sort_tiles_u32,
+        (4, 4) => merge_sort_tiles_u32_u32,
+        (4, 8) => merge_sort_tiles_u32_u64,
+        (4, _) => merge_sort_tiles_u32_u128,
+        (_, 0) => merge_sort_tiles_u64,
+        (_, 4) => merge_sort_tiles_u64_u32,
+        (_, 8) => merge_sort_tiles_u64_u64,
+        (_, _) => merge_sort_tiles_u64_u128,
+    }
+}
 
-/// The compact tile sorts ([`merge_sort_compact`]) per (key bytes, value bytes): every pair but
-/// 4-byte keys alone, whose tile sort fits every device.
-const COMPACT_KERNELS: [((usize, usize), &str); 7] = [
-    ((4, 4), "merge_sort_tiles_compact_u32_u32"),
-    ((4, 8), "merge_sort_tiles_compact_u32_u64"),
-    ((4, 16), "merge_sort_tiles_compact_u32_u128"),
-    ((8, 0), "merge_sort_tiles_compact_u64"),
-    ((8, 4), "merge_sort_tiles_compact_u64_u32"),
-    ((8, 8), "merge_sort_tiles_compact_u64_u64"),
-    ((8, 16), "merge_sort_tiles_compact_u64_u128"),
-];
+/// The compact tile sort ([`merge_sort_compact`]) of the same widths: every pair but 4-byte keys
+/// alone, whose tile sort fits every device.
+fn compact_sort_kernel(key_bytes: usize, value_bytes: usize) -> Option<Kernel<SortTilesArgs>> {
+    match (key_bytes, value_bytes) {
+        (4, 0) => None,
+        (4, 4) => Some(merge_sort_tiles_compact_u32_u32),
+        (4, 8) => Some(merge_sort_tiles_compact_u32_u64),
+        (4, _) => Some(merge_sort_tiles_compact_u32_u128),
+        (_, 0) => Some(merge_sort_tiles_compact_u64),
+        (_, 4) => Some(merge_sort_tiles_compact_u64_u32),
+        (_, 8) => Some(merge_sort_tiles_compact_u64_u64),
+        (_, _) => Some(merge_sort_tiles_compact_u64_u128),
+    }
+}
 
-/// The keys-only path's kernels per key width ([`network_merge`]): the bitonic tile sort and
-/// the network merge pass.
-const NETWORK_KERNELS: [(usize, &str, &str); 2] = [
-    (4, "bitonic_window_tiles_u32", "merge_pass_network_u32"),
-    (8, "bitonic_window_tiles_u64", "merge_pass_network_u64"),
-];
+/// The stable merge pass of the same widths.
+fn pass_kernel(key_bytes: usize, value_bytes: usize) -> Kernel<MergePassArgs> {
+    match (key_bytes, value_bytes) {
+        (4, 0) => merge_pass_u32,
+        (4, 4) => merge_pass_u32_u32,
+        (4, 8) => merge_pass_u32_u64,
+        (4, _) => merge_pass_u32_u128,
+        (_, 0) => merge_pass_u64,
+        (_, 4) => merge_pass_u64_u32,
+        (_, 8) => merge_pass_u64_u64,
+        (_, _) => merge_pass_u64_u128,
+    }
+}
+
+/// The keys-only path's kernels for keys of `key_bytes` ([`network_merge`]): the bitonic tile
+/// sort and the network merge pass.
+fn network_kernels(key_bytes: usize) -> (Kernel<WindowTilesArgs>, Kernel<NetworkMergeArgs>) {
+    match key_bytes {
+        4 => (bitonic_window_tiles_u32, merge_pass_network_u32),
+        _ => (bitonic_window_tiles_u64, merge_pass_network_u64),
+    }
+}
+
+/// The merge passes' partition of keys of `key_bytes`.
+fn partition_kernel(key_bytes: usize) -> Kernel<PartitionArgs> {
+    match key_bytes {
+        4 => merge_partition_u32,
+        _ => merge_partition_u64,
+    }
+}
+
+/// The merge of two runs of keys of `key_bytes`: its partition and its merge.
+fn two_kernels(key_bytes: usize) -> (Kernel<TwoPartitionArgs>, Kernel<MergeTwoArgs>) {
+    match key_bytes {
+        4 => (merge_two_partition_u32, merge_two_u32),
+        _ => (merge_two_partition_u64, merge_two_u64),
+    }
+}
+
+/// The kernels of a merge sort: the tile sort and the merge pass.
+#[derive(Clone, Copy, Debug)]
+enum Kernels {
+    /// The stable kernels, which carry values.
+    Stable {
+        sort: Kernel<SortTilesArgs>,
+        merge: Kernel<MergePassArgs>,
+    },
+    /// The keys-only path ([`network_merge`]): the bitonic tile sort and network merges, whose
+    /// kernels take no value addresses.
+    Network {
+        sort: Kernel<WindowTilesArgs>,
+        merge: Kernel<NetworkMergeArgs>,
+    },
+}
+
+impl Kernels {
+    /// The tile sort's name.
+    fn sort_name(self) -> &'static str {
+        match self {
+            Kernels::Stable { sort, .. } => sort.name(),
+            Kernels::Network { sort, .. } => sort.name(),
+        }
+    }
+
+    /// The merge pass's name.
+    fn merge_name(self) -> &'static str {
+        match self {
+            Kernels::Stable { merge, .. } => merge.name(),
+            Kernels::Network { merge, .. } => merge.name(),
+        }
+    }
+}
 
 /// How a merge sort of keys of one width with values of one width runs: its kernels and their
 /// tiles and blocks.
 #[derive(Clone, Copy, Debug)]
 struct Shape {
-    /// The tile sort.
-    sort: &'static str,
-    /// The merge pass.
-    merge: &'static str,
+    /// The tile sort and the merge pass.
+    kernels: Kernels,
     /// Keys per tile-sort tile (the runs the passes start from).
     sort_tile: u64,
     sort_threads: u32,
@@ -71,9 +158,6 @@ struct Shape {
     merge_tile: u64,
     merge_threads: u32,
     merge_shared: u32,
-    /// The keys-only path: bitonic tile sort and network merges, whose kernels take no value
-    /// pointers.
-    network: bool,
 }
 
 impl Shape {
@@ -83,55 +167,49 @@ impl Shape {
     fn new(key_bytes: usize, value_bytes: usize, max_shared: u32) -> Shape {
         let (kb, vb) = (key_bytes as u32, value_bytes as u32);
         if value_bytes == 0 && network_merge(kb) {
-            let (_, sort, merge) = *NETWORK_KERNELS
-                .iter()
-                .find(|(k, ..)| *k == key_bytes)
-                .expect("keys of 4 or 8 bytes");
+            let (sort, merge) = network_kernels(key_bytes);
             return Shape {
-                sort,
-                merge,
+                kernels: Kernels::Network { sort, merge },
                 sort_tile: u64::from(TILE_KEYS),
                 sort_threads: WINDOW_THREADS,
                 sort_shared: window_shared_bytes(kb),
                 merge_tile: u64::from(NETWORK_MERGE_TILE),
                 merge_threads: NETWORK_MERGE_THREADS,
                 merge_shared: network_merge_shared_bytes(kb),
-                network: true,
             };
         }
-        let (_, sort, merge) = *KERNELS
-            .iter()
-            .find(|(widths, ..)| *widths == (key_bytes, value_bytes))
-            .expect("keys of 4 or 8 bytes, values of 0, 4, 8 or 16 bytes");
+        let merge = pass_kernel(key_bytes, value_bytes);
         if merge_sort_compact(kb, vb, max_shared) {
-            let (_, sort) = *COMPACT_KERNELS
-                .iter()
-                .find(|(widths, _)| *widths == (key_bytes, value_bytes))
+            let sort = compact_sort_kernel(key_bytes, value_bytes)
                 .expect("a compact tile sort for every pair that needs one");
             return Shape {
-                sort,
-                merge,
+                kernels: Kernels::Stable { sort, merge },
                 sort_tile: u64::from(MERGE_TILE),
                 sort_threads: MERGE_THREADS,
                 sort_shared: compact_merge_sort_shared_bytes(kb, vb),
                 merge_tile: u64::from(MERGE_TILE),
                 merge_threads: MERGE_THREADS,
                 merge_shared: merge_shared_bytes(MERGE_TILE, kb, vb),
-                network: false,
             };
         }
         let sort_tile = merge_sort_tile(kb, vb);
         Shape {
-            sort,
-            merge,
+            kernels: Kernels::Stable {
+                sort: sort_kernel(key_bytes, value_bytes),
+                merge,
+            },
             sort_tile: u64::from(sort_tile),
             sort_threads: merge_sort_threads(kb, vb),
             sort_shared: merge_sort_shared_bytes(sort_tile, kb, vb),
             merge_tile: u64::from(MERGE_TILE),
             merge_threads: MERGE_THREADS,
             merge_shared: merge_shared_bytes(MERGE_TILE, kb, vb),
-            network: false,
         }
+    }
+
+    /// Whether this is the keys-only path ([`Kernels::Network`]).
+    fn network(&self) -> bool {
+        matches!(self.kernels, Kernels::Network { .. })
     }
 
     fn of(l: &Launch) -> Shape {
@@ -148,26 +226,22 @@ pub(super) fn launches(max_shared: u32) -> Vec<(&'static str, u32, u32)> {
     for kb in [4, 8] {
         for vb in VALUE_BYTES {
             let shape = Shape::new(kb, vb, max_shared);
-            if !shape.network {
-                all.push((shape.sort, shape.sort_threads, shape.sort_shared));
+            let (sort, merge) = (shape.kernels.sort_name(), shape.kernels.merge_name());
+            if !shape.network() {
+                all.push((sort, shape.sort_threads, shape.sort_shared));
             }
-            all.push((shape.merge, shape.merge_threads, shape.merge_shared));
+            all.push((merge, shape.merge_threads, shape.merge_shared));
         }
     }
-    for (kb, _, merge) in NETWORK_KERNELS {
+    for kb in [4, 8] {
+        let (_, merge) = network_kernels(kb);
         let shared = network_merge_shared_bytes(kb as u32);
-        all.push((merge, NETWORK_MERGE_THREADS, shared));
-    }
-    for (kb, name) in [(4, "merge_two_u32"), (8, "merge_two_u64")] {
-        all.push((name, MERGE_THREADS, merge_shared_bytes(MERGE_TILE, kb, 0)));
-    }
-    for name in [
-        "merge_partition_u32",
-        "merge_partition_u64",
-        "merge_two_partition_u32",
-        "merge_two_partition_u64",
-    ] {
-        all.push((name, PARTITION_THREADS, 0));
+        all.push((merge.name(), NETWORK_MERGE_THREADS, shared));
+        let (partition, merge) = two_kernels(kb);
+        let shared = merge_shared_bytes(MERGE_TILE, kb as u32, 0);
+        all.push((merge.name(), MERGE_THREADS, shared));
+        all.push((partition.name(), PARTITION_THREADS, 0));
+        all.push((partition_kernel(kb).name(), PARTITION_THREADS, 0));
     }
     all
 }
@@ -184,10 +258,11 @@ pub(super) fn configure(module: &Module, limits: &DeviceLimits) -> Result<[u64; 
         }
     }
     let mut ahead = [0; 2];
-    for ((kb, _, merge), ahead) in NETWORK_KERNELS.into_iter().zip(&mut ahead) {
+    for (kb, ahead) in [4, 8].into_iter().zip(&mut ahead) {
+        let (_, merge) = network_kernels(kb);
         let shared = network_merge_shared_bytes(kb as u32);
         let tile_bytes = NETWORK_MERGE_TILE * kb as u32;
-        let launch = (merge, NETWORK_MERGE_THREADS, shared, tile_bytes);
+        let launch = (merge.name(), NETWORK_MERGE_THREADS, shared, tile_bytes);
         *ahead = prefetch_ahead(module, limits, launch, u32::MAX)?;
     }
     Ok(ahead)
@@ -329,12 +404,7 @@ fn enqueue_step(
     written: &mut dyn FnMut(Range<u64>) -> Result<()>,
 ) -> Result<()> {
     let shape = Shape::of(l);
-    let partition_name = if l.key_bytes == 8 {
-        "merge_partition_u64"
-    } else {
-        "merge_partition_u32"
-    };
-    let (stream, n, splits, edges) = (&sorter.stream, w.n, w.splits, w.edges);
+    let (n, splits, edges) = (w.n, w.splits, w.edges);
     let tile = shape.merge_tile;
     let tiles = n.div_ceil(tile);
     let pick = |scratch: bool| {
@@ -350,60 +420,89 @@ fn enqueue_step(
     // its layout) on this context's device; the launch shapes are those the kernels document.
     match step.pass {
         Pass::SortTiles => {
-            let f = sorter.function_named(shape.sort)?;
-            let (grid, map) = (n.div_ceil(shape.sort_tile) as u32, l.encode);
-            let (threads, shared) = (shape.sort_threads, shape.sort_shared);
-            let launched = if shape.network {
-                // Every stage of the tile's network: each tile sorted whole.
-                let stages = shape.sort_tile.trailing_zeros();
-                unsafe {
-                    launch!(f<<<grid, threads, shared, stream>>>(
-                        src_k, dst_k, edges, n, map, decode, stages
-                    ))
+            let grid = Grid::new(
+                n.div_ceil(shape.sort_tile) as u32,
+                shape.sort_threads,
+                shape.sort_shared,
+            );
+            match shape.kernels {
+                Kernels::Network { sort, .. } => {
+                    let args = WindowTilesArgs {
+                        src: src_k,
+                        dst: dst_k,
+                        edges,
+                        n,
+                        encode: l.encode,
+                        decode,
+                        // Every stage of the tile's network: each tile sorted whole.
+                        stages: shape.sort_tile.trailing_zeros(),
+                    };
+                    unsafe { sorter.launch(sort, grid, args)? }
                 }
-            } else {
-                unsafe {
-                    launch!(f<<<grid, threads, shared, stream>>>(
-                        src_k, dst_k, src_v, dst_v, edges, n, map, decode
-                    ))
+                Kernels::Stable { sort, .. } => {
+                    let args = SortTilesArgs {
+                        src_keys: src_k,
+                        dst_keys: dst_k,
+                        src_values: src_v,
+                        dst_values: dst_v,
+                        edges,
+                        n,
+                        encode: l.encode,
+                        decode,
+                    };
+                    unsafe { sorter.launch(sort, grid, args)? }
                 }
-            };
-            launched.context(&format!("launching the tile sort for {n} keys"))?;
+            }
             written(0..n)
         }
         Pass::Merge { width } => {
-            let f = sorter.function_named(partition_name)?;
-            let partition_blocks = partition_blocks(tiles, 1);
-            unsafe {
-                launch!(f<<<partition_blocks, PARTITION_THREADS, 0, stream>>>(
-                    src_k, edges, splits, n, width, tile
-                ))
-            }
-            .context(&format!("launching the merge partition for {n} keys"))?;
-            let f = sorter.function_named(shape.merge)?;
+            let args = PartitionArgs {
+                keys: src_k,
+                edges,
+                splits,
+                n,
+                width,
+                tile,
+            };
+            let grid = Grid::new(partition_blocks(tiles, 1), PARTITION_THREADS, 0);
+            unsafe { sorter.launch(partition_kernel(l.key_bytes), grid, args)? };
             let (threads, shared) = (shape.merge_threads, shape.merge_shared);
             for part in tile_parts(tiles, parts) {
-                let (first_tile, grid) = (part.start, (part.end - part.start) as u32);
-                let launched = if shape.network {
-                    // Each block prefetches the input of a tile a later block merges.
-                    let ahead = sorter.module(Family::Merge)?.settings.ahead;
-                    let ahead = ahead[usize::from(l.key_bytes == 8)];
-                    unsafe {
-                        launch!(f<<<grid, threads, shared, stream>>>(
-                            src_k, dst_k, edges, splits, n, width, first_tile, ahead, decode
-                        ))
+                let first_tile = part.start;
+                let grid = Grid::new((part.end - part.start) as u32, threads, shared);
+                match shape.kernels {
+                    Kernels::Network { merge, .. } => {
+                        // Each block prefetches the input of a tile a later block merges.
+                        let ahead = sorter.module(Family::Merge)?.settings.ahead;
+                        let args = NetworkMergeArgs {
+                            src_keys: src_k,
+                            dst_keys: dst_k,
+                            edges,
+                            splits,
+                            n,
+                            width,
+                            first_tile,
+                            ahead: ahead[usize::from(l.key_bytes == 8)],
+                            decode,
+                        };
+                        unsafe { sorter.launch(merge, grid, args)? }
                     }
-                } else {
-                    unsafe {
-                        launch!(f<<<grid, threads, shared, stream>>>(
-                            src_k, dst_k, src_v, dst_v, edges, splits, n, width, first_tile,
-                            decode
-                        ))
+                    Kernels::Stable { merge, .. } => {
+                        let args = MergePassArgs {
+                            src_keys: src_k,
+                            dst_keys: dst_k,
+                            src_values: src_v,
+                            dst_values: dst_v,
+                            edges,
+                            splits,
+                            n,
+                            width,
+                            first_tile,
+                            decode,
+                        };
+                        unsafe { sorter.launch(merge, grid, args)? }
                     }
-                };
-                launched.context(&format!(
-                    "launching a merge pass of width {width} for {n} keys"
-                ))?;
+                }
                 written(part.start * tile..(part.end * tile).min(n))?;
             }
             Ok(())
@@ -447,47 +546,34 @@ impl ChunkedSort for Chunked<'_, Launch> {
     }
 }
 
-/// Queues the stable merge of two sorted runs of keys (encoded), A = `src[..a_len]` and
-/// B = `src[a_len..n]`, into `dst[..n]`, decoding with `decode`; `splits` has room for
-/// `ceil(n / MERGE_TILE)` splits. `a_len = n` copies A.
-#[allow(clippy::too_many_arguments)]
+/// Queues the stable merge of `args` ([`MergeTwoArgs`]): the two sorted runs of keys of
+/// `key_bytes` (encoded), A = `src[..a_len]` and B = `src[a_len..n]`, into `dst[..n]`,
+/// decoding with `decode`, with `splits` room for `ceil(n / MERGE_TILE)` splits. `a_len = n`
+/// copies A.
 pub(crate) fn enqueue_merge_two(
     sorter: &GpuSorter,
     key_bytes: usize,
-    src: u64,
-    dst: u64,
-    splits: u64,
-    n: u64,
-    a_len: u64,
-    decode: u32,
+    args: MergeTwoArgs,
 ) -> Result<()> {
+    let n = args.n;
     if n == 0 {
         return Ok(());
     }
-    let (partition_name, merge_name) = if key_bytes == 8 {
-        ("merge_two_partition_u64", "merge_two_u64")
-    } else {
-        ("merge_two_partition_u32", "merge_two_u32")
-    };
-    let stream = &sorter.stream;
+    let (partition, merge) = two_kernels(key_bytes);
     let tiles = n.div_ceil(u64::from(MERGE_TILE));
-    let partition_blocks = partition_blocks(tiles, SEARCH_LANES);
-    let f = sorter.function_named(partition_name)?;
+    let partition_args = TwoPartitionArgs {
+        keys: args.src,
+        splits: args.splits,
+        n,
+        a_len: args.a_len,
+    };
+    let grid = Grid::new(partition_blocks(tiles, SEARCH_LANES), PARTITION_THREADS, 0);
     // SAFETY: the caller's buffers hold n keys and the splits on this context's device; the
     // launch shapes are those the kernels document.
-    unsafe {
-        launch!(f<<<partition_blocks, PARTITION_THREADS, 0, stream>>>(src, splits, n, a_len))
-    }
-    .context(&format!("launching the partition of a merge of {n} keys"))?;
-    let f = sorter.function_named(merge_name)?;
+    unsafe { sorter.launch(partition, grid, partition_args)? };
     let shared = merge_shared_bytes(MERGE_TILE, key_bytes as u32, 0);
     // SAFETY: as above.
-    unsafe {
-        launch!(f<<<tiles as u32, MERGE_THREADS, shared, stream>>>(
-            src, dst, splits, n, a_len, decode
-        ))
-    }
-    .context(&format!("launching a merge of {n} keys"))
+    unsafe { sorter.launch(merge, Grid::new(tiles as u32, MERGE_THREADS, shared), args) }
 }
 
 /// Blocks of a partition kernel for `tiles` output tiles, `lanes` threads per split (a pass's
@@ -500,6 +586,18 @@ fn partition_blocks(tiles: u64, lanes: u32) -> u32 {
 mod tests {
     use super::*;
     use kernels_gpu::tuning::{MAX_SHARED_BYTES, MERGE_SORT_TILE};
+
+    /// Every (key bytes, value bytes) the stable kernels take.
+    const WIDTHS: [(usize, usize); 8] = [
+        (4, 0),
+        (4, 4),
+        (4, 8),
+        (4, 16),
+        (8, 0),
+        (8, 4),
+        (8, 8),
+        (8, 16),
+    ];
 
     #[test]
     fn scratch_is_a_second_buffer_plus_splits_and_edges_or_nothing() {
@@ -546,21 +644,21 @@ mod tests {
     /// index loop was), the arrays move to local memory, and the kernels slow down severalfold.
     #[test]
     fn merge_kernels_keep_their_arrays_in_registers() {
-        let others = [
-            "merge_partition_u32",
-            "merge_partition_u64",
-            "merge_two_u32",
-            "merge_two_u64",
-            "merge_two_partition_u32",
-            "merge_two_partition_u64",
-        ];
+        let others = [4, 8].into_iter().flat_map(|kb| {
+            let (partition, merge) = two_kernels(kb);
+            [
+                partition_kernel(kb).name(),
+                merge.name(),
+                partition.name(),
+                network_kernels(kb).1.name(),
+            ]
+        });
         // The 16-byte-value kernels stage one group of values through a 64-byte stack slot
         // (LLVM's lowering of the 16-byte vector stores of `u128`s): measured apart.
-        let names = KERNELS
-            .iter()
-            .filter(|&&((_, vb), ..)| vb < 16)
-            .flat_map(|&(_, sort, merge)| [sort, merge])
-            .chain(NETWORK_KERNELS.iter().map(|&(_, _, merge)| merge))
+        let names = WIDTHS
+            .into_iter()
+            .filter(|&(_, vb)| vb < 16)
+            .flat_map(|(kb, vb)| [sort_kernel(kb, vb).name(), pass_kernel(kb, vb).name()])
             .chain(others);
         for name in names {
             super::super::assert_no_local_memory(
@@ -616,13 +714,54 @@ mod tests {
         }
     }
 
+    /// Each width's handles are its kernels, every one of them in the PTX.
+    #[test]
+    fn every_width_picks_its_kernels() {
+        let mut names = Vec::new();
+        for (kb, vb) in WIDTHS {
+            let bits = kb * 8;
+            let values = match vb {
+                0 => String::new(),
+                _ => format!("_u{}", vb * 8),
+            };
+            let sort = sort_kernel(kb, vb).name();
+            assert_eq!(sort, format!("merge_sort_tiles_u{bits}{values}"));
+            let merge = pass_kernel(kb, vb).name();
+            assert_eq!(merge, format!("merge_pass_u{bits}{values}"));
+            names.extend([sort, merge]);
+            let compact = compact_sort_kernel(kb, vb).map(|k| k.name());
+            let expected = format!("merge_sort_tiles_compact_u{bits}{values}");
+            assert_eq!(compact, ((kb, vb) != (4, 0)).then_some(expected.as_str()));
+            names.extend(compact);
+        }
+        for kb in [4, 8] {
+            let bits = kb * 8;
+            let (sort, merge) = network_kernels(kb);
+            assert_eq!(sort.name(), format!("bitonic_window_tiles_u{bits}"));
+            assert_eq!(merge.name(), format!("merge_pass_network_u{bits}"));
+            let partition = partition_kernel(kb).name();
+            assert_eq!(partition, format!("merge_partition_u{bits}"));
+            let (two_partition, two) = two_kernels(kb);
+            assert_eq!(two_partition.name(), format!("merge_two_partition_u{bits}"));
+            assert_eq!(two.name(), format!("merge_two_u{bits}"));
+            names.extend([sort.name(), merge.name(), partition]);
+            names.extend([two_partition.name(), two.name()]);
+        }
+        for name in names {
+            assert!(
+                super::super::KERNELS_PTX.contains(&format!(".entry {name}(")),
+                "{name} is not in the PTX"
+            );
+        }
+    }
+
     #[test]
     fn every_width_pair_has_kernels() {
         for kb in [4, 8] {
             for vb in VALUE_BYTES {
                 let shape = Shape::new(kb, vb, MAX_SHARED_BYTES);
-                assert_eq!(shape.network, vb == 0 && network_merge(kb as u32));
-                for name in [shape.sort, shape.merge] {
+                assert_eq!(shape.network(), vb == 0 && network_merge(kb as u32));
+                for name in [shape.kernels.sort_name(), shape.kernels.merge_name()] {
                     assert!(
                         super::super::KERNELS_PTX.contains(&format!(".entry {name}(")),
                         "{name} is not in the PTX"
@@ -650,6 +789,14 @@ mod tests {
         }
     }
 
+    /// Whether `shape` sorts its tiles with a compact tile sort.
+    fn is_compact(shape: Shape) -> bool {
+        let compact = |(kb, vb)| compact_sort_kernel(kb, vb).map(|k| k.name());
+        WIDTHS
+            .into_iter()
+            .any(|widths| compact(widths) == Some(shape.kernels.sort_name()))
+    }
+
     #[test]
     fn compact_tile_sorts_where_the_tile_does_not_fit() {
         use crate::gpu::DeviceProfile;
@@ -657,10 +804,8 @@ mod tests {
         let t4 = DeviceProfile::T4.max_shared_per_block;
         for (kb, vb) in [(4, 4), (4, 8), (4, 16), (8, 0), (8, 4), (8, 8), (8, 16)] {
             let shape = Shape::new(kb, vb, t4);
-            assert!(
-                shape.sort.starts_with("merge_sort_tiles_compact_"),
-                "{shape:?}"
-            );
+            let compact = compact_sort_kernel(kb, vb).map(|k| k.name());
+            assert_eq!(Some(shape.kernels.sort_name()), compact, "{shape:?}");
             assert_eq!(shape.sort_tile, u64::from(MERGE_TILE));
             assert!(shape.sort_shared <= t4);
         }
@@ -669,17 +814,13 @@ mod tests {
         let compact: Vec<(usize, usize)> =
             [(4, 4), (4, 8), (4, 16), (8, 0), (8, 4), (8, 8), (8, 16)]
                 .into_iter()
-                .filter(|&(kb, vb)| Shape::new(kb, vb, a100).sort.contains("compact"))
+                .filter(|&(kb, vb)| is_compact(Shape::new(kb, vb, a100)))
                 .collect();
         assert_eq!(compact, [(4, 16), (8, 8)]);
         // H100, H200: none.
         for kb in [4, 8] {
             for vb in VALUE_BYTES {
-                assert!(
-                    !Shape::new(kb, vb, MAX_SHARED_BYTES)
-                        .sort
-                        .contains("compact")
-                );
+                assert!(!is_compact(Shape::new(kb, vb, MAX_SHARED_BYTES)));
             }
         }
     }
@@ -688,9 +829,9 @@ mod tests {
     fn the_largest_tile_fits_in_shared_memory() {
         // The tile sort of 8-byte keys with 16-byte values needs the most: under the 227 KB an
         // H100 or H200 allows a block (after `configure` sets the attribute).
-        let largest = KERNELS
-            .iter()
-            .map(|&((kb, vb), ..)| Shape::new(kb, vb, MAX_SHARED_BYTES))
+        let largest = WIDTHS
+            .into_iter()
+            .map(|(kb, vb)| Shape::new(kb, vb, MAX_SHARED_BYTES))
             .map(|s| s.sort_shared.max(s.merge_shared))
             .max();
         assert!(largest <= Some(MAX_SHARED_BYTES));

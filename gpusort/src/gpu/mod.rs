@@ -514,20 +514,13 @@ impl GpuSorter {
         Ok(buffer)
     }
 
-    /// Kernel `name`, from its family's module (loaded, and so compiled, on first use), with
+    /// `kernel`'s function, from its family's module (loaded, and so compiled, on first use), with
     /// the sorter's context made current: the module loads into this sorter's context, and the
     /// launch that follows (on this sorter's stream) runs in it, whatever context the thread
     /// had current before.
     pub(crate) fn function<A: KernelArgs>(&self, kernel: Kernel<A>) -> Result<Function<'_>> {
         self.bind()?;
         self.modules.function(kernel.family(), kernel.name())
-    }
-
-    /// Kernel `name`, as [`GpuSorter::function`] finds a typed handle's.
-    pub(crate) fn function_named(&self, name: &str) -> Result<Function<'_>> {
-        let family = modules::Family::of(name).unwrap_or_else(|| panic!("{name} is no kernel"));
-        self.bind()?;
-        self.modules.function(family, name)
     }
 
     /// `family`'s module and its settings, loaded into the sorter's context if this is its

@@ -27,6 +27,7 @@ use cust::memory::{CopyDestination, DeviceBuffer, LockedBuffer};
 use cust::stream::{Stream, StreamFlags};
 use cust::sys as cuda;
 use kernels_gpu::keys::{IDENTITY, KeyBits};
+use kernels_gpu::merge::MergeTwoArgs;
 use kernels_gpu::tuning::{MAX_KEYS, MERGE_TILE, MULTI_SAMPLES};
 use std::fmt;
 use std::marker::PhantomData;
@@ -618,16 +619,15 @@ impl MultiGpuSorter {
                 let decode = if p == last { map } else { IDENTITY };
                 for m in pass {
                     let at = m.offset * kb as u64;
-                    merge::enqueue_merge_two(
-                        gpu,
-                        kb,
-                        src + at,
-                        dst + at,
+                    let args = MergeTwoArgs {
+                        src: src + at,
+                        dst: dst + at,
                         splits,
-                        m.len,
-                        m.a_len,
+                        n: m.len,
+                        a_len: m.a_len,
                         decode,
-                    )?;
+                    };
+                    merge::enqueue_merge_two(gpu, kb, args)?;
                 }
             }
         }

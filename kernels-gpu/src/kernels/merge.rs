@@ -7,7 +7,11 @@ use crate::block::merge::{Align16, Buffers, Payload, merge_tile, partition_unit,
 use crate::block::network_merge;
 use crate::gpu::{CudaBlock, WarpVote, block_idx_x, dynamic_shared, global_thread_x};
 use crate::keys::KeyBits;
-use crate::merge::{Pairing, Probes, SEARCH_LANES};
+use crate::merge::{
+    MergePassArgs, MergeTwoArgs, NetworkMergeArgs, Pairing, PartitionArgs, Probes, SEARCH_LANES,
+    SortTilesArgs, TwoPartitionArgs, merge_pass_entry, merge_two_entry, network_merge_entry,
+    partition_entry, sort_tiles_entry, two_partition_entry,
+};
 use crate::tuning::{
     MERGE_THREADS, MERGE_TILE, MERGE_VT, NETWORK_MERGE_THREADS, PARTITION_EDGE_PROBES,
     PARTITION_KEY_PROBES, merge_sort_threads,
@@ -51,7 +55,6 @@ fn buffers<K, V>(
 /// # Safety
 /// As [`merge_tile`], for a block of `MERGE_THREADS` threads with its dynamic shared memory.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 unsafe fn merge_block<K: KeyBits, V: Payload>(
     buf: Buffers<K, V>,
     splits: *const u64,
@@ -77,295 +80,356 @@ unsafe fn merge_block<K: KeyBits, V: Payload>(
 }
 
 macro_rules! merge_sort_tiles {
-    ($sort_tiles:ident, $key:ty, $value:ty) => {
-        /// Sorts each tile of `MERGE_SORT_TILE` keys (and their values) stably in shared
-        /// memory, from `src_*` into the same positions of `dst_*` (which may be `src_*`), keys
-        /// through the key map `encode` on load and the inverse of `decode` on store, and
-        /// records the first and last (encoded) key of each `MERGE_TILE` keys in `edges` (keys
-        /// `2t`, `2t + 1`), for the first merge pass's partition.
-        ///
-        /// Launch: `ceil(n / MERGE_SORT_TILE)` blocks of `MERGE_SORT_THREADS` threads,
-        /// `merge_sort_shared_bytes(MERGE_SORT_TILE, size_of::<key>(), size_of::<value>())`
-        /// bytes of dynamic shared memory.
-        ///
-        /// # Safety
-        /// The pointers hold `n` keys and values on the device (value pointers are unused, and
-        /// may be null, when the value type is `()`); the launch shape is as above.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "gpu-kernel" fn $sort_tiles(
-            src_keys: *mut $key,
-            dst_keys: *mut $key,
-            src_values: *mut $value,
-            dst_values: *mut $value,
-            edges: *mut $key,
-            n: u64,
-            encode: u32,
-            decode: u32,
-        ) {
-            let buf = buffers(src_keys, dst_keys, src_values, dst_values, edges);
-            let tile = u64::from(block_idx_x());
-            const THREADS: u32 =
-                merge_sort_threads(size_of::<$key>() as u32, size_of::<$value>() as u32);
-            // SAFETY: the launch contract: this block owns its tile and the shared memory.
-            unsafe {
-                sort_tile::<$key, $value, _, VT, true>(
-                    &CudaBlock::<THREADS>,
-                    THREADS,
-                    dynamic_shared::<Align16>() as *mut u8,
-                    buf,
+    ($sort_tiles:ident($args:path), $key:ty, $value:ty) => {
+        sort_tiles_entry!(
+            /// Sorts each tile of `MERGE_SORT_TILE` keys (and their values) stably in shared
+            /// memory, from `src_*` into the same positions of `dst_*` (which may be `src_*`),
+            /// keys through the key map `encode` on load and the inverse of `decode` on store,
+            /// and records the first and last (encoded) key of each `MERGE_TILE` keys in `edges`
+            /// (keys `2t`, `2t + 1`), for the first merge pass's partition ([`SortTilesArgs`]).
+            ///
+            /// Launch: `ceil(n / MERGE_SORT_TILE)` blocks of `MERGE_SORT_THREADS` threads,
+            /// `merge_sort_shared_bytes(MERGE_SORT_TILE, size_of::<key>(), size_of::<value>())`
+            /// bytes of dynamic shared memory.
+            ///
+            /// # Safety
+            /// The addresses hold `n` keys and values on the device (value addresses are unused,
+            /// and may be 0, when the value type is `()`); the launch shape is as above.
+            $sort_tiles,
+            $args,
+            |args| {
+                let SortTilesArgs {
+                    src_keys,
+                    dst_keys,
+                    src_values,
+                    dst_values,
+                    edges,
                     n,
-                    tile,
                     encode,
                     decode,
-                    MERGE_TILE,
-                )
-            }
-        }
+                } = args;
+                let (src_keys, dst_keys) = (src_keys as *mut $key, dst_keys as *mut $key);
+                let (src_values, dst_values) =
+                    (src_values as *mut $value, dst_values as *mut $value);
+                let buf = buffers(
+                    src_keys,
+                    dst_keys,
+                    src_values,
+                    dst_values,
+                    edges as *mut $key,
+                );
+                let tile = u64::from(block_idx_x());
+                const THREADS: u32 =
+                    merge_sort_threads(size_of::<$key>() as u32, size_of::<$value>() as u32);
+                // SAFETY: the launch contract: this block owns its tile and the shared memory.
+                unsafe {
+                    sort_tile::<$key, $value, _, VT, true>(
+                        &CudaBlock::<THREADS>,
+                        THREADS,
+                        dynamic_shared::<Align16>() as *mut u8,
+                        buf,
+                        n,
+                        tile,
+                        encode,
+                        decode,
+                        MERGE_TILE,
+                    )
+                }
+            },
+        );
     };
 }
 
 macro_rules! merge_pass {
-    ($merge:ident, $key:ty, $value:ty) => {
-        /// One merge pass over runs of `width` keys: output tile `first_tile + blockIdx.x`
-        /// merges its slices of two runs (from `splits`, written by the partition kernel of the
-        /// same pass) from `src_*` into `dst_*`, keys through the inverse of `decode`, and
-        /// records its first and last (encoded) key in `edges` (keys `2t`, `2t + 1` for tile
-        /// `t`), for the next pass's partition. A pass is
-        /// one launch from tile 0, or several over consecutive ranges of tiles (the host-slice
-        /// pipeline splits the last pass so that each range's copy starts early).
-        ///
-        /// Launch: up to `ceil(n / MERGE_TILE) − first_tile` blocks of `MERGE_THREADS` threads,
-        /// `merge_shared_bytes(MERGE_TILE, size_of::<key>(), size_of::<value>())` bytes of
-        /// dynamic shared memory.
-        ///
-        /// # Safety
-        /// As the tile sort (`width` a multiple of the tile sort's tile); `src_*` and `dst_*` do
-        /// not overlap; `splits` holds `ceil(n / MERGE_TILE)` splits of this pass; the launch's
-        /// tiles lie below `ceil(n / MERGE_TILE)`.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "gpu-kernel" fn $merge(
-            src_keys: *mut $key,
-            dst_keys: *mut $key,
-            src_values: *mut $value,
-            dst_values: *mut $value,
-            edges: *mut $key,
-            splits: *const u64,
-            n: u64,
-            width: u64,
-            first_tile: u64,
-            decode: u32,
-        ) {
-            let buf = buffers(src_keys, dst_keys, src_values, dst_values, edges);
-            let tile = first_tile + u64::from(block_idx_x());
-            // SAFETY: the launch contract.
-            unsafe { merge_block(buf, splits, n, Pairing::Pass { width }, tile, decode) }
-        }
+    ($merge:ident($args:path), $key:ty, $value:ty) => {
+        merge_pass_entry!(
+            /// One merge pass over runs of `width` keys ([`MergePassArgs`]): output tile
+            /// `first_tile + blockIdx.x` merges its slices of two runs (from `splits`, written by
+            /// the partition kernel of the same pass) from `src_*` into `dst_*`, keys through the
+            /// inverse of `decode`, and records its first and last (encoded) key in `edges`
+            /// (keys `2t`, `2t + 1` for tile `t`), for the next pass's partition. A pass is
+            /// one launch from tile 0, or several over consecutive ranges of tiles (the
+            /// host-slice pipeline splits the last pass so that each range's copy starts early).
+            ///
+            /// Launch: up to `ceil(n / MERGE_TILE) − first_tile` blocks of `MERGE_THREADS`
+            /// threads, `merge_shared_bytes(MERGE_TILE, size_of::<key>(), size_of::<value>())`
+            /// bytes of dynamic shared memory.
+            ///
+            /// # Safety
+            /// As the tile sort (`width` a multiple of the tile sort's tile); `src_*` and `dst_*`
+            /// do not overlap; `splits` holds `ceil(n / MERGE_TILE)` splits of this pass; the
+            /// launch's tiles lie below `ceil(n / MERGE_TILE)`.
+            $merge,
+            $args,
+            |args| {
+                let MergePassArgs {
+                    src_keys,
+                    dst_keys,
+                    src_values,
+                    dst_values,
+                    edges,
+                    splits,
+                    n,
+                    width,
+                    first_tile,
+                    decode,
+                } = args;
+                let (src_keys, dst_keys) = (src_keys as *mut $key, dst_keys as *mut $key);
+                let (src_values, dst_values) =
+                    (src_values as *mut $value, dst_values as *mut $value);
+                let (edges, splits) = (edges as *mut $key, splits as *const u64);
+                let buf = buffers(src_keys, dst_keys, src_values, dst_values, edges);
+                let tile = first_tile + u64::from(block_idx_x());
+                // SAFETY: the launch contract.
+                unsafe { merge_block(buf, splits, n, Pairing::Pass { width }, tile, decode) }
+            },
+        );
     };
 }
 
 macro_rules! merge_sort_tiles_compact {
-    ($name:ident, $key:ty, $value:ty) => {
-        /// The compact tile sort (`tuning::merge_sort_compact`): as the tile sort, in tiles of
-        /// `MERGE_TILE` keys, whose values stay in device memory: each output's value is read
-        /// from `src_values` by its slot (`sort_tile` without `STAGED`).
-        ///
-        /// Launch: `ceil(n / MERGE_TILE)` blocks of `MERGE_THREADS` threads,
-        /// `compact_merge_sort_shared_bytes(size_of::<key>(), size_of::<value>())` bytes of
-        /// dynamic shared memory.
-        ///
-        /// # Safety
-        /// As the tile sort.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "gpu-kernel" fn $name(
-            src_keys: *mut $key,
-            dst_keys: *mut $key,
-            src_values: *mut $value,
-            dst_values: *mut $value,
-            edges: *mut $key,
-            n: u64,
-            encode: u32,
-            decode: u32,
-        ) {
-            let buf = buffers(src_keys, dst_keys, src_values, dst_values, edges);
-            let tile = u64::from(block_idx_x());
-            // SAFETY: the launch contract: this block owns its tile and the shared memory.
-            unsafe {
-                sort_tile::<$key, $value, _, VT, false>(
-                    &BLOCK,
-                    MERGE_THREADS,
-                    dynamic_shared::<Align16>() as *mut u8,
-                    buf,
+    ($name:ident($args:path), $key:ty, $value:ty) => {
+        sort_tiles_entry!(
+            /// The compact tile sort (`tuning::merge_sort_compact`, [`SortTilesArgs`]): as the
+            /// tile sort, in tiles of `MERGE_TILE` keys, whose values stay in device memory:
+            /// each output's value is read from `src_values` by its slot (`sort_tile` without
+            /// `STAGED`).
+            ///
+            /// Launch: `ceil(n / MERGE_TILE)` blocks of `MERGE_THREADS` threads,
+            /// `compact_merge_sort_shared_bytes(size_of::<key>(), size_of::<value>())` bytes of
+            /// dynamic shared memory.
+            ///
+            /// # Safety
+            /// As the tile sort.
+            $name,
+            $args,
+            |args| {
+                let SortTilesArgs {
+                    src_keys,
+                    dst_keys,
+                    src_values,
+                    dst_values,
+                    edges,
                     n,
-                    tile,
                     encode,
                     decode,
-                    MERGE_TILE,
-                )
-            }
-        }
+                } = args;
+                let (src_keys, dst_keys) = (src_keys as *mut $key, dst_keys as *mut $key);
+                let (src_values, dst_values) =
+                    (src_values as *mut $value, dst_values as *mut $value);
+                let buf = buffers(
+                    src_keys,
+                    dst_keys,
+                    src_values,
+                    dst_values,
+                    edges as *mut $key,
+                );
+                let tile = u64::from(block_idx_x());
+                // SAFETY: the launch contract: this block owns its tile and the shared memory.
+                unsafe {
+                    sort_tile::<$key, $value, _, VT, false>(
+                        &BLOCK,
+                        MERGE_THREADS,
+                        dynamic_shared::<Align16>() as *mut u8,
+                        buf,
+                        n,
+                        tile,
+                        encode,
+                        decode,
+                        MERGE_TILE,
+                    )
+                }
+            },
+        );
     };
 }
 
 macro_rules! merge_partition {
-    ($name:ident, $key:ty) => {
-        /// The merge-path splits of a merge pass over runs of `width` keys: `splits[k]` = the
-        /// first key of the first run that output tile `k` (of `tile` keys: `MERGE_TILE` for
-        /// the stable passes, `NETWORK_MERGE_TILE` for the keys-only ones) takes, found with
-        /// the help of the `edges` the step before recorded (`crate::merge::partition_pass`),
-        /// each by one thread (`Probes`: `PARTITION_EDGE_PROBES` probes per round over the
-        /// edges, which the L2 cache holds, `PARTITION_KEY_PROBES` over the keys): a warp's
-        /// 33-ary search reads ≈ 3 KB of scattered sectors per split, which at 2^28 keys made
-        /// the partition bound by device memory (docs/decisions.md, "Merge partition").
-        ///
-        /// Launch: a thread per split, `ceil(n / tile)` threads (extra threads return) in
-        /// blocks of `PARTITION_THREADS`.
-        ///
-        /// # Safety
-        /// `keys` holds `n` device keys; `splits` has room for `ceil(n / tile)` splits;
-        /// `edges` holds the edges of the keys' `ceil(n / tile)` tiles, as the step that
-        /// wrote the keys recorded them.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "gpu-kernel" fn $name(
-            keys: *const $key,
-            edges: *const $key,
-            splits: *mut u64,
-            n: u64,
-            width: u64,
-            tile: u64,
-        ) {
-            // SAFETY: the launch contract.
-            unsafe {
-                partition_unit(
+    ($name:ident($args:path), $key:ty) => {
+        partition_entry!(
+            /// The merge-path splits of a merge pass over runs of `width` keys
+            /// ([`PartitionArgs`]): `splits[k]` = the first key of the first run that output
+            /// tile `k` (of `tile` keys: `MERGE_TILE` for the stable passes,
+            /// `NETWORK_MERGE_TILE` for the keys-only ones) takes, found with the help of the
+            /// `edges` the step before recorded (`crate::merge::partition_pass`), each by one
+            /// thread (`Probes`: `PARTITION_EDGE_PROBES` probes per round over the edges, which
+            /// the L2 cache holds, `PARTITION_KEY_PROBES` over the keys): a warp's 33-ary search
+            /// reads ≈ 3 KB of scattered sectors per split, which at 2^28 keys made the
+            /// partition bound by device memory (docs/decisions.md, "Merge partition").
+            ///
+            /// Launch: a thread per split, `ceil(n / tile)` threads (extra threads return) in
+            /// blocks of `PARTITION_THREADS`.
+            ///
+            /// # Safety
+            /// `keys` holds `n` device keys; `splits` has room for `ceil(n / tile)` splits;
+            /// `edges` holds the edges of the keys' `ceil(n / tile)` tiles, as the step that
+            /// wrote the keys recorded them.
+            $name,
+            $args,
+            |args| {
+                let PartitionArgs {
                     keys,
+                    edges,
                     splits,
                     n,
-                    Pairing::Pass { width },
+                    width,
                     tile,
-                    global_thread_x(),
-                    edges,
-                    (
-                        &Probes::<PARTITION_EDGE_PROBES>,
-                        &Probes::<PARTITION_KEY_PROBES>,
-                    ),
-                )
-            }
-        }
+                } = args;
+                let (keys, edges) = (keys as *const $key, edges as *const $key);
+                let splits = splits as *mut u64;
+                // SAFETY: the launch contract.
+                unsafe {
+                    partition_unit(
+                        keys,
+                        splits,
+                        n,
+                        Pairing::Pass { width },
+                        tile,
+                        global_thread_x(),
+                        edges,
+                        (
+                            &Probes::<PARTITION_EDGE_PROBES>,
+                            &Probes::<PARTITION_KEY_PROBES>,
+                        ),
+                    )
+                }
+            },
+        );
     };
 }
 
 macro_rules! merge_pass_network {
-    ($name:ident, $key:ty) => {
-        /// One keys-only merge pass over runs of `width` keys: output tile `first_tile +
-        /// blockIdx.x` (of `NETWORK_MERGE_TILE` keys) merges its slices of two runs (from
-        /// `splits`, written by the partition kernel of the same pass) with a bitonic network
-        /// (`crate::block::network_merge`), from `src_keys` into `dst_keys`, keys through the
-        /// inverse of `decode`, and records its first and last (encoded) key in `edges`. Each
-        /// block first has the L2 cache fetch the slices of tile `tile + ahead` (0: none;
-        /// `tuning::prefetch_ahead_tiles`), which a later block merges.
-        ///
-        /// Launch: up to `ceil(n / NETWORK_MERGE_TILE) − first_tile` blocks of
-        /// `NETWORK_MERGE_THREADS` threads, `network_merge_shared_bytes(size_of::<key>())`
-        /// bytes of dynamic shared memory.
-        ///
-        /// # Safety
-        /// `src_keys` and `dst_keys` hold `n` device keys and do not overlap; `width` is a
-        /// multiple of `NETWORK_MERGE_TILE`; `splits` holds `ceil(n / NETWORK_MERGE_TILE)`
-        /// splits of this pass, `edges` room for as many pairs of keys; the launch's tiles lie
-        /// below `ceil(n / NETWORK_MERGE_TILE)`.
-        #[unsafe(no_mangle)]
-        #[allow(clippy::too_many_arguments)]
-        pub unsafe extern "gpu-kernel" fn $name(
-            src_keys: *mut $key,
-            dst_keys: *mut $key,
-            edges: *mut $key,
-            splits: *const u64,
-            n: u64,
-            width: u64,
-            first_tile: u64,
-            ahead: u64,
-            decode: u32,
-        ) {
-            let none = core::ptr::null_mut::<()>();
-            let buf = buffers(src_keys, dst_keys, none, none, edges);
-            let tile = first_tile + u64::from(block_idx_x());
-            // SAFETY: the launch contract.
-            unsafe {
-                network_merge::merge_tile(
-                    &CudaBlock::<NETWORK_MERGE_THREADS>,
-                    dynamic_shared::<$key>(),
-                    buf,
+    ($name:ident($args:path), $key:ty) => {
+        network_merge_entry!(
+            /// One keys-only merge pass over runs of `width` keys ([`NetworkMergeArgs`]): output
+            /// tile `first_tile + blockIdx.x` (of `NETWORK_MERGE_TILE` keys) merges its slices
+            /// of two runs (from `splits`, written by the partition kernel of the same pass)
+            /// with a bitonic network (`crate::block::network_merge`), from `src_keys` into
+            /// `dst_keys`, keys through the inverse of `decode`, and records its first and last
+            /// (encoded) key in `edges`. Each block first has the L2 cache fetch the slices of
+            /// tile `tile + ahead` (0: none; `tuning::prefetch_ahead_tiles`), which a later
+            /// block merges.
+            ///
+            /// Launch: up to `ceil(n / NETWORK_MERGE_TILE) − first_tile` blocks of
+            /// `NETWORK_MERGE_THREADS` threads, `network_merge_shared_bytes(size_of::<key>())`
+            /// bytes of dynamic shared memory.
+            ///
+            /// # Safety
+            /// `src_keys` and `dst_keys` hold `n` device keys and do not overlap; `width` is a
+            /// multiple of `NETWORK_MERGE_TILE`; `splits` holds `ceil(n / NETWORK_MERGE_TILE)`
+            /// splits of this pass, `edges` room for as many pairs of keys; the launch's tiles
+            /// lie below `ceil(n / NETWORK_MERGE_TILE)`.
+            $name,
+            $args,
+            |args| {
+                let NetworkMergeArgs {
+                    src_keys,
+                    dst_keys,
+                    edges,
                     splits,
                     n,
-                    Pairing::Pass { width },
-                    (tile, ahead),
+                    width,
+                    first_tile,
+                    ahead,
                     decode,
-                )
-            }
-        }
+                } = args;
+                let (src_keys, dst_keys) = (src_keys as *mut $key, dst_keys as *mut $key);
+                let (edges, splits) = (edges as *mut $key, splits as *const u64);
+                let none = core::ptr::null_mut::<()>();
+                let buf = buffers(src_keys, dst_keys, none, none, edges);
+                let tile = first_tile + u64::from(block_idx_x());
+                // SAFETY: the launch contract.
+                unsafe {
+                    network_merge::merge_tile(
+                        &CudaBlock::<NETWORK_MERGE_THREADS>,
+                        dynamic_shared::<$key>(),
+                        buf,
+                        splits,
+                        n,
+                        Pairing::Pass { width },
+                        (tile, ahead),
+                        decode,
+                    )
+                }
+            },
+        );
     };
 }
 
 macro_rules! merge_two_partition {
-    ($partition:ident, $key:ty) => {
-        /// The merge-path splits of the stable merge of two sorted runs, A = `keys[..a_len]`
-        /// and B = `keys[a_len..n]`: `splits[k]` = the first key of A that output tile `k`
-        /// (of `MERGE_TILE` keys) takes.
-        ///
-        /// Launch: as the merge-pass partition.
-        ///
-        /// # Safety
-        /// `keys` holds `n >= a_len` device keys; `splits` has room for
-        /// `ceil(n / MERGE_TILE)` splits.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "gpu-kernel" fn $partition(
-            keys: *const $key,
-            splits: *mut u64,
-            n: u64,
-            a_len: u64,
-        ) {
-            // SAFETY: the launch contract.
-            unsafe {
-                partition_unit(
+    ($partition:ident($args:path), $key:ty) => {
+        two_partition_entry!(
+            /// The merge-path splits of the stable merge of two sorted runs, A = `keys[..a_len]`
+            /// and B = `keys[a_len..n]` ([`TwoPartitionArgs`]): `splits[k]` = the first key of
+            /// A that output tile `k` (of `MERGE_TILE` keys) takes.
+            ///
+            /// Launch: as the merge-pass partition.
+            ///
+            /// # Safety
+            /// `keys` holds `n >= a_len` device keys; `splits` has room for
+            /// `ceil(n / MERGE_TILE)` splits.
+            $partition,
+            $args,
+            |args| {
+                let TwoPartitionArgs {
                     keys,
                     splits,
                     n,
-                    Pairing::Two { a_len },
-                    u64::from(MERGE_TILE),
-                    global_thread_x() / u64::from(SEARCH_LANES),
-                    core::ptr::null(),
-                    (&WarpVote, &WarpVote),
-                )
-            }
-        }
+                    a_len,
+                } = args;
+                let (keys, splits) = (keys as *const $key, splits as *mut u64);
+                // SAFETY: the launch contract.
+                unsafe {
+                    partition_unit(
+                        keys,
+                        splits,
+                        n,
+                        Pairing::Two { a_len },
+                        u64::from(MERGE_TILE),
+                        global_thread_x() / u64::from(SEARCH_LANES),
+                        core::ptr::null(),
+                        (&WarpVote, &WarpVote),
+                    )
+                }
+            },
+        );
     };
 }
 
 macro_rules! merge_two {
-    ($merge:ident, $key:ty) => {
-        /// The stable merge of two sorted runs of keys, A = `src[..a_len]` and
-        /// B = `src[a_len..n]`, into `dst[..n]`, keys through the inverse of `decode`.
-        ///
-        /// Launch: `ceil(n / MERGE_TILE)` blocks of `MERGE_THREADS` threads,
-        /// `merge_shared_bytes(MERGE_TILE, size_of::<key>(), 0)` bytes of dynamic shared memory.
-        ///
-        /// # Safety
-        /// `src` and `dst` hold `n` keys and do not overlap; `splits` holds the splits of the
-        /// partition kernel for the same runs.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "gpu-kernel" fn $merge(
-            src: *mut $key,
-            dst: *mut $key,
-            splits: *const u64,
-            n: u64,
-            a_len: u64,
-            decode: u32,
-        ) {
-            let none = core::ptr::null_mut::<()>();
-            let buf = buffers(src, dst, none, none, core::ptr::null_mut());
-            let tile = u64::from(block_idx_x());
-            // SAFETY: the launch contract.
-            unsafe { merge_block(buf, splits, n, Pairing::Two { a_len }, tile, decode) }
-        }
+    ($merge:ident($args:path), $key:ty) => {
+        merge_two_entry!(
+            /// The stable merge of two sorted runs of keys, A = `src[..a_len]` and
+            /// B = `src[a_len..n]`, into `dst[..n]`, keys through the inverse of `decode`
+            /// ([`MergeTwoArgs`]).
+            ///
+            /// Launch: `ceil(n / MERGE_TILE)` blocks of `MERGE_THREADS` threads,
+            /// `merge_shared_bytes(MERGE_TILE, size_of::<key>(), 0)` bytes of dynamic shared
+            /// memory.
+            ///
+            /// # Safety
+            /// `src` and `dst` hold `n` keys and do not overlap; `splits` holds the splits of
+            /// the partition kernel for the same runs.
+            $merge,
+            $args,
+            |args| {
+                let MergeTwoArgs {
+                    src,
+                    dst,
+                    splits,
+                    n,
+                    a_len,
+                    decode,
+                } = args;
+                let (src, dst) = (src as *mut $key, dst as *mut $key);
+                let splits = splits as *const u64;
+                let none = core::ptr::null_mut::<()>();
+                let buf = buffers(src, dst, none, none, core::ptr::null_mut());
+                let tile = u64::from(block_idx_x());
+                // SAFETY: the launch contract.
+                unsafe { merge_block(buf, splits, n, Pairing::Two { a_len }, tile, decode) }
+            },
+        );
     };
 }
 

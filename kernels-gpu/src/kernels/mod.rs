@@ -28,99 +28,147 @@
 macro_rules! kernel_list {
     (bitonic, $then:ident) => {
         $then! {
-            bitonic_tiny_u32: Small, registers TINY_MAX_REGISTERS => bitonic_tiny!(u32);
-            bitonic_tiny_u64: Small, registers TINY_MAX_REGISTERS => bitonic_tiny!(u64);
-            bitonic_small_u32: Small, registers SMALL_MAX_REGISTERS => bitonic_small!(u32);
-            bitonic_small_u64: Small, registers SMALL_MAX_REGISTERS => bitonic_small!(u64);
-            bitonic_window_tiles_u32: Tiles, registers WINDOW_TILES_MAX_REGISTERS_32
+            bitonic_tiny_u32: Small(crate::small::TinyArgs), registers TINY_MAX_REGISTERS
+                => bitonic_tiny!(u32);
+            bitonic_tiny_u64: Small(crate::small::TinyArgs), registers TINY_MAX_REGISTERS
+                => bitonic_tiny!(u64);
+            bitonic_small_u32: Small(crate::small::SmallArgs), registers SMALL_MAX_REGISTERS
+                => bitonic_small!(u32);
+            bitonic_small_u64: Small(crate::small::SmallArgs), registers SMALL_MAX_REGISTERS
+                => bitonic_small!(u64);
+            bitonic_window_tiles_u32: Tiles(crate::window::WindowTilesArgs),
+                registers WINDOW_TILES_MAX_REGISTERS_32
                 => bitonic_window_tiles!(u32, WINDOW_LOG2);
-            bitonic_row_tiles_u32: Tiles, registers WINDOW_TILES_MAX_REGISTERS_32
+            bitonic_row_tiles_u32: Tiles(crate::window::RowTilesArgs),
+                registers WINDOW_TILES_MAX_REGISTERS_32
                 => bitonic_row_tiles!(u32, ROW_TILE_LOG2);
-            bitonic_window_u32: GenericWindows, registers WINDOW_MAX_REGISTERS_32
+            bitonic_window_u32: GenericWindows(crate::window::WindowArgs),
+                registers WINDOW_MAX_REGISTERS_32
                 => bitonic_window!(u32, WINDOW_LOG2, u32);
-            bitonic_window_wide_u32: GenericWindows, registers WINDOW_MAX_REGISTERS_32
+            bitonic_window_wide_u32: GenericWindows(crate::window::WindowArgs),
+                registers WINDOW_MAX_REGISTERS_32
                 => bitonic_window!(u32, WINDOW_LOG2, u64);
-            bitonic_window_tiles_u64: Tiles, registers WINDOW_MAX_REGISTERS_64
+            bitonic_window_tiles_u64: Tiles(crate::window::WindowTilesArgs),
+                registers WINDOW_MAX_REGISTERS_64
                 => bitonic_window_tiles!(u64, WINDOW_LOG2);
-            bitonic_window_u64: GenericWindows, registers WINDOW_MAX_REGISTERS_64
+            bitonic_window_u64: GenericWindows(crate::window::WindowArgs),
+                registers WINDOW_MAX_REGISTERS_64
                 => bitonic_window!(u64, WINDOW_LOG2, u32);
-            bitonic_window_wide_u64: GenericWindows, registers WINDOW_MAX_REGISTERS_64
+            bitonic_window_wide_u64: GenericWindows(crate::window::WindowArgs),
+                registers WINDOW_MAX_REGISTERS_64
                 => bitonic_window!(u64, WINDOW_LOG2, u64);
             // 8-byte keys on devices whose blocks cannot hold a 2^WINDOW_LOG2-key tile of them
             // (`tuning::window_log2`); their windows run on the kernels that read their program.
-            bitonic_window_tiles_compact_u64: Tiles, registers WINDOW_MAX_REGISTERS_64
+            bitonic_window_tiles_compact_u64: Tiles(crate::window::WindowTilesArgs),
+                registers WINDOW_MAX_REGISTERS_64
                 => bitonic_window_tiles!(u64, COMPACT_WINDOW_LOG2);
-            bitonic_window_compact_u64: GenericWindows, registers WINDOW_MAX_REGISTERS_64
+            bitonic_window_compact_u64: GenericWindows(crate::window::WindowArgs),
+                registers WINDOW_MAX_REGISTERS_64
                 => bitonic_window!(u64, COMPACT_WINDOW_LOG2, u32);
-            bitonic_window_wide_compact_u64: GenericWindows, registers WINDOW_MAX_REGISTERS_64
+            bitonic_window_wide_compact_u64: GenericWindows(crate::window::WindowArgs),
+                registers WINDOW_MAX_REGISTERS_64
                 => bitonic_window!(u64, COMPACT_WINDOW_LOG2, u64);
-            bitonic_window_u32_p0: Windows, registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 0
+            bitonic_window_u32_p0: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 0
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p1: Windows, registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 1
+            bitonic_window_u32_p1: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 1
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p2: Windows, registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 2
+            bitonic_window_u32_p2: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 2
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p3: Windows, registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 3
+            bitonic_window_u32_p3: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 3
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p4: Windows, registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 4
+            bitonic_window_u32_p4: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 4
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p5: Windows, registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 5
+            bitonic_window_u32_p5: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 5
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p6: Windows, registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 6
+            bitonic_window_u32_p6: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 6
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p7: Windows, registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 7
+            bitonic_window_u32_p7: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 7
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p8: Windows, registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 8
+            bitonic_window_u32_p8: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 8
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p9: Windows, registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 9
+            bitonic_window_u32_p9: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 9
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p10: Windows, registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 10
+            bitonic_window_u32_p10: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 10
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p11: Windows, registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 11
+            bitonic_window_u32_p11: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 11
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p12: Windows, registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 12
+            bitonic_window_u32_p12: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 12
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p13: Windows, registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 13
+            bitonic_window_u32_p13: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 13
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p14: Windows, registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 14
+            bitonic_window_u32_p14: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 14
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p15: Windows, registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 15
+            bitonic_window_u32_p15: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 15
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p16: Windows, registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 16
+            bitonic_window_u32_p16: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 16
                 => bitonic_window_program!(u32);
-            bitonic_window_u64_p0: Windows, registers WINDOW_MAX_REGISTERS_64, program 0
+            bitonic_window_u64_p0: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_MAX_REGISTERS_64, program 0
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p1: Windows, registers WINDOW_MAX_REGISTERS_64, program 1
+            bitonic_window_u64_p1: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_MAX_REGISTERS_64, program 1
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p2: Windows, registers WINDOW_MAX_REGISTERS_64, program 2
+            bitonic_window_u64_p2: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_MAX_REGISTERS_64, program 2
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p3: Windows, registers WINDOW_MAX_REGISTERS_64, program 3
+            bitonic_window_u64_p3: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_MAX_REGISTERS_64, program 3
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p4: Windows, registers WINDOW_MAX_REGISTERS_64, program 4
+            bitonic_window_u64_p4: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_MAX_REGISTERS_64, program 4
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p5: Windows, registers WINDOW_MAX_REGISTERS_64, program 5
+            bitonic_window_u64_p5: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_MAX_REGISTERS_64, program 5
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p6: Windows, registers WINDOW_MAX_REGISTERS_64, program 6
+            bitonic_window_u64_p6: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_MAX_REGISTERS_64, program 6
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p7: Windows, registers WINDOW_MAX_REGISTERS_64, program 7
+            bitonic_window_u64_p7: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_MAX_REGISTERS_64, program 7
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p8: Windows, registers WINDOW_MAX_REGISTERS_64, program 8
+            bitonic_window_u64_p8: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_MAX_REGISTERS_64, program 8
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p9: Windows, registers WINDOW_MAX_REGISTERS_64, program 9
+            bitonic_window_u64_p9: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_MAX_REGISTERS_64, program 9
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p10: Windows, registers WINDOW_MAX_REGISTERS_64, program 10
+            bitonic_window_u64_p10: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_MAX_REGISTERS_64, program 10
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p11: Windows, registers WINDOW_MAX_REGISTERS_64, program 11
+            bitonic_window_u64_p11: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_MAX_REGISTERS_64, program 11
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p12: Windows, registers WINDOW_MAX_REGISTERS_64, program 12
+            bitonic_window_u64_p12: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_MAX_REGISTERS_64, program 12
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p13: Windows, registers WINDOW_MAX_REGISTERS_64, program 13
+            bitonic_window_u64_p13: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_MAX_REGISTERS_64, program 13
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p14: Windows, registers WINDOW_MAX_REGISTERS_64, program 14
+            bitonic_window_u64_p14: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_MAX_REGISTERS_64, program 14
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p15: Windows, registers WINDOW_MAX_REGISTERS_64, program 15
+            bitonic_window_u64_p15: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_MAX_REGISTERS_64, program 15
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p16: Windows, registers WINDOW_MAX_REGISTERS_64, program 16
+            bitonic_window_u64_p16: Windows(crate::window::WindowProgramArgs),
+                registers WINDOW_MAX_REGISTERS_64, program 16
                 => bitonic_window_program!(u64);
         }
     };
@@ -129,53 +177,72 @@ macro_rules! kernel_list {
             // Devices whose blocks cannot hold the tile sort's tiles
             // (`tuning::merge_sort_compact`). 4-byte keys alone need none: their tile sort
             // (35,072 bytes) fits every device.
-            merge_sort_tiles_compact_u32_u32: Merge, registers COMPACT_MERGE_SORT_MAX_REGISTERS
+            merge_sort_tiles_compact_u32_u32: Merge(crate::merge::SortTilesArgs),
+                registers COMPACT_MERGE_SORT_MAX_REGISTERS
                 => merge_sort_tiles_compact!(u32, u32);
-            merge_sort_tiles_compact_u32_u64: Merge, registers COMPACT_MERGE_SORT_MAX_REGISTERS
+            merge_sort_tiles_compact_u32_u64: Merge(crate::merge::SortTilesArgs),
+                registers COMPACT_MERGE_SORT_MAX_REGISTERS
                 => merge_sort_tiles_compact!(u32, u64);
-            merge_sort_tiles_compact_u32_u128: Merge, registers COMPACT_MERGE_SORT_MAX_REGISTERS
+            merge_sort_tiles_compact_u32_u128: Merge(crate::merge::SortTilesArgs),
+                registers COMPACT_MERGE_SORT_MAX_REGISTERS
                 => merge_sort_tiles_compact!(u32, u128);
-            merge_sort_tiles_compact_u64: Merge, registers COMPACT_MERGE_SORT_MAX_REGISTERS
+            merge_sort_tiles_compact_u64: Merge(crate::merge::SortTilesArgs),
+                registers COMPACT_MERGE_SORT_MAX_REGISTERS
                 => merge_sort_tiles_compact!(u64, ());
-            merge_sort_tiles_compact_u64_u32: Merge, registers COMPACT_MERGE_SORT_MAX_REGISTERS
+            merge_sort_tiles_compact_u64_u32: Merge(crate::merge::SortTilesArgs),
+                registers COMPACT_MERGE_SORT_MAX_REGISTERS
                 => merge_sort_tiles_compact!(u64, u32);
-            merge_sort_tiles_compact_u64_u64: Merge, registers COMPACT_MERGE_SORT_MAX_REGISTERS
+            merge_sort_tiles_compact_u64_u64: Merge(crate::merge::SortTilesArgs),
+                registers COMPACT_MERGE_SORT_MAX_REGISTERS
                 => merge_sort_tiles_compact!(u64, u64);
-            merge_sort_tiles_compact_u64_u128: Merge, registers COMPACT_MERGE_SORT_MAX_REGISTERS
+            merge_sort_tiles_compact_u64_u128: Merge(crate::merge::SortTilesArgs),
+                registers COMPACT_MERGE_SORT_MAX_REGISTERS
                 => merge_sort_tiles_compact!(u64, u128);
-            merge_pass_network_u32: Merge => merge_pass_network!(u32);
-            merge_pass_network_u64: Merge => merge_pass_network!(u64);
-            merge_partition_u32: Merge => merge_partition!(u32);
-            merge_partition_u64: Merge => merge_partition!(u64);
-            merge_sort_tiles_u32: Merge, registers merge_sort_registers(4, 0)
+            merge_pass_network_u32: Merge(crate::merge::NetworkMergeArgs)
+                => merge_pass_network!(u32);
+            merge_pass_network_u64: Merge(crate::merge::NetworkMergeArgs)
+                => merge_pass_network!(u64);
+            merge_partition_u32: Merge(crate::merge::PartitionArgs) => merge_partition!(u32);
+            merge_partition_u64: Merge(crate::merge::PartitionArgs) => merge_partition!(u64);
+            merge_sort_tiles_u32: Merge(crate::merge::SortTilesArgs),
+                registers merge_sort_registers(4, 0)
                 => merge_sort_tiles!(u32, ());
-            merge_pass_u32: Merge => merge_pass!(u32, ());
-            merge_sort_tiles_u32_u32: Merge, registers merge_sort_registers(4, 4)
+            merge_pass_u32: Merge(crate::merge::MergePassArgs) => merge_pass!(u32, ());
+            merge_sort_tiles_u32_u32: Merge(crate::merge::SortTilesArgs),
+                registers merge_sort_registers(4, 4)
                 => merge_sort_tiles!(u32, u32);
-            merge_pass_u32_u32: Merge => merge_pass!(u32, u32);
-            merge_sort_tiles_u32_u64: Merge, registers merge_sort_registers(4, 8)
+            merge_pass_u32_u32: Merge(crate::merge::MergePassArgs) => merge_pass!(u32, u32);
+            merge_sort_tiles_u32_u64: Merge(crate::merge::SortTilesArgs),
+                registers merge_sort_registers(4, 8)
                 => merge_sort_tiles!(u32, u64);
-            merge_pass_u32_u64: Merge => merge_pass!(u32, u64);
-            merge_sort_tiles_u64: Merge, registers merge_sort_registers(8, 0)
+            merge_pass_u32_u64: Merge(crate::merge::MergePassArgs) => merge_pass!(u32, u64);
+            merge_sort_tiles_u64: Merge(crate::merge::SortTilesArgs),
+                registers merge_sort_registers(8, 0)
                 => merge_sort_tiles!(u64, ());
-            merge_pass_u64: Merge => merge_pass!(u64, ());
-            merge_sort_tiles_u64_u32: Merge, registers merge_sort_registers(8, 4)
+            merge_pass_u64: Merge(crate::merge::MergePassArgs) => merge_pass!(u64, ());
+            merge_sort_tiles_u64_u32: Merge(crate::merge::SortTilesArgs),
+                registers merge_sort_registers(8, 4)
                 => merge_sort_tiles!(u64, u32);
-            merge_pass_u64_u32: Merge => merge_pass!(u64, u32);
-            merge_sort_tiles_u64_u64: Merge, registers merge_sort_registers(8, 8)
+            merge_pass_u64_u32: Merge(crate::merge::MergePassArgs) => merge_pass!(u64, u32);
+            merge_sort_tiles_u64_u64: Merge(crate::merge::SortTilesArgs),
+                registers merge_sort_registers(8, 8)
                 => merge_sort_tiles!(u64, u64);
-            merge_pass_u64_u64: Merge => merge_pass!(u64, u64);
-            merge_sort_tiles_u32_u128: Merge, registers merge_sort_registers(4, 16)
+            merge_pass_u64_u64: Merge(crate::merge::MergePassArgs) => merge_pass!(u64, u64);
+            merge_sort_tiles_u32_u128: Merge(crate::merge::SortTilesArgs),
+                registers merge_sort_registers(4, 16)
                 => merge_sort_tiles!(u32, u128);
-            merge_pass_u32_u128: Merge => merge_pass!(u32, u128);
+            merge_pass_u32_u128: Merge(crate::merge::MergePassArgs) => merge_pass!(u32, u128);
             // Blocks of 256 threads (its 8704-key tile does not fit): the architecture's 255
             // registers per thread always fit, so no cap.
-            merge_sort_tiles_u64_u128: Merge => merge_sort_tiles!(u64, u128);
-            merge_pass_u64_u128: Merge => merge_pass!(u64, u128);
-            merge_two_partition_u32: Merge => merge_two_partition!(u32);
-            merge_two_u32: Merge => merge_two!(u32);
-            merge_two_partition_u64: Merge => merge_two_partition!(u64);
-            merge_two_u64: Merge => merge_two!(u64);
+            merge_sort_tiles_u64_u128: Merge(crate::merge::SortTilesArgs)
+                => merge_sort_tiles!(u64, u128);
+            merge_pass_u64_u128: Merge(crate::merge::MergePassArgs) => merge_pass!(u64, u128);
+            merge_two_partition_u32: Merge(crate::merge::TwoPartitionArgs)
+                => merge_two_partition!(u32);
+            merge_two_u32: Merge(crate::merge::MergeTwoArgs) => merge_two!(u32);
+            merge_two_partition_u64: Merge(crate::merge::TwoPartitionArgs)
+                => merge_two_partition!(u64);
+            merge_two_u64: Merge(crate::merge::MergeTwoArgs) => merge_two!(u64);
         }
     };
     (multi, $then:ident) => {

@@ -12,7 +12,7 @@ use crate::tuning::{
     WINDOW_MAX_REGISTERS_64, WINDOW_PROGRAM_MAX_REGISTERS_32, WINDOW_TILES_MAX_REGISTERS_32,
     merge_sort_registers, radix_pass_max_registers,
 };
-use crate::window::PROGRAMS;
+use crate::window::{PROGRAMS, WindowProgramArgs};
 
 /// A module's part of `kernel_list!` as [`KernelInfo`]s.
 macro_rules! table {
@@ -218,12 +218,12 @@ pub fn kernel(name: &str) -> Option<&'static KernelInfo> {
 /// [`PROGRAMS`] (none for other widths).
 ///
 /// ```
-/// use kernels_gpu::kernels::window_programs;
-/// assert_eq!(window_programs(4)[3], "bitonic_window_u32_p3");
+/// use kernels_gpu::kernels::{bitonic_window_u32_p3, window_programs};
+/// assert_eq!(window_programs(4)[3].name(), bitonic_window_u32_p3.name());
 /// assert_eq!(window_programs(8).len(), 17);
 /// assert!(window_programs(2).is_empty());
 /// ```
-pub const fn window_programs(key_bytes: u32) -> &'static [&'static str] {
+pub const fn window_programs(key_bytes: u32) -> &'static [Kernel<WindowProgramArgs>] {
     match key_bytes {
         4 => &WINDOW_PROGRAMS_32,
         8 => &WINDOW_PROGRAMS_64,
@@ -231,34 +231,43 @@ pub const fn window_programs(key_bytes: u32) -> &'static [&'static str] {
     }
 }
 
-const WINDOW_PROGRAMS_32: [&str; PROGRAMS.len()] = programs(4);
-const WINDOW_PROGRAMS_64: [&str; PROGRAMS.len()] = programs(8);
+const WINDOW_PROGRAMS_32: [Kernel<WindowProgramArgs>; PROGRAMS.len()] = programs(4);
+const WINDOW_PROGRAMS_64: [Kernel<WindowProgramArgs>; PROGRAMS.len()] = programs(8);
 
-/// The names of the kernels of [`window_programs`], found in the list; every program must have
-/// one.
-const fn programs(key_bytes: u32) -> [&'static str; PROGRAMS.len()] {
-    let mut names = [""; PROGRAMS.len()];
-    let mut m = 0;
-    while m < MODULES.len() {
-        let mut k = 0;
-        while k < MODULES[m].len() {
-            let kernel = &MODULES[m][k];
-            if let Some(i) = kernel.program
-                && kernel.key_bytes == key_bytes
-            {
-                assert!(names[i].is_empty(), "two kernels for one program");
-                names[i] = kernel.name;
-            }
-            k += 1;
+/// A module's part of `kernel_list!` as the handles of its window passes with a constant
+/// program, each with its keys' bytes and its program: `(key bytes, program, handle)`.
+macro_rules! program_handles {
+    ($(
+        $name:ident: $family:ident $(($args:path))? $(, registers $registers:expr)?
+            $(, program $program:literal)? => $maker:ident!($key:ty $(, $arg:tt)*);
+    )*) => {
+        &[$($( (size_of::<$key>() as u32, $program, $name), )?)*]
+    };
+}
+
+/// Every window pass with a constant program: `(key bytes, program, handle)`.
+const PROGRAM_KERNELS: &[(u32, usize, Kernel<WindowProgramArgs>)] =
+    kernel_list!(bitonic, program_handles);
+
+/// The handles of [`window_programs`], found in the list; every program must have one.
+const fn programs(key_bytes: u32) -> [Kernel<WindowProgramArgs>; PROGRAMS.len()] {
+    let mut found: [Option<Kernel<WindowProgramArgs>>; PROGRAMS.len()] = [None; PROGRAMS.len()];
+    let mut k = 0;
+    while k < PROGRAM_KERNELS.len() {
+        let (bytes, i, kernel) = PROGRAM_KERNELS[k];
+        if bytes == key_bytes {
+            assert!(found[i].is_none(), "two kernels for one program");
+            found[i] = Some(kernel);
         }
-        m += 1;
+        k += 1;
     }
+    let mut handles = [PROGRAM_KERNELS[0].2; PROGRAMS.len()];
     let mut i = 0;
-    while i < names.len() {
-        assert!(!names[i].is_empty(), "a kernel for every program");
+    while i < handles.len() {
+        handles[i] = found[i].expect("a kernel for every program");
         i += 1;
     }
-    names
+    handles
 }
 
 #[cfg(test)]
@@ -285,11 +294,15 @@ mod tests {
             );
         }
         for (bytes, bits) in [(4, 32), (8, 64)] {
-            for (i, name) in window_programs(bytes).iter().enumerate() {
-                assert_eq!(*name, format!("bitonic_window_u{bits}_p{i}"));
-                assert_eq!(kernel(name).map(|k| k.key_bytes), Some(bytes));
+            for (i, handle) in window_programs(bytes).iter().enumerate() {
+                assert_eq!(handle.name(), format!("bitonic_window_u{bits}_p{i}"));
+                assert_eq!(handle.info().key_bytes, bytes);
+                assert_eq!(handle.info().program, Some(i));
             }
         }
+        // Every kernel with a program is in the tables.
+        let programs = all().filter(|k| k.program.is_some()).count();
+        assert_eq!(programs, 2 * PROGRAMS.len());
     }
 
     #[test]
