@@ -260,7 +260,8 @@ pub fn start_threads() -> Result<usize> {
 const THREAD_STACK_BYTES: u64 = 2 << 20;
 
 /// Whether `threads` threads with rayon's stacks can run at once: each is started and waits
-/// until all are (or one could not be), then all are joined, which returns their memory.
+/// until all are (or one could not be), then each is joined, which unmaps its stack before the
+/// pool's threads need the room.
 fn can_start(threads: usize) -> std::io::Result<()> {
     let released = (Mutex::new(false), Condvar::new());
     let wait = || {
@@ -271,14 +272,25 @@ fn can_start(threads: usize) -> std::io::Result<()> {
         }
     };
     std::thread::scope(|scope| {
-        let started = (0..threads).try_for_each(|_| {
-            std::thread::Builder::new()
-                .spawn_scoped(scope, wait)
-                .map(drop)
-        });
+        let mut started = Vec::with_capacity(threads);
+        let mut failed = Ok(());
+        for _ in 0..threads {
+            match std::thread::Builder::new().spawn_scoped(scope, wait) {
+                Ok(handle) => started.push(handle),
+                Err(e) => {
+                    failed = Err(e);
+                    break;
+                }
+            }
+        }
         let (lock, signal) = &released;
         *lock.lock().unwrap_or_else(PoisonError::into_inner) = true;
         signal.notify_all();
-        started
+        // Joined, not left to the scope: a thread the scope waits for may still hold its stack
+        // when the scope returns.
+        for handle in started {
+            let _ = handle.join();
+        }
+        failed
     })
 }
