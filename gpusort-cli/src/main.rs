@@ -1,5 +1,5 @@
 use clap::Parser;
-use gpusort_cli::cli::{Cli, run};
+use gpusort_cli::cli::{Cli, error_line, run};
 use std::io::Write as _;
 use std::process::ExitCode;
 
@@ -7,13 +7,32 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOC: gpusort::memory::ExitOnOom = gpusort::memory::ExitOnOom;
 
+/// Says `message` on stderr as one line (a line break inside, as in a file's name, is shown as
+/// `\n`); a closed stderr leaves nothing to tell.
+fn error(message: &str) {
+    let _ = writeln!(
+        std::io::stderr(),
+        "gpusort: error: {}",
+        message.replace('\n', "\\n")
+    );
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // --help and --version: printed as clap prints them, usage included.
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            let args: Vec<_> = std::env::args_os().collect();
+            error(&error_line(&e, &args));
+            return ExitCode::from(2);
+        }
+    };
     if let Err(e) = gpusort::cleanup::exit_cleanly_on_signals() {
-        let _ = writeln!(
-            std::io::stderr(),
-            "gpusort: error: cannot handle signals: {e}"
-        );
+        error(&format!("cannot handle signals: {e}"));
         return ExitCode::from(2);
     }
     // rayon's pool, at the size the process can afford, before any work uses it.
@@ -24,8 +43,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            // A closed stderr leaves nothing to tell.
-            let _ = writeln!(std::io::stderr(), "gpusort: error: {e:#}");
+            error(&format!("{e:#}"));
             ExitCode::from(2)
         }
     }

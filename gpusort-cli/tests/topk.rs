@@ -217,15 +217,21 @@ fn bad_inputs_are_refused_with_no_output() {
     fs::write(&huge, bytes).unwrap();
     let cases: [(&[&str], &str); 8] = [
         (&["1", s(&huge), s(&output)], "needs more than 2^64 bytes"),
-        (&["0", s(&input), s(&output)], "k = 0"),
-        (&["7", s(&input), s(&output)], "k = 7"),
+        (
+            &["0", s(&input), s(&output)],
+            "K = 0: a top-k selects at least 1 key",
+        ),
+        (
+            &["7", s(&input), s(&output)],
+            "K = 7 is more than the 6 keys of",
+        ),
         (
             &["1", s(&input), s(&output), "--row-len", "4"],
-            "row length of 4",
+            "--row-len 4 does not divide the 6 keys of",
         ),
         (
             &["1", s(&input), s(&output), "--row-len", "0"],
-            "row length of 0",
+            "invalid value '0' for '--row-len <N>'",
         ),
         (&["1", s(&cube), s(&output)], "3-D"),
         (

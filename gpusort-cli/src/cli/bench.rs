@@ -187,6 +187,22 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
             args.max_log2
         );
     }
+    check_out(&args.out)?;
+    if args.backend == Backend::Cpu {
+        let gpu_only = [
+            (args.topk.is_some(), "--topk", "the top-k sweep"),
+            (!args.gpus.is_empty(), "--gpus", "the multi-GPU sweep"),
+            (
+                !args.rows.is_empty(),
+                "--rows",
+                "the segmented sorts' sweep",
+            ),
+            (args.segments, "--segments", "the segmented sorts' sweep"),
+        ];
+        if let Some((_, flag, sweep)) = gpu_only.iter().find(|(given, ..)| *given) {
+            bail!("{flag}: {sweep} needs a GPU, and --backend cpu has none: drop one");
+        }
+    }
     // The sweeps beside the main one; without --algos they are all that runs.
     let mut side_failed = false;
     if let Some(ks) = &args.topk {
@@ -235,7 +251,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     }
     check_memory(&plan)?;
     // Now rather than after a sweep of minutes.
-    fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    make_out(&args.out)?;
     let settings = Settings {
         reps: args.reps,
         gpu_timing: args.gpu_timing,
@@ -298,13 +314,13 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
 fn segments_sweep(args: &BenchArgs) -> Result<usize> {
     use crate::bench::segments::{self, Lengths, SegmentRow, Work};
     use crate::gpu::Segments;
-    let Some(gpu) = open_gpu_or(Backend::Gpu, "")? else {
-        bail!("the segmented sorts' sweep needs a GPU");
-    };
     if args.rows.contains(&0) {
-        bail!("--rows: a row holds at least one key");
+        bail!("--rows 0: a row holds at least one key");
     }
-    fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    let Some(gpu) = open_gpu_or(args.backend, "the segmented sorts' sweep needs one")? else {
+        bail!("the segmented sorts' sweep (--rows, --segments) needs a GPU");
+    };
+    make_out(&args.out)?;
     let n = 1usize << args.segments_log2;
     let mut layouts: Vec<(String, Vec<usize>, Option<usize>)> = args
         .rows
@@ -320,11 +336,12 @@ fn segments_sweep(args: &BenchArgs) -> Result<usize> {
                 .iter()
                 .flat_map(|&o| (o as i32).to_le_bytes())
                 .collect();
-            fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
+            write_replacing(&path, &bytes)?;
             layouts.push((lengths.name().to_string(), offsets, None));
         }
     }
     let (mut rows, mut failures) = (Vec::new(), 0);
+    let bar = progress_bar(layouts.len() * unique(&args.dtypes).len() * Work::ALL.len());
     for (layout, offsets, len) in &layouts {
         let (segs, count) = match len {
             Some(len) => (Segments::Rows(*len), n / len),
@@ -336,8 +353,10 @@ fn segments_sweep(args: &BenchArgs) -> Result<usize> {
         };
         for &dtype in &unique(&args.dtypes) {
             for work in Work::ALL {
+                bar.set_message(format!("{layout} {} {dtype}", work.name()));
                 let (ms, verified) =
                     segments::time(&gpu, dtype, work, segs, keys, args.reps, args.seed)?;
+                bar.inc(1);
                 failures += usize::from(!verified);
                 sayln!(
                     "{layout:>16} {:>7} {dtype}: {:>9.4} ms  {:>7.2} Gkeys/s  {}",
@@ -362,9 +381,9 @@ fn segments_sweep(args: &BenchArgs) -> Result<usize> {
             }
         }
     }
+    bar.finish_and_clear();
     let path = args.out.join("bench-segments.csv");
-    fs::write(&path, segments::csv(&rows))
-        .with_context(|| format!("writing {}", path.display()))?;
+    write_replacing(&path, segments::csv(&rows).as_bytes())?;
     sayln!(
         "gpusort bench: {} segmented sorts on {}; wrote {}",
         rows.len(),
@@ -534,7 +553,7 @@ fn notes(settings: &Settings, gpu: bool, peer_files: &[PathBuf], caps: &[String]
 fn multi_sweep(args: &BenchArgs) -> Result<()> {
     use crate::bench::multi;
     use crate::multi::MultiGpuSorter;
-    fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    make_out(&args.out)?;
     let gpu_counts = unique(&args.gpus);
     let (dtypes, orders) = (unique(&args.dtypes), unique(&args.orders));
     let sizes = args.min_log2..=args.max_log2;
@@ -566,10 +585,10 @@ fn multi_sweep(args: &BenchArgs) -> Result<()> {
     bar.finish_and_clear();
     write_replacing(
         &args.out.join("bench-multi.csv"),
-        &multi::csv(&measurements),
+        multi::csv(&measurements).as_bytes(),
     )?;
     let md = multi::markdown(&device, &now_utc(), &measurements);
-    write_replacing(&args.out.join("bench-multi.md"), &md)?;
+    write_replacing(&args.out.join("bench-multi.md"), md.as_bytes())?;
     say!("{md}");
     let failed = measurements.iter().filter(|m| !m.verified).count();
     if failed > 0 {
@@ -622,7 +641,7 @@ fn topk_sweep(args: &BenchArgs, ks: &[u64]) -> Result<bool> {
         largest.max().unwrap_or(0).saturating_mul(2),
         "the top-k sweep's largest input (keys and a copy for the check)".to_string(),
     )?;
-    fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    make_out(&args.out)?;
     let bar = progress_bar(runs.len());
     let mut measurements = Vec::new();
     for (dtype, shape, k) in runs {
@@ -640,9 +659,12 @@ fn topk_sweep(args: &BenchArgs, ks: &[u64]) -> Result<bool> {
         bar.inc(1);
     }
     bar.finish_and_clear();
-    write_replacing(&args.out.join("bench-topk.csv"), &topk::csv(&measurements))?;
+    write_replacing(
+        &args.out.join("bench-topk.csv"),
+        topk::csv(&measurements).as_bytes(),
+    )?;
     let md = topk::markdown(gpu.device_name(), &now_utc(), &measurements, &peer_rows);
-    write_replacing(&args.out.join("bench-topk.md"), &md)?;
+    write_replacing(&args.out.join("bench-topk.md"), md.as_bytes())?;
     say!("{md}");
     let failed = measurements.iter().filter(|m| !m.verified).count();
     if failed > 0 {
@@ -681,20 +703,42 @@ fn write_reports(
 ) -> Result<()> {
     let series = plot::series(measurements, peer_rows);
     let svg = plot::svg(&series, title)?;
-    write_replacing(&dir.join("bench.csv"), &report::csv(measurements))?;
+    write_replacing(&dir.join("bench.csv"), report::csv(measurements).as_bytes())?;
     write_replacing(
         &dir.join("bench.md"),
-        &report::markdown(about, measurements, peer_rows),
+        report::markdown(about, measurements, peer_rows).as_bytes(),
     )?;
-    write_replacing(&dir.join("bench.svg"), &svg)
+    write_replacing(&dir.join("bench.svg"), svg.as_bytes())
 }
 
-/// Writes `path` through a temporary file beside it, so a reader never sees half a file.
-fn write_replacing(path: &Path, contents: &str) -> Result<()> {
+/// Refuses an `--out` that is there and not a directory, before any sweep.
+fn check_out(out: &Path) -> Result<()> {
+    match fs::metadata(out) {
+        Ok(meta) if !meta.is_dir() => bail!(
+            "--out {}: it is a file, not a directory; bench writes its CSV, markdown and plots \
+             into a directory (created if missing)",
+            out.display()
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Creates the `--out` directory if it is missing.
+fn make_out(out: &Path) -> Result<()> {
+    check_out(out)?;
+    fs::create_dir_all(out)
+        .with_context(|| format!("--out {}: cannot create the directory", out.display()))
+}
+
+/// Writes `path` through a temporary file beside it, so a reader never sees half a file; a
+/// signal afterwards says that it was replaced.
+fn write_replacing(path: &Path, contents: &[u8]) -> Result<()> {
     let name = path
         .file_name()
         .map_or_else(Default::default, |n| n.to_string_lossy());
     let temporary = path.with_file_name(format!(".{name}.tmp"));
     fs::write(&temporary, contents).with_context(|| format!("writing {}", temporary.display()))?;
-    fs::rename(&temporary, path).with_context(|| format!("replacing {}", path.display()))
+    fs::rename(&temporary, path).with_context(|| format!("replacing {}", path.display()))?;
+    gpusort::cleanup::replaced(path);
+    Ok(())
 }

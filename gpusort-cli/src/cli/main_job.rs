@@ -1,6 +1,7 @@
 //! The main job: generate keys, sort them on the GPU, verify against std's sort, and time the
 //! CPU baselines beside it.
 
+use super::progress::Progress;
 use super::sort_file::SortAlgo;
 use crate::cpu::CpuAlgo;
 use crate::error::Error;
@@ -10,7 +11,7 @@ use crate::keys::{DType, Order, SortKey};
 use crate::timing::{self, GpuTiming, Timing};
 use crate::verify::{Mismatch, check_against, reference};
 use crate::with_key_type;
-use anyhow::{Context as _, Result};
+use anyhow::{Context as _, Result, bail};
 use clap::{Args, ValueEnum};
 use std::process::ExitCode;
 
@@ -107,12 +108,51 @@ pub struct MainJob {
     #[arg(long, value_delimiter = ',', conflicts_with = "gpus")]
     pub devices: Option<Vec<u32>>,
     /// How keys move between GPUs with `--gpus`/`--devices`: peer-to-peer where the driver
-    /// allows it (auto), or always through pinned host memory (host).
-    #[arg(long, value_enum, default_value_t = crate::multi::Exchange::Auto)]
-    pub exchange: crate::multi::Exchange,
+    /// allows it (auto), or always through pinned host memory (host) [default: auto].
+    #[arg(long, value_enum)]
+    pub exchange: Option<crate::multi::Exchange>,
 }
 
 impl MainJob {
+    /// Refuses flags that contradict each other, before any work: the GPUs of `--gpus` or
+    /// `--devices`, or a GPU sort named by `--algo`, with `--backend cpu`; `--exchange` without
+    /// several GPUs; a baseline named twice.
+    fn check(&self) -> Result<()> {
+        if self.backend == Backend::Cpu {
+            if let Some(gpus) = self.gpus {
+                bail!("--gpus {gpus} sorts on GPUs and --backend cpu on the CPU: drop one");
+            }
+            if self.devices.is_some() {
+                bail!("--devices sorts on GPUs and --backend cpu on the CPU: drop one");
+            }
+            if self.algo != SortAlgo::Auto {
+                bail!(
+                    "--algo {} names a GPU sort, and --backend cpu times the CPU's sorts only: \
+                     drop one",
+                    self.algo
+                        .to_possible_value()
+                        .map_or(String::new(), |v| v.get_name().to_owned())
+                );
+            }
+        }
+        if self.exchange.is_some() && self.gpus.is_none() && self.devices.is_none() {
+            bail!("--exchange applies to the sort across GPUs: give --gpus or --devices too");
+        }
+        if let Some(baselines) = &self.baselines {
+            for (i, algo) in baselines.iter().enumerate() {
+                if baselines[..i].contains(algo) {
+                    bail!(
+                        "--baselines names {} twice: each baseline is timed once (--cpu-reps \
+                         repeats it)",
+                        algo.to_possible_value()
+                            .map_or(String::new(), |v| v.get_name().to_owned())
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn baselines(&self) -> Vec<CpuAlgo> {
         if self.no_baselines {
             return Vec::new();
@@ -142,6 +182,7 @@ impl MainJob {
 /// # Ok::<(), anyhow::Error>(())
 /// ```
 pub fn run(job: &MainJob) -> Result<ExitCode> {
+    job.check()?;
     if let Some(gpus) = job.gpus {
         return multi_job(job, &(0..gpus).collect::<Vec<_>>());
     }
@@ -168,12 +209,15 @@ fn multi_job(job: &MainJob, devices: &[u32]) -> Result<ExitCode> {
     if gpus == 0 {
         anyhow::bail!("--devices names no device");
     }
-    let multi = MultiGpuSorter::with_devices(devices, job.exchange)
+    let multi = MultiGpuSorter::with_devices(devices, job.exchange.unwrap_or(Exchange::Auto))
         .with_context(|| format!("opening GPU(s) {devices:?}"))?;
     let n = job.n as u64;
     let device = multi.gpus()[0].device_name().to_string();
     let mut rows: Vec<MultiMeasurement> = Vec::new();
+    let progress = Progress::new();
+    progress.steps(if gpus > 1 { 2 } else { 1 });
     if gpus > 1 {
+        progress.step(format!("{n} keys on 1 GPU, {} repetitions", job.reps));
         let single = MultiGpuSorter::with_devices(&devices[..1], Exchange::Auto)?;
         match measure(&single, job.dtype, job.order, n, job.reps, job.seed) {
             Ok(m) => rows.push(m),
@@ -183,9 +227,11 @@ fn multi_job(job: &MainJob, devices: &[u32]) -> Result<ExitCode> {
             Err(e) => return Err(e).context("the one-GPU sort"),
         }
     }
+    progress.step(format!("{n} keys on {gpus} GPUs, {} repetitions", job.reps));
     let m = measure(&multi, job.dtype, job.order, n, job.reps, job.seed)
         .with_context(|| format!("sorting {n} keys on {gpus} GPU(s)"))?;
     rows.push(m);
+    drop(progress);
     sayln!(
         "gpusort: {n} {} keys (uniform random, made on the GPUs), seed {}, {:?}, on {gpus} x {device} (devices {devices:?})",
         job.dtype,
@@ -324,7 +370,24 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
     let (n, order) = (job.n, job.order);
     let gpu = open_gpu(job.backend)?;
     check_fits::<K>(n, gpu.as_ref())?;
+    // The steps, for the progress bar: the keys, the reference, the GPU's timings (or the CPU
+    // fallback's) and the baselines.
+    let copies = gpu.is_some() && n * size_of::<K>() <= COPIES_MAX_BYTES;
+    let steps = 1
+        + usize::from(!job.no_verify)
+        + match (&gpu, copies) {
+            (Some(_), true) => 4,
+            (Some(_), false) => 2,
+            (None, _) => 1,
+        }
+        + job.baselines().len();
+    let progress = Progress::new();
+    progress.steps(steps);
+    progress.step(format!("generating {n} {} keys", K::DTYPE));
     let input: Vec<K> = generate(n, job.dist, job.seed);
+    if !job.no_verify {
+        progress.step("std's sort of the keys (the reference)");
+    }
     let oracle = (!job.no_verify).then(|| reference(&input, order));
     let verdict = |out: &[K]| -> Option<Result<(), Mismatch>> {
         oracle.as_ref().map(|r| check_against(out, r, order))
@@ -365,6 +428,11 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
             SortAlgo::Auto => format!("{} (auto)", algo.name()),
             _ => algo.name().to_string(),
         };
+        progress.step(format!(
+            "gpu {} (kernels), {} repetitions",
+            algo.name(),
+            job.reps
+        ));
         let (kernel_ms, sorted) =
             timing::gpu_kernel(gpu, algo, &input, order, job.reps, GpuTiming::Sort)?;
         record(
@@ -372,6 +440,7 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
             kernel_ms,
             verdict(&sorted),
         );
+        progress.step(format!("gpu {} (end-to-end)", host_algo.name()));
         let (e2e_ms, sorted) =
             timing::gpu_end_to_end(gpu, host_algo, &input, order, job.reps.min(5))?;
         record(
@@ -381,7 +450,8 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
         );
         // The floor of the host-to-host sort, and the sort from a pinned buffer, where pinning
         // a copy of the keys is cheap.
-        if n * size_of::<K>() <= COPIES_MAX_BYTES {
+        if copies {
+            progress.step(format!("gpu {} (pinned host buffer)", host_algo.name()));
             let (pinned_ms, sorted) =
                 timing::gpu_end_to_end_pinned(gpu, host_algo, &input, order, job.reps.min(5))?;
             record(
@@ -389,17 +459,21 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
                 pinned_ms,
                 verdict(&sorted),
             );
+            progress.step("the pinned copies alone");
             let copies = timing::gpu_pinned_copies(gpu, &input, job.reps)?;
             floor = Some((copies, e2e_ms.median, pinned_ms.median));
         }
     } else {
+        progress.step("cpu fallback: radix sort");
         let (ms, sorted) = timing::cpu(CpuAlgo::Radix, &input, order, job.cpu_reps);
         record("cpu fallback: radix sort".into(), ms, verdict(&sorted));
     }
     for algo in job.baselines() {
+        progress.step(algo.describe());
         let (ms, sorted) = timing::cpu(algo, &input, order, job.cpu_reps);
         record(algo.describe(), ms, verdict(&sorted));
     }
+    drop(progress);
 
     sayln!(
         "gpusort: {n} {} keys, {:?} distribution, seed {}, {:?}, on {device}",

@@ -33,38 +33,92 @@ macro_rules! sayln {
 
 pub mod bench;
 pub mod main_job;
+mod outputs;
 mod progress;
 pub mod sort_file;
 pub mod topk_file;
 
-use crate::files::FileFormat;
 use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand};
 use std::io::Write as _;
-use std::path::Path;
 use std::process::ExitCode;
 
-/// The format of the key file `path` for the file commands: `given` (their `--format`), else by
-/// its name, where standard input (`-`), which has no name to go by, is a `.npy`.
-fn file_format(path: &Path, given: Option<FileFormat>) -> FileFormat {
-    given.unwrap_or_else(|| {
-        if path == Path::new("-") {
-            FileFormat::Npy
-        } else {
-            FileFormat::from_path(path)
-        }
-    })
+/// Prints the closing `report` of a file command, once its outputs are complete and in place:
+/// on standard output, or on stderr where `to_stderr` (an output went to standard output). A
+/// closed or full stream is an error of its own, which says that `written` (the outputs, named)
+/// was written all the same.
+fn print_report(report: &str, written: &str, to_stderr: bool) -> Result<ExitCode> {
+    let (stream, printed) = if to_stderr {
+        let mut stderr = std::io::stderr().lock();
+        (
+            "standard error",
+            writeln!(stderr, "{report}").and_then(|()| stderr.flush()),
+        )
+    } else {
+        let mut stdout = std::io::stdout().lock();
+        (
+            "standard output",
+            writeln!(stdout, "{report}").and_then(|()| stdout.flush()),
+        )
+    };
+    printed.with_context(|| format!("writing the report to {stream} ({written})"))?;
+    gpusort::cleanup::test_point("reported");
+    Ok(ExitCode::SUCCESS)
 }
 
-/// Prints the closing `report` of a file command, once its outputs are complete and in place: a
-/// closed or full standard output is an error of its own, which says that `written` (the
-/// outputs, named) was written all the same.
-fn print_report(report: &str, written: &str) -> Result<ExitCode> {
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{report}")
-        .and_then(|()| stdout.flush())
-        .with_context(|| format!("writing the report to standard output ({written})"))?;
-    Ok(ExitCode::SUCCESS)
+/// `n` and the noun, singular for one: `1 key`, `2 keys`.
+fn count(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// A command-line error of clap's on one line, for `gpusort: error: …`: its message and tips
+/// without the usage, then where to read more: `--help` of the subcommand among `args` (the
+/// command line, program name first), or of `gpusort`.
+///
+/// ```
+/// use clap::Parser;
+/// use gpusort_cli::cli::{Cli, error_line};
+///
+/// let args = ["gpusort", "sort", "in.npy"];
+/// let err = Cli::try_parse_from(args).unwrap_err();
+/// assert_eq!(
+///     error_line(&err, &args),
+///     "the following required arguments were not provided: <OUTPUT> (see gpusort sort --help)"
+/// );
+/// let args = ["gpusort", "--n", "-5"];
+/// let err = Cli::try_parse_from(args).unwrap_err();
+/// assert_eq!(
+///     error_line(&err, &args),
+///     "invalid value '-5' for '--n <N>': invalid digit found in string (see gpusort --help)"
+/// );
+/// ```
+pub fn error_line(err: &clap::Error, args: &[impl AsRef<std::ffi::OsStr>]) -> String {
+    let text = err.render().to_string();
+    let mut line = String::new();
+    for part in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if part.starts_with("Usage:") || part.starts_with("For more information") {
+            break;
+        }
+        let part = part.strip_prefix("error: ").unwrap_or(part);
+        if line.is_empty() {
+            line = part.to_string();
+        } else if line.ends_with(':') {
+            line = format!("{line} {part}");
+        } else {
+            line = format!("{line}; {part}");
+        }
+    }
+    let command = <Cli as clap::CommandFactory>::command();
+    let sub = args
+        .get(1)
+        .and_then(|a| a.as_ref().to_str())
+        .and_then(|a| command.find_subcommand(a))
+        .map(|s| format!(" {}", s.get_name()));
+    format!("{line} (see gpusort{} --help)", sub.unwrap_or_default())
 }
 
 pub use main_job::{Backend, MainJob};

@@ -5,16 +5,19 @@
 //! The file work (checking, chunked reading, atomic writing) is [`crate::files`]'s; this module
 //! picks the formats, the backend and the order of the steps.
 
+use super::count;
 use super::main_job::{Backend, open_gpu};
+use super::outputs::{self, Dest, Out};
 use super::progress::Progress;
 use crate::argsort::{argsort_cpu, argsort_cpu_u32};
 use crate::cpu::{CpuAlgo, threads};
-use crate::files::{AtomicOutput, CHUNK_BYTES, FileFormat, KeyFile, LeKey, key_bytes, same_file};
+use crate::files::{CHUNK_BYTES, FileFormat, KeyFile, LeKey, key_bytes, same_file};
 use crate::gpu::{GpuAlgo, GpuSorter, HostPlan, Segments, Sorting};
 use crate::keys::{DType, Order, SortKey};
 use crate::with_key_type;
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, ValueEnum};
+use gpusort::cleanup::test_point;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -94,14 +97,17 @@ pub struct SortArgs {
     /// np.sort(a, axis=-1).
     pub input: PathBuf,
     /// Where to write the sorted keys, with INPUT's key type and shape (with --row-len: rows of
-    /// its length): a .npy if the name ends in .npy, else raw. A regular file or a new name (a
-    /// symbolic link: the file it points to); written beside it unnamed and put in place only
-    /// when complete.
+    /// its length): a .npy if the name ends in .npy, else raw (a name like .npz that looks like
+    /// NumPy's is refused). A regular file or a new name (a symbolic link: the file it points
+    /// to); written beside it unnamed and put in place only when complete, together with IDX.
+    /// `-` (or /dev/stdout) writes to standard output, a .npy unless --format raw; the report
+    /// then goes to stderr.
     pub output: PathBuf,
     /// Key type: required for raw files; for a .npy, if given, it must be the file's.
     #[arg(long, value_enum)]
     pub dtype: Option<DType>,
-    /// Format of INPUT and OUTPUT [default: npy for names ending in .npy, raw for others].
+    /// Format of INPUT, OUTPUT and IDX [default: npy for names ending in .npy and for standard
+    /// input and output, raw for other names].
     #[arg(long, value_enum)]
     pub format: Option<FileFormat>,
     /// Sort order (floats: NaN last ascending, -0.0 before +0.0, like total_cmp).
@@ -121,13 +127,14 @@ pub struct SortArgs {
     /// Where to sort; without a GPU, `auto` sorts on the CPU (a radix sort on all cores).
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
-    /// Also write the sorting permutation to IDX.npy (int64): OUTPUT is INPUT taken at these
-    /// indices. Stable: equal keys keep their input order. Computed on the GPU if there is one
+    /// Also write the sorting permutation to IDX (int64; a .npy if the name ends in .npy, else
+    /// raw, as OUTPUT; `-` is standard output): OUTPUT is INPUT taken at these indices, and
+    /// both appear together. Stable: equal keys keep their input order. Computed on the GPU if there is one
     /// (`--algo auto`: the faster of the merge and radix sorts; or the one named; for rows the
     /// segmented sort), else on the CPU; `--algo bitonic` is refused with it (not stable). For
     /// rows, each row's permutation, as positions within the row, with INPUT's shape (NumPy's
     /// np.argsort(a, axis=-1, kind='stable')).
-    #[arg(long, value_name = "IDX.npy")]
+    #[arg(long, value_name = "IDX")]
     pub argsort: Option<PathBuf>,
     /// Allow OUTPUT to be INPUT, which is then replaced (through a temporary file, like any
     /// output); through a symbolic link, the file it points to is sorted.
@@ -164,45 +171,46 @@ pub struct SortArgs {
 /// # Ok::<(), anyhow::Error>(())
 /// ```
 pub fn run(args: &SortArgs) -> Result<ExitCode> {
-    let format_of = |path: &Path| super::file_format(path, args.format);
-    check_paths(args)?;
-    if args.argsort.is_some() {
-        args.algo.stable_gpu()?;
-    }
-    // Every output is checked (by creating the file its keys go to) before any keys are read,
-    // so that a bad path fails at once, not after minutes of reading and sorting.
-    let keys_out = AtomicOutput::create(&args.output)?;
-    let index_out = args
+    // Every argument is checked before anything is read or created.
+    let keys_dest = outputs::destination(&args.output, "OUTPUT")?;
+    let index_dest = args
         .argsort
         .as_deref()
-        .map(AtomicOutput::create)
+        .map(|p| outputs::destination(p, "--argsort"))
         .transpose()?;
-    let mut input = KeyFile::open_array(&args.input, format_of(&args.input), args.dtype)?;
+    let stdin = args.input == Path::new("-");
+    let in_format = outputs::format_of(&args.input, stdin, args.format, "INPUT")?;
+    let out_format =
+        outputs::format_of(&args.output, keys_dest.is_stream(), args.format, "OUTPUT")?;
+    let index_format = match (&args.argsort, &index_dest) {
+        (Some(p), Some(d)) => Some(outputs::format_of(
+            p,
+            d.is_stream(),
+            args.format,
+            "--argsort",
+        )?),
+        _ => None,
+    };
+    check_flags(args, stdin, &keys_dest, index_dest.as_ref())?;
+    // Every output is checked (by creating the file its keys go to) before any keys are read,
+    // so that a bad path fails at once, not after minutes of reading and sorting.
+    let keys_out = Out::open(&keys_dest)?;
+    let index_out = index_dest.as_ref().map(Out::open).transpose()?;
+    let mut input = KeyFile::open_array(&args.input, in_format, args.dtype)?;
     let shape = sorted_shape(&input, args.row_len)?;
     let row_len = (shape.len() > 1).then(|| shape[shape.len() - 1]);
     if row_len.is_some() && args.algo != SortAlgo::Auto {
         bail!(
             "--algo {} applies to 1-D inputs; the rows of {} (shape {}) are always sorted by the \
              segmented sort: leave --algo at auto",
-            args.algo
-                .to_possible_value()
-                .map_or(String::new(), |v| v.get_name().to_owned()),
+            algo_name(args.algo),
             input.path().display(),
             py_shape(&shape)
         );
     }
-    for out in std::iter::once(&keys_out).chain(&index_out) {
-        if out.target() != out.path() {
-            eprintln!(
-                "gpusort: {} is a symbolic link: replacing the file it points to, {}",
-                out.path().display(),
-                out.target().display()
-            );
-        }
-    }
     let mut gpu = open_gpu(args.backend)?;
     check_memory(&input, row_len, args.argsort.is_some(), gpu.as_ref())?;
-    let progress = Progress::for_file(input.data_bytes());
+    let progress = Progress::new();
     if let Some(gpu) = &mut gpu {
         // Keys too many for the device are sorted in chunks and merged: shown on the bar.
         gpu.set_progress(Some(progress.sort_hook(key_bytes(input.dtype()) as u64)));
@@ -212,38 +220,82 @@ pub fn run(args: &SortArgs) -> Result<ExitCode> {
     let job = Job {
         order: args.order,
         algo: args.algo,
-        out_format: format_of(&args.output),
+        out_format,
+        index_format: index_format.unwrap_or(FileFormat::Npy),
         gpu: gpu.as_ref(),
         progress: &progress,
     };
     let (len, dtype) = (input.len(), input.dtype());
     let sorted_on =
         with_key_type!(dtype, K => job.sort::<K>(&mut input, &shape, keys_out, index_out))?;
+    drop(progress);
     let what = match row_len {
         Some(row_len) => format!(
-            "{} rows of {row_len} {dtype} keys (shape {})",
-            shape[..shape.len() - 1]
-                .iter()
-                .fold(1, |rows: u64, &d| rows.saturating_mul(d)),
+            "{} of {} (shape {})",
+            count(
+                shape[..shape.len() - 1]
+                    .iter()
+                    .fold(1, |rows: u64, &d| rows.saturating_mul(d)),
+                "row",
+                "rows"
+            ),
+            count(row_len, &format!("{dtype} key"), &format!("{dtype} keys")),
             py_shape(&shape)
         ),
-        None => format!("{len} {dtype} keys"),
+        None => count(len, &format!("{dtype} key"), &format!("{dtype} keys")),
     };
-    let argsort_note = args.argsort.as_ref().map_or(String::new(), |p| {
-        format!(" (permutation: {})", p.display())
-    });
+    let argsort_note = index_dest
+        .as_ref()
+        .map_or(String::new(), |d| format!(" (permutation: {})", d.name()));
     let report = format!(
         "gpusort: sorted {what} {} from {} into {}{argsort_note} on {sorted_on} in {:.2} s",
         match args.order {
             Order::Ascending => "ascending",
             Order::Descending => "descending",
         },
-        args.input.display(),
-        args.output.display(),
+        input.path().display(),
+        keys_dest.name(),
         start.elapsed().as_secs_f64(),
     );
-    let written = format!("the sorted keys were written to {}", args.output.display());
-    super::print_report(&report, &written)
+    let written = format!("the sorted keys were written to {}", keys_dest.name());
+    let streamed = keys_dest.is_stream() || index_dest.as_ref().is_some_and(Dest::is_stream);
+    super::print_report(&report, &written, streamed)
+}
+
+/// `--algo`'s value as given on the command line.
+fn algo_name(algo: SortAlgo) -> String {
+    algo.to_possible_value()
+        .map_or(String::new(), |v| v.get_name().to_owned())
+}
+
+/// Refuses settings that contradict each other, before anything is read or created: `--algo`
+/// (a GPU sort) with `--backend cpu`, `--argsort` with the unstable bitonic sort, `--in-place`
+/// with a stream, both outputs on standard output, and an output over the input (unless
+/// `--in-place`) or over the other output.
+fn check_flags(args: &SortArgs, stdin: bool, keys: &Dest, index: Option<&Dest>) -> Result<()> {
+    if args.backend == Backend::Cpu && args.algo != SortAlgo::Auto {
+        bail!(
+            "--algo {} names a GPU sort, and --backend cpu sorts on the CPU (its radix sort): \
+             drop one",
+            algo_name(args.algo)
+        );
+    }
+    if args.argsort.is_some() {
+        args.algo.stable_gpu()?;
+    }
+    if args.in_place && (stdin || keys.is_stream()) {
+        bail!(
+            "--in-place replaces INPUT with its sorted keys, a file: it does not apply to \
+             standard input or output"
+        );
+    }
+    if keys.is_stream() && index.is_some_and(Dest::is_stream) {
+        bail!(
+            "OUTPUT and --argsort are both standard output: one stream cannot hold two arrays; \
+             name a file for one of them"
+        );
+    }
+    check_paths(args, stdin, keys, index)
 }
 
 /// Refuses a sort whose host memory the process cannot have, before any key is read: the keys;
@@ -324,22 +376,30 @@ fn check_memory(
     Ok(())
 }
 
-/// Refuses to overwrite the input (unless `--in-place`) and to write two outputs to one file.
-fn check_paths(args: &SortArgs) -> Result<()> {
-    if same_file(&args.input, &args.output) && !args.in_place {
+/// Refuses to overwrite the input (unless `--in-place`) and to write two outputs to one file;
+/// streams (standard input and output) are no file.
+fn check_paths(args: &SortArgs, stdin: bool, keys: &Dest, index: Option<&Dest>) -> Result<()> {
+    let input = (!stdin).then_some(args.input.as_path());
+    let file = |d: Option<&Dest>| match d {
+        Some(Dest::File(p)) => Some(p.clone()),
+        _ => None,
+    };
+    let (output, index) = (file(Some(keys)), file(index));
+    let same = |a: Option<&Path>, b: Option<&PathBuf>| matches!((a, b), (Some(a), Some(b)) if same_file(a, b));
+    if same(input, output.as_ref()) && !args.in_place {
         bail!(
             "OUTPUT {} is the input file; pass --in-place to replace it with its sorted keys",
             args.output.display()
         );
     }
-    if let Some(index) = &args.argsort {
-        if same_file(&args.input, index) {
+    if let Some(index) = &index {
+        if same(input, Some(index)) {
             bail!(
                 "--argsort {} is the input file; the permutation needs a file of its own",
                 index.display()
             );
         }
-        if same_file(&args.output, index) {
+        if same(output.as_deref(), Some(index)) {
             bail!(
                 "--argsort {} is also OUTPUT; the permutation needs a file of its own",
                 index.display()
@@ -359,20 +419,30 @@ fn sorted_shape(input: &KeyFile, row_len: Option<u64>) -> Result<Vec<u64>> {
     };
     match input.row_len() {
         Some(last) if last == n => Ok(shape),
-        Some(last) => bail!(
-            "--row-len {n} does not match {}: its array of shape {} has rows of {last} keys \
-             (its last axis, along which it is sorted without --row-len)",
-            input.path().display(),
-            py_shape(&shape)
-        ),
+        Some(last) => Err(row_len_mismatch(n, input, last)),
         None if input.len().is_multiple_of(n) => Ok(vec![input.len() / n, n]),
-        None => bail!(
-            "--row-len {n} does not divide the {} keys of {}: rows of {n} keys need a multiple \
-             of {n}",
-            input.len(),
-            input.path().display()
-        ),
+        None => Err(row_len_indivisible(n, input)),
     }
+}
+
+/// `--row-len n` against the rows of `last` keys of the array of `input` (sort and topk alike).
+pub(crate) fn row_len_mismatch(n: u64, input: &KeyFile, last: u64) -> anyhow::Error {
+    anyhow::anyhow!(
+        "--row-len {n} does not match {}: its array of shape {} has rows of {} (its last axis, \
+         along which it is taken row by row without --row-len)",
+        input.path().display(),
+        py_shape(input.shape()),
+        count(last, "key", "keys")
+    )
+}
+
+/// `--row-len n` that does not divide the keys of `input` (sort and topk alike).
+pub(crate) fn row_len_indivisible(n: u64, input: &KeyFile) -> anyhow::Error {
+    anyhow::anyhow!(
+        "--row-len {n} does not divide the {} of {}: rows of {n} keys need a multiple of {n}",
+        count(input.len(), "key", "keys"),
+        input.path().display()
+    )
 }
 
 /// A shape as NumPy writes it: `(5,)`, `(2, 3)`.
@@ -411,6 +481,7 @@ struct Job<'a> {
     order: Order,
     algo: SortAlgo,
     out_format: FileFormat,
+    index_format: FileFormat,
     /// With the bar's hook set, for sorts in chunks.
     gpu: Option<&'a GpuSorter>,
     progress: &'a Progress,
@@ -424,10 +495,11 @@ impl Job<'_> {
         &self,
         input: &mut KeyFile,
         shape: &[u64],
-        keys_out: AtomicOutput,
-        index_out: Option<AtomicOutput>,
+        keys_out: Out,
+        index_out: Option<Out>,
     ) -> Result<String> {
         let progress = self.progress;
+        test_point("reading");
         progress.phase("reading", input.data_bytes());
         let mut keys: Vec<K> = input.read_keys(&mut |n| progress.inc(n))?;
         progress.spin("sorting");
@@ -441,6 +513,7 @@ impl Job<'_> {
                     Some(row_len) => self.sort_rows(&mut keys, row_len, input)?,
                     None => self.sort_keys(&mut keys, input)?,
                 };
+                test_point("sorted");
                 progress.phase("writing", input.data_bytes());
                 self.write(keys_out, shape, &keys, progress)?;
                 Ok(sorted_on)
@@ -450,6 +523,7 @@ impl Job<'_> {
                     Some(row_len) => self.argsort_rows(&keys, row_len, input)?,
                     None => self.argsort(&keys, input)?,
                 };
+                test_point("sorted");
                 let index_bytes = keys.len() as u64 * size_of::<i64>() as u64;
                 progress.phase("writing", input.data_bytes() + index_bytes);
                 // A 1-D permutation is one row as long as the keys.
@@ -626,27 +700,26 @@ impl Job<'_> {
         Ok((Perm::U32(perm), on))
     }
 
-    /// Writes the sorted keys to `out`, as an array of shape `shape`, and renames it into
-    /// place.
+    /// Writes the sorted keys to `out`, as an array of shape `shape`, and puts it in place.
     fn write<K: LeKey>(
         &self,
-        mut out: AtomicOutput,
+        mut out: Out,
         shape: &[u64],
         keys: &[K],
         progress: &Progress,
     ) -> Result<()> {
         out.begin_array(self.out_format, K::DTYPE, shape)?;
         out.write_keys(keys, &mut |n| progress.inc(n))?;
-        out.commit()?;
-        Ok(())
+        test_point("written");
+        outputs::finish(vec![out])
     }
 
     /// Writes `keys` gathered through `perm`, the permutations of its rows of `row_len` keys
-    /// (positions within each row), to the first output and `perm` to the second, as int64
-    /// `.npy`, both of shape `shape`, and renames both into place.
+    /// (positions within each row), to the first output and `perm` to the second, as int64,
+    /// both of shape `shape`, and puts both in place together.
     fn write_permuted<K: LeKey, I: Copy + Into<u64> + Send + Sync>(
         &self,
-        (mut keys_out, mut index_out): (AtomicOutput, AtomicOutput),
+        (mut keys_out, mut index_out): (Out, Out),
         shape: &[u64],
         keys: Vec<K>,
         row_len: usize,
@@ -671,17 +744,15 @@ impl Job<'_> {
             keys_out.write_keys(&gathered, &mut |n| progress.inc(n))?;
         }
         drop(keys);
-        index_out.begin_array(FileFormat::Npy, DType::I64, shape)?;
+        index_out.begin_array(self.index_format, DType::I64, shape)?;
         for indices in perm.chunks(chunk_len) {
             // Lossless: an index is below the length of a slice, at most isize::MAX.
             let indices: Vec<i64> = indices.iter().map(|&i| i.into() as i64).collect();
             index_out.write_keys(&indices, &mut |n| progress.inc(n))?;
         }
-        // Both are complete before either is renamed; only a failing rename in between could
-        // leave the permutation without its keys.
-        index_out.commit()?;
-        keys_out.commit()?;
-        Ok(())
+        test_point("written");
+        // Both complete before either is put in place; then both together.
+        outputs::finish(vec![keys_out, index_out])
     }
 }
 

@@ -288,6 +288,31 @@ pub enum FileError {
         /// The system's error.
         source: io::Error,
     },
+    /// A commit of several outputs renamed some of them into place, then failed to rename
+    /// the next: its journal is left for the next run in that directory to finish.
+    #[error(
+        "cannot rename the finished file onto {}, after {} had been replaced; the journal {} \
+         lets the next gpusort run that writes in that directory finish the commit",
+        .path.display(), list(.done), .journal.display()
+    )]
+    PartlyCommitted {
+        /// The output whose rename failed.
+        path: PathBuf,
+        /// The outputs already replaced.
+        done: Vec<PathBuf>,
+        /// The journal left behind.
+        journal: PathBuf,
+        /// The system's error.
+        source: io::Error,
+    },
+    /// Writing keys to a stream (standard output) failed.
+    #[error("cannot write the keys to {}", .name.display())]
+    StreamWrite {
+        /// The stream's name.
+        name: PathBuf,
+        /// The system's error (for example a broken pipe: its reader is gone).
+        source: io::Error,
+    },
     /// Committed with a different number of keys than announced: a bug in the caller.
     #[error("{} was announced with {expected} keys but {written} were written", .path.display())]
     WrongCount {
@@ -298,6 +323,16 @@ pub enum FileError {
         /// Keys written.
         written: u64,
     },
+}
+
+/// Paths as a list in a sentence: `a`, `a and b`, `a, b and c`.
+fn list(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    match names.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
 
 /// A shape as Python and numpy write it: `()`, `(5,)`, `(2, 3)`.

@@ -1,5 +1,5 @@
 //! Key files: `.npy` arrays and raw little-endian keys, read in chunks and written atomically
-//! (temporary file, then rename).
+//! (an unnamed file, then a rename), one output or several together.
 //!
 //! - [`KeyFile`] opens a file read-only and checks it (format, key type, shape, length, size)
 //!   before any key is read; [`KeyFile::read_keys`] reads them. [`KeyFile::open`] takes 1-D
@@ -7,6 +7,9 @@
 //!   [`KeyFile::shape`] and [`KeyFile::row_len`] describe.
 //! - [`AtomicOutput`] writes a file beside its final path and renames it there on
 //!   [`AtomicOutput::commit`]: a failure leaves no new file and an existing one untouched.
+//!   [`commit_all`] puts several in place together (all old or all new, a journal finishing
+//!   a commit that a crash cut in two); [`StreamOutput`] writes the same bytes to standard
+//!   output.
 //! - [`FileError`] says what is wrong, naming the file.
 //!
 //! Supported: the six key types ([`DType`](crate::DType)), little-endian, C order (a 1-D array
@@ -51,7 +54,7 @@ mod pyliteral;
 pub use error::FileError;
 pub use input::{KeyFile, key_bytes};
 pub use le::LeKey;
-pub use output::AtomicOutput;
+pub use output::{AtomicOutput, StreamOutput, commit_all};
 
 use std::path::Path;
 
