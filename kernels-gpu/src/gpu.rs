@@ -2,10 +2,10 @@
 //! and dynamic shared memory, named as in CUDA so that kernels read like CUDA kernels; warp
 //! shuffles, warp votes and the grid barrier of cooperative launches as inline PTX.
 
+use crate::bitonic::small::{barrier_increment, barrier_passed, barrier_target};
 use crate::block::{SharedMem, Team};
 use crate::keys::KeyBits;
 use crate::merge::Vote;
-use crate::small::{barrier_increment, barrier_passed, barrier_target};
 use core::arch::nvptx;
 
 /// `threadIdx.x`
@@ -241,9 +241,9 @@ pub unsafe fn load_global_u64_if(at: *const u64, valid: bool, default: u64) -> u
 ///
 /// Thread 0 of each block arrives on `counter` with a release `atom.add` after a block barrier
 /// (so the release covers the whole block's writes), spins with acquire loads until the counter
-/// reaches the barrier's target ([`crate::small::barrier_target`]), and a block barrier lets
+/// reaches the barrier's target ([`crate::bitonic::small::barrier_target`]), and a block barrier lets
 /// the other threads go on. The counter is never reset: each barrier adds
-/// [`crate::small::BARRIER_STRIDE`] to it in all.
+/// [`crate::bitonic::small::BARRIER_STRIDE`] to it in all.
 ///
 /// # Safety
 /// A cooperative launch of `blocks` blocks (all resident at once, else this never returns);

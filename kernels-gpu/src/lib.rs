@@ -34,7 +34,7 @@
 //!
 //! ```
 //! use kernels_gpu::tuning::{WINDOW_LOG2, WINDOW_PASSENGERS};
-//! use kernels_gpu::window::windows;
+//! use kernels_gpu::bitonic::window::windows;
 //!
 //! // The launches that sort 2^20 keys: the tile sort (stages 1 ..= 13 in 8192-key tiles), then
 //! // 11 window passes for the 7 stages above it (a schedule of one global pass per step and
@@ -68,10 +68,8 @@ pub mod multi;
 pub mod overlap;
 pub mod radix;
 pub mod segments;
-pub mod small;
 pub mod topk;
 pub mod tuning;
-pub mod window;
 
 #[cfg(target_arch = "nvptx64")]
 mod gpu;

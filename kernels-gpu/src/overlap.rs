@@ -2,17 +2,17 @@
 //!
 //! The host uploads the keys in chunks of [`OVERLAP_CHUNK`](crate::tuning::OVERLAP_CHUNK) keys
 //! and sorts each chunk as soon as it has landed, while the next one is in flight: the bitonic
-//! sort runs its stages up to the chunk ([`window::windows`](crate::window::windows) per
+//! sort runs its stages up to the chunk ([`window::windows`](crate::bitonic::window::windows) per
 //! chunk), the merge sort its tile sort and merge passes up to runs of a chunk
 //! ([`merge::chunk_schedule`](crate::merge::chunk_schedule)). The passes over the whole array
-//! that remain ([`window::windows_from`](crate::window::windows_from) and
+//! that remain ([`window::windows_from`](crate::bitonic::window::windows_from) and
 //! [`merge::schedule`](crate::merge::schedule) from the chunk on) end with launches that can
 //! be cut by output range, so that the copy of each range back to the host starts as soon as
 //! that range is written: the merge sort's last pass writes its output tile by tile, and is
 //! launched in a few ranges of tiles ([`tile_parts`]); the bitonic sort's last windows, those
 //! that compare keys within chunks only
-//! ([`WindowPass::stays_within`](crate::window::WindowPass::stays_within)), run chunk by chunk
-//! ([`WindowPass::restricted`](crate::window::WindowPass::restricted)).
+//! ([`WindowPass::stays_within`](crate::bitonic::window::WindowPass::stays_within)), run chunk by chunk
+//! ([`WindowPass::restricted`](crate::bitonic::window::WindowPass::restricted)).
 
 use core::ops::Range;
 

@@ -24,7 +24,7 @@ pub const fn tile_shared_words(keys: u32) -> u32 {
 }
 
 /// log2 of the keys each thread of the one-launch small sort keeps in registers
-/// ([`crate::small`]).
+/// ([`crate::bitonic::small`]).
 pub const SMALL_RUN_LOG2: u32 = 4;
 /// Keys each thread of the small sort keeps in registers.
 pub const SMALL_RUN: u32 = 1 << SMALL_RUN_LOG2;
@@ -35,9 +35,9 @@ pub const SMALL_MIN_LOG2: u32 = SMALL_RUN_LOG2 + 5;
 /// sort of 2^k keys runs on 2^(k − 12) blocks, one multiprocessor each. At most
 /// `SMALL_RUN_LOG2 + 9` (every bit of a block's index is then a register or lane bit in one of
 /// its two layouts), and large enough that every stage above the block spans two windows at
-/// most ([`crate::small::SmallPlan::new`]): for 2^16 keys, at least 10.
+/// most ([`crate::bitonic::small::SmallPlan::new`]): for 2^16 keys, at least 10.
 pub const SMALL_TILE_LOG2: u32 = 12;
-/// log2 of the keys each thread of the tiny sort holds ([`crate::block::tiny`]).
+/// log2 of the keys each thread of the tiny sort holds ([`crate::bitonic::block::tiny`]).
 pub const TINY_RUN_LOG2: u32 = 2;
 /// Keys each thread of the tiny sort holds.
 pub const TINY_RUN: u32 = 1 << TINY_RUN_LOG2;
@@ -65,7 +65,7 @@ pub const fn tiny_sort_max_keys(key_bytes: u32) -> u64 {
     }
 }
 
-/// log2 of the tiny sort's network for `n` keys ([`crate::block::tiny`]): at least [`TINY_MIN_LOG2`] (a whole warp).
+/// log2 of the tiny sort's network for `n` keys ([`crate::bitonic::block::tiny`]): at least [`TINY_MIN_LOG2`] (a whole warp).
 ///
 /// ```
 /// use kernels_gpu::tuning::{TINY_MIN_LOG2, network_log2};
@@ -111,7 +111,7 @@ pub const fn small_shared_bytes(tile_log2: u32, key_bytes: u32) -> u32 {
     tile_shared_words(1 << tile_log2) * key_bytes
 }
 
-/// log2 of the keys per block of the window passes (L, [`crate::window`]): 512 threads × 16
+/// log2 of the keys per block of the window passes (L, [`crate::bitonic::window`]): 512 threads × 16
 /// keys in registers. Every local bit is then a register or lane bit in one of the block's two
 /// layouts (at most `SMALL_RUN_LOG2 + 9`), and two blocks fit a multiprocessor (64 registers
 /// per thread, 2 × 33 KiB of shared memory for 4-byte keys). 2^25 keys take 23 launches, one
@@ -138,7 +138,7 @@ pub const fn window_shared_bytes(key_bytes: u32) -> u32 {
 /// `bitonic_window_tiles_compact_u64`), which devices run where the 2^[`WINDOW_LOG2`]-key tile
 /// of 8-byte keys (67,584 bytes) does not fit: the T4's (sm_75) 64 KiB ([`window_log2`]). One
 /// warp × 16 keys (4,224 bytes): besides 13, the one block size the window engine's layouts
-/// and programs are built and tested for ([`crate::window::WindowPass::block_window`]). More
+/// and programs are built and tested for ([`crate::bitonic::window::WindowPass::block_window`]). More
 /// passes than with 2^13 keys, but no scratch memory: the bitonic sort stays in place.
 pub const COMPACT_WINDOW_LOG2: u32 = 9;
 
@@ -176,7 +176,7 @@ pub const SEGMENTS_MIN_TILE_LOG2: u32 = 11;
 pub const SEGMENTS_MAX_REGISTERS: u32 = 65536 / (1 << (13 - SMALL_RUN_LOG2));
 
 /// log2 of the positions each thread of the segmented sort's register sort of short segments
-/// holds ([`crate::block::short_segments`]): 32, one padded row of 32 or several shorter ones.
+/// holds ([`crate::segments::short`]): 32, one padded row of 32 or several shorter ones.
 pub const SHORT_SEGMENTS_RUN_LOG2: u32 = 5;
 
 /// log2 of the longest padded row that the register sort of short segments takes: rows of up to
@@ -209,7 +209,7 @@ pub const ROW_TILE_LOG2: u32 = 12;
 pub const SEGMENTS_MAX_ROW_LOG2: u32 = 13;
 
 /// log2 of the shortest padded segments that take the radix sort of a segment
-/// ([`crate::block::segment_radix`]) rather than the block's bitonic network, keys sorted alone
+/// ([`crate::segments::radix`]) rather than the block's bitonic network, keys sorted alone
 /// or with their positions (argsorts, pairs): from the shortest it takes (512 keys, one warp),
 /// faster than the bitonic block sort at every length and key width measured, with positions or
 /// without (docs/decisions.md, "Segments by a radix sort in one block"). Rows of keys alone of a
@@ -470,7 +470,7 @@ pub const MERGE_SORT_THREADS: u32 = 512;
 pub const MERGE_SORT_TILE: u32 = MERGE_SORT_THREADS * MERGE_VT;
 
 /// log2 of the output tile of the keys-only merge passes (`merge_pass_network_*`,
-/// [`crate::block::network_merge`]): 256 threads × 16 keys, merged by a bitonic network.
+/// [`crate::merge::network`]): 256 threads × 16 keys, merged by a bitonic network.
 pub const NETWORK_MERGE_LOG2: u32 = 12;
 /// Keys per output tile of the keys-only merge passes; it divides the bitonic tile sort's
 /// tile ([`TILE_KEYS`]), which the keys-only merge sort starts from.

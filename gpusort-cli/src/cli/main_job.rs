@@ -1,8 +1,8 @@
 //! The main job: generate keys, sort them on the GPU, verify against std's sort, and time the
 //! CPU baselines beside it.
 
+use super::SortAlgo;
 use super::progress::Progress;
-use super::sort_file::SortAlgo;
 use crate::cpu::CpuAlgo;
 use crate::error::Error;
 use crate::gpu::{GpuAlgo, GpuSorter, Sorting};

@@ -38,8 +38,9 @@ mod progress;
 pub mod sort_file;
 pub mod topk_file;
 
-use anyhow::{Context as _, Result};
-use clap::{Parser, Subcommand};
+use anyhow::{Context as _, Result, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+use gpusort::gpu::GpuAlgo;
 use std::io::Write as _;
 use std::process::ExitCode;
 
@@ -222,5 +223,57 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Bench(args)) => bench::run(&args),
         Some(Command::Sort(args)) => sort_file::run(&args),
         Some(Command::TopK(args)) => topk_file::run(&args),
+    }
+}
+
+/// GPU sort algorithms of the file sort and the main job.
+///
+/// ```
+/// use clap::ValueEnum;
+/// use gpusort::gpu::GpuAlgo;
+/// use gpusort_cli::cli::SortAlgo;
+/// assert_eq!(SortAlgo::from_str("bitonic", false), Ok(SortAlgo::Bitonic));
+/// assert_eq!(SortAlgo::Radix.gpu(), Some(GpuAlgo::Radix));
+/// assert_eq!(SortAlgo::Auto.gpu(), None); // the library's default calls choose
+/// assert!(SortAlgo::Bitonic.stable_gpu().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SortAlgo {
+    /// The fastest of bitonic, merge and radix for the size, key width, device and where the
+    /// keys are, measured (the bitonic sort where the faster one's scratch does not fit); an
+    /// argsort takes the faster of merge and radix.
+    Auto,
+    /// The bitonic network (unstable; on the GPU).
+    Bitonic,
+    /// The merge-path merge sort (stable; on the GPU).
+    Merge,
+    /// The radix sort (stable; on the GPU).
+    Radix,
+}
+
+impl SortAlgo {
+    /// The GPU sort it names for keys alone, `None` for `auto`: the library's default calls
+    /// choose then (`sort_unstable`, `sort_unstable_device`; [`GpuSorter::auto_device`]).
+    pub fn gpu(self) -> Option<GpuAlgo> {
+        match self {
+            SortAlgo::Auto => None,
+            SortAlgo::Bitonic => Some(GpuAlgo::Bitonic),
+            SortAlgo::Merge => Some(GpuAlgo::Merge),
+            SortAlgo::Radix => Some(GpuAlgo::Radix),
+        }
+    }
+
+    /// The stable GPU sort it names for an argsort, `None` for `auto`: the library's stable
+    /// choice then (`argsort`, `argsort_u32`).
+    ///
+    /// # Errors
+    /// For the bitonic sort, which is not stable.
+    pub fn stable_gpu(self) -> Result<Option<GpuAlgo>> {
+        match self {
+            SortAlgo::Bitonic => {
+                bail!("--argsort needs a stable sort: use --algo merge, radix or auto, not bitonic")
+            }
+            algo => Ok(algo.gpu()),
+        }
     }
 }

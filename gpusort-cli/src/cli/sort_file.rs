@@ -5,10 +5,10 @@
 //! The file work (checking, chunked reading, atomic writing) is [`crate::files`]'s; this module
 //! picks the formats, the backend and the order of the steps.
 
-use super::count;
 use super::main_job::{Backend, open_gpu};
 use super::outputs::{self, Dest, Out};
 use super::progress::Progress;
+use super::{SortAlgo, count};
 use crate::argsort::{argsort_cpu, argsort_cpu_u32};
 use crate::cpu::{CpuAlgo, threads};
 use crate::files::{CHUNK_BYTES, FileFormat, KeyFile, LeKey, key_bytes, same_file};
@@ -22,58 +22,6 @@ use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
-
-/// GPU sort algorithms of the file sort and the main job.
-///
-/// ```
-/// use clap::ValueEnum;
-/// use gpusort::gpu::GpuAlgo;
-/// use gpusort_cli::cli::sort_file::SortAlgo;
-/// assert_eq!(SortAlgo::from_str("bitonic", false), Ok(SortAlgo::Bitonic));
-/// assert_eq!(SortAlgo::Radix.gpu(), Some(GpuAlgo::Radix));
-/// assert_eq!(SortAlgo::Auto.gpu(), None); // the library's default calls choose
-/// assert!(SortAlgo::Bitonic.stable_gpu().is_err());
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum SortAlgo {
-    /// The fastest of bitonic, merge and radix for the size, key width, device and where the
-    /// keys are, measured (the bitonic sort where the faster one's scratch does not fit); an
-    /// argsort takes the faster of merge and radix.
-    Auto,
-    /// The bitonic network (unstable; on the GPU).
-    Bitonic,
-    /// The merge-path merge sort (stable; on the GPU).
-    Merge,
-    /// The radix sort (stable; on the GPU).
-    Radix,
-}
-
-impl SortAlgo {
-    /// The GPU sort it names for keys alone, `None` for `auto`: the library's default calls
-    /// choose then (`sort_unstable`, `sort_unstable_device`; [`GpuSorter::auto_device`]).
-    pub fn gpu(self) -> Option<GpuAlgo> {
-        match self {
-            SortAlgo::Auto => None,
-            SortAlgo::Bitonic => Some(GpuAlgo::Bitonic),
-            SortAlgo::Merge => Some(GpuAlgo::Merge),
-            SortAlgo::Radix => Some(GpuAlgo::Radix),
-        }
-    }
-
-    /// The stable GPU sort it names for an argsort, `None` for `auto`: the library's stable
-    /// choice then (`argsort`, `argsort_u32`).
-    ///
-    /// # Errors
-    /// For the bitonic sort, which is not stable.
-    pub fn stable_gpu(self) -> Result<Option<GpuAlgo>> {
-        match self {
-            SortAlgo::Bitonic => {
-                bail!("--argsort needs a stable sort: use --algo merge, radix or auto, not bitonic")
-            }
-            algo => Ok(algo.gpu()),
-        }
-    }
-}
 
 /// Settings of the file sort, `gpusort sort INPUT OUTPUT` (the fields are its arguments).
 ///

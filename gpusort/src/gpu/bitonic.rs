@@ -1,7 +1,7 @@
 //! Launches of the bitonic sort: up to [`TINY_SORT_MAX_KEYS`] keys one block of the tiny sort
-//! ([`kernels_gpu::block::tiny`]), up to [`SMALL_SORT_MAX_KEYS`] one launch of the small
-//! sort ([`kernels_gpu::small`]), above that the window passes of
-//! [`kernels_gpu::window::windows`] (a tile sort, then one launch per window of the network's
+//! ([`kernels_gpu::bitonic::block::tiny`]), up to [`SMALL_SORT_MAX_KEYS`] one launch of the small
+//! sort ([`kernels_gpu::bitonic::small`]), above that the window passes of
+//! [`kernels_gpu::bitonic::window::windows`] (a tile sort, then one launch per window of the network's
 //! steps) turned into kernel launches with their grid math, whole or chunk by chunk
 //! ([`Chunked`]).
 
@@ -12,8 +12,12 @@ use super::{DeviceLimits, GpuSorter, prefetch_ahead, resident_blocks};
 use crate::error::{CudaContext, Result};
 use cust::memory::DeviceBuffer;
 use cust::module::Module;
+use kernels_gpu::bitonic::block::tiny::tiny_threads;
 use kernels_gpu::bitonic::ceil_log2;
-use kernels_gpu::block::tiny::tiny_threads;
+use kernels_gpu::bitonic::small::{SmallArgs, SmallPlan, TinyArgs};
+use kernels_gpu::bitonic::window::{
+    RowTilesArgs, WindowArgs, WindowPass, WindowProgramArgs, WindowTilesArgs, windows, windows_from,
+};
 use kernels_gpu::kernels::{
     Kernel, bitonic_row_tiles_u32, bitonic_small_u32, bitonic_small_u64, bitonic_tiny_u32,
     bitonic_tiny_u64, bitonic_window_compact_u64, bitonic_window_tiles_compact_u64,
@@ -23,15 +27,11 @@ use kernels_gpu::kernels::{
 };
 use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::overlap::chunk_ranges;
-use kernels_gpu::small::{SmallArgs, SmallPlan, TinyArgs};
 use kernels_gpu::tuning::{
     OVERLAP_CHUNK, OVERLAP_CHUNK_LOG2, ROW_TILE_LOG2, SMALL_MAX_LOG2, SMALL_SORT_MAX_KEYS,
     SMALL_TILE_LOG2, TINY_SORT_MAX_KEYS, WINDOW_LOG2, WINDOW_PASSENGERS,
     WINDOW_PREFETCH_MAX_BLOCKS_PER_MULTIPROCESSOR, small_shared_bytes, tiny_shared_bytes,
     tiny_sort_max_keys, window_threads,
-};
-use kernels_gpu::window::{
-    RowTilesArgs, WindowArgs, WindowPass, WindowProgramArgs, WindowTilesArgs, windows, windows_from,
 };
 use std::ops::Range;
 
@@ -46,7 +46,7 @@ pub(super) struct Workspace {
 
 impl Workspace {
     /// Allocates the scratch and a zeroed counter (the kernels keep it a multiple of
-    /// [`kernels_gpu::small::BARRIER_STRIDE`]).
+    /// [`kernels_gpu::bitonic::small::BARRIER_STRIDE`]).
     pub(super) fn new() -> Result<Self> {
         // SAFETY: any bits are a valid u64; the kernels write scratch before reading it.
         let scratch = unsafe { DeviceBuffer::uninitialized(1 << SMALL_MAX_LOG2) }
@@ -73,7 +73,7 @@ struct Kernels {
     /// A window pass of any span (64-bit positions).
     window_wide: Kernel<WindowArgs>,
     /// Narrow window passes with a constant program, by index into
-    /// [`PROGRAMS`](kernels_gpu::window::PROGRAMS).
+    /// [`PROGRAMS`](kernels_gpu::bitonic::window::PROGRAMS).
     window_programs: &'static [Kernel<WindowProgramArgs>],
 }
 
@@ -617,7 +617,7 @@ mod tests {
             let expected = format!("bitonic_row_tiles_u{bits}");
             assert_eq!(row_tiles, (bits == 32).then_some(expected.as_str()));
             let programs = if compact.is_empty() {
-                kernels_gpu::window::PROGRAMS.len()
+                kernels_gpu::bitonic::window::PROGRAMS.len()
             } else {
                 0
             };

@@ -26,11 +26,11 @@ impl GpuSorter {
     ///
     /// The bitonic network: up to
     /// [`SMALL_SORT_MAX_KEYS`](kernels_gpu::tuning::SMALL_SORT_MAX_KEYS) (2^16) keys it is one
-    /// launch ([`kernels_gpu::small`]): up to 4096 keys one block sorts them in registers; above,
+    /// launch ([`kernels_gpu::bitonic::small`]): up to 4096 keys one block sorts them in registers; above,
     /// 2 to 16 blocks sort 4096-key tiles and finish the network in a few *windows*, exchanging
     /// keys through a 512 KiB workspace the sorter allocated once, with grid barriers between
     /// windows. Longer inputs take one tile-sort launch (8192-key tiles), then *window passes*
-    /// ([`kernels_gpu::window`]): each launch's blocks hold 8192 keys that agree on all but 13
+    /// ([`kernels_gpu::bitonic::window`]): each launch's blocks hold 8192 keys that agree on all but 13
     /// index bits and run as many of the network's following steps on those bits as they can,
     /// in registers, warp shuffles and shared memory (23 launches at 2^25 keys, 31 at 2^28).
     /// Keys are mapped to order-preserving unsigned bits as they are first loaded and mapped

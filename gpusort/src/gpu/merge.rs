@@ -8,6 +8,7 @@ use super::overlap::{Chunked, ChunkedSort};
 use super::{DeviceLimits, GpuSorter, prefetch_ahead};
 use crate::error::Result;
 use cust::module::Module;
+use kernels_gpu::bitonic::window::WindowTilesArgs;
 use kernels_gpu::kernels::{
     Kernel, bitonic_window_tiles_u32, bitonic_window_tiles_u64, merge_partition_u32,
     merge_partition_u64, merge_pass_network_u32, merge_pass_network_u64, merge_pass_u32,
@@ -34,7 +35,6 @@ use kernels_gpu::tuning::{
     merge_sort_shared_bytes, merge_sort_threads, merge_sort_tile, network_merge,
     network_merge_shared_bytes, window_shared_bytes,
 };
-use kernels_gpu::window::WindowTilesArgs;
 use std::ops::Range;
 
 /// Value widths the kernels carry, in bytes (0: keys only). Values are only moved, so a payload

@@ -10,18 +10,6 @@
 //!   memory addressed directly, for the merge sort's block code ([`merge`], [`network_merge`]),
 //!   whose threads do different amounts of work in a phase. On the GPU a unit is a thread
 //!   (`gpu::CudaBlock`); on the CPU, [`CpuBlock`] runs every unit in turn.
-pub mod merge;
-pub mod network_merge;
-#[cfg(target_arch = "nvptx64")]
-pub mod radix;
-#[cfg(target_arch = "nvptx64")]
-pub mod segment_radix;
-pub mod segments;
-pub mod short_segments;
-pub mod small;
-pub mod tiny;
-pub mod topk;
-pub mod window;
 
 /// The threads that work on one tile.
 ///

@@ -24,150 +24,150 @@
 /// The kernel `name` is defined by `maker!(name(Args), Key[, arguments][, i])`, a macro of that
 /// module, as a kernel that takes one `Args` ([`KernelArgs`](crate::args::KernelArgs)); `Key` is
 /// the type of its keys. `registers`: its `.maxnreg`. `program i`: a window
-/// pass that runs [`PROGRAMS`](crate::window::PROGRAMS)`[i]` as a constant.
+/// pass that runs [`PROGRAMS`](crate::bitonic::window::PROGRAMS)`[i]` as a constant.
 macro_rules! kernel_list {
     (bitonic, $then:ident) => {
         $then! {
-            bitonic_tiny_u32: Small(crate::small::TinyArgs), registers TINY_MAX_REGISTERS
+            bitonic_tiny_u32: Small(crate::bitonic::small::TinyArgs), registers TINY_MAX_REGISTERS
                 => bitonic_tiny!(u32);
-            bitonic_tiny_u64: Small(crate::small::TinyArgs), registers TINY_MAX_REGISTERS
+            bitonic_tiny_u64: Small(crate::bitonic::small::TinyArgs), registers TINY_MAX_REGISTERS
                 => bitonic_tiny!(u64);
-            bitonic_small_u32: Small(crate::small::SmallArgs), registers SMALL_MAX_REGISTERS
+            bitonic_small_u32: Small(crate::bitonic::small::SmallArgs), registers SMALL_MAX_REGISTERS
                 => bitonic_small!(u32);
-            bitonic_small_u64: Small(crate::small::SmallArgs), registers SMALL_MAX_REGISTERS
+            bitonic_small_u64: Small(crate::bitonic::small::SmallArgs), registers SMALL_MAX_REGISTERS
                 => bitonic_small!(u64);
-            bitonic_window_tiles_u32: Tiles(crate::window::WindowTilesArgs),
+            bitonic_window_tiles_u32: Tiles(crate::bitonic::window::WindowTilesArgs),
                 registers WINDOW_TILES_MAX_REGISTERS_32
                 => bitonic_window_tiles!(u32, WINDOW_LOG2);
-            bitonic_row_tiles_u32: Tiles(crate::window::RowTilesArgs),
+            bitonic_row_tiles_u32: Tiles(crate::bitonic::window::RowTilesArgs),
                 registers WINDOW_TILES_MAX_REGISTERS_32
                 => bitonic_row_tiles!(u32, ROW_TILE_LOG2);
-            bitonic_window_u32: GenericWindows(crate::window::WindowArgs),
+            bitonic_window_u32: GenericWindows(crate::bitonic::window::WindowArgs),
                 registers WINDOW_MAX_REGISTERS_32
                 => bitonic_window!(u32, WINDOW_LOG2, u32);
-            bitonic_window_wide_u32: GenericWindows(crate::window::WindowArgs),
+            bitonic_window_wide_u32: GenericWindows(crate::bitonic::window::WindowArgs),
                 registers WINDOW_MAX_REGISTERS_32
                 => bitonic_window!(u32, WINDOW_LOG2, u64);
-            bitonic_window_tiles_u64: Tiles(crate::window::WindowTilesArgs),
+            bitonic_window_tiles_u64: Tiles(crate::bitonic::window::WindowTilesArgs),
                 registers WINDOW_MAX_REGISTERS_64
                 => bitonic_window_tiles!(u64, WINDOW_LOG2);
-            bitonic_window_u64: GenericWindows(crate::window::WindowArgs),
+            bitonic_window_u64: GenericWindows(crate::bitonic::window::WindowArgs),
                 registers WINDOW_MAX_REGISTERS_64
                 => bitonic_window!(u64, WINDOW_LOG2, u32);
-            bitonic_window_wide_u64: GenericWindows(crate::window::WindowArgs),
+            bitonic_window_wide_u64: GenericWindows(crate::bitonic::window::WindowArgs),
                 registers WINDOW_MAX_REGISTERS_64
                 => bitonic_window!(u64, WINDOW_LOG2, u64);
             // 8-byte keys on devices whose blocks cannot hold a 2^WINDOW_LOG2-key tile of them
             // (`tuning::window_log2`); their windows run on the kernels that read their program.
-            bitonic_window_tiles_compact_u64: Tiles(crate::window::WindowTilesArgs),
+            bitonic_window_tiles_compact_u64: Tiles(crate::bitonic::window::WindowTilesArgs),
                 registers WINDOW_MAX_REGISTERS_64
                 => bitonic_window_tiles!(u64, COMPACT_WINDOW_LOG2);
-            bitonic_window_compact_u64: GenericWindows(crate::window::WindowArgs),
+            bitonic_window_compact_u64: GenericWindows(crate::bitonic::window::WindowArgs),
                 registers WINDOW_MAX_REGISTERS_64
                 => bitonic_window!(u64, COMPACT_WINDOW_LOG2, u32);
-            bitonic_window_wide_compact_u64: GenericWindows(crate::window::WindowArgs),
+            bitonic_window_wide_compact_u64: GenericWindows(crate::bitonic::window::WindowArgs),
                 registers WINDOW_MAX_REGISTERS_64
                 => bitonic_window!(u64, COMPACT_WINDOW_LOG2, u64);
-            bitonic_window_u32_p0: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u32_p0: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 0
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p1: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u32_p1: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 1
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p2: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u32_p2: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 2
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p3: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u32_p3: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 3
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p4: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u32_p4: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 4
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p5: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u32_p5: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 5
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p6: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u32_p6: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 6
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p7: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u32_p7: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 7
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p8: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u32_p8: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 8
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p9: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u32_p9: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 9
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p10: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u32_p10: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 10
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p11: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u32_p11: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 11
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p12: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u32_p12: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 12
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p13: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u32_p13: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 13
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p14: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u32_p14: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 14
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p15: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u32_p15: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 15
                 => bitonic_window_program!(u32);
-            bitonic_window_u32_p16: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u32_p16: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_PROGRAM_MAX_REGISTERS_32, program 16
                 => bitonic_window_program!(u32);
-            bitonic_window_u64_p0: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u64_p0: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_MAX_REGISTERS_64, program 0
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p1: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u64_p1: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_MAX_REGISTERS_64, program 1
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p2: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u64_p2: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_MAX_REGISTERS_64, program 2
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p3: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u64_p3: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_MAX_REGISTERS_64, program 3
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p4: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u64_p4: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_MAX_REGISTERS_64, program 4
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p5: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u64_p5: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_MAX_REGISTERS_64, program 5
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p6: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u64_p6: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_MAX_REGISTERS_64, program 6
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p7: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u64_p7: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_MAX_REGISTERS_64, program 7
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p8: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u64_p8: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_MAX_REGISTERS_64, program 8
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p9: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u64_p9: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_MAX_REGISTERS_64, program 9
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p10: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u64_p10: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_MAX_REGISTERS_64, program 10
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p11: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u64_p11: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_MAX_REGISTERS_64, program 11
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p12: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u64_p12: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_MAX_REGISTERS_64, program 12
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p13: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u64_p13: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_MAX_REGISTERS_64, program 13
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p14: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u64_p14: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_MAX_REGISTERS_64, program 14
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p15: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u64_p15: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_MAX_REGISTERS_64, program 15
                 => bitonic_window_program!(u64);
-            bitonic_window_u64_p16: Windows(crate::window::WindowProgramArgs),
+            bitonic_window_u64_p16: Windows(crate::bitonic::window::WindowProgramArgs),
                 registers WINDOW_MAX_REGISTERS_64, program 16
                 => bitonic_window_program!(u64);
         }
@@ -389,6 +389,8 @@ macro_rules! kernel_list {
         }
     };
 }
+#[cfg(target_arch = "nvptx64")]
+pub(crate) use kernel_list;
 
 /// Defines the kernels of a module's part of `kernel_list!`, each with its maker.
 #[cfg(target_arch = "nvptx64")]
@@ -400,19 +402,8 @@ macro_rules! define {
         $( $maker!($name $(($args))?, $key $(, $arg)* $(, $program)?); )*
     };
 }
-
 #[cfg(target_arch = "nvptx64")]
-pub mod bitonic;
-#[cfg(target_arch = "nvptx64")]
-pub mod merge;
-#[cfg(target_arch = "nvptx64")]
-pub mod multi;
-#[cfg(target_arch = "nvptx64")]
-pub mod radix;
-#[cfg(target_arch = "nvptx64")]
-pub mod segments;
-#[cfg(target_arch = "nvptx64")]
-pub mod topk;
+pub(crate) use define;
 
 #[cfg(not(target_arch = "nvptx64"))]
 mod table;

@@ -4,6 +4,7 @@
 use crate::args::KernelArgs;
 use core::marker::PhantomData;
 
+use crate::bitonic::window::{PROGRAMS, WindowProgramArgs};
 use crate::tuning::{
     COMPACT_MERGE_SORT_MAX_REGISTERS, RADIX_HISTOGRAM_MAX_REGISTERS, SEGMENTS_MAX_REGISTERS,
     SEGMENTS_RADIX_MAX_REGISTERS, SMALL_MAX_REGISTERS, TINY_MAX_REGISTERS,
@@ -12,7 +13,6 @@ use crate::tuning::{
     WINDOW_MAX_REGISTERS_64, WINDOW_PROGRAM_MAX_REGISTERS_32, WINDOW_TILES_MAX_REGISTERS_32,
     merge_sort_registers, radix_pass_max_registers,
 };
-use crate::window::{PROGRAMS, WindowProgramArgs};
 
 /// A module's part of `kernel_list!` as [`KernelInfo`]s.
 macro_rules! table {

@@ -1,6 +1,6 @@
-//! What one block of a window pass ([`crate::window`]) does: load its 2^L keys from device
-//! memory into registers, run the window's [`Program`](crate::window::Program), store them back
-//! where they came from. Built from the small sort's engine ([`crate::block::small`]): the same
+//! What one block of a window pass ([`crate::bitonic::window`]) does: load its 2^L keys from device
+//! memory into registers, run the window's [`Program`](crate::bitonic::window::Program), store them back
+//! where they came from. Built from the small sort's engine ([`crate::bitonic::block::small`]): the same
 //! [`Team`], register layouts (*columns*, *runs*, and *middle*, added for these passes), register
 //! and lane steps, and transposes through one padded shared tile; its tile sort (window 0) is
 //! the small sort's window 0 on each natural tile ([`sort_tile`]).
@@ -30,16 +30,18 @@
 //! from the block's bits above 31 when the window's free bits and mirror lie below bit 32
 //! (every window of fewer than 2^32 keys), 64-bit positions otherwise.
 
-use crate::block::L2_LINE_BYTES;
-use crate::block::Team;
-use crate::block::small::{
+use crate::bitonic::block::small::{
     Layout, Run, SmallSort, each_register, lane_step, read_slots, register_range, register_steps,
     write_slots,
 };
+use crate::bitonic::small::SmallPlan;
+use crate::bitonic::window::{
+    BlockWindow, COLUMNS, FLIP_NONE, FLIP_REGISTERS, MAX_PHASES, MIDDLE, RUNS,
+};
+use crate::block::L2_LINE_BYTES;
+use crate::block::Team;
 use crate::keys::{IDENTITY, KeyBits};
-use crate::small::SmallPlan;
 use crate::tuning::{SMALL_RUN, SMALL_RUN_LOG2};
-use crate::window::{BlockWindow, COLUMNS, FLIP_NONE, FLIP_REGISTERS, MAX_PHASES, MIDDLE, RUNS};
 
 const RUN: usize = SMALL_RUN as usize;
 
@@ -294,7 +296,7 @@ impl<K: KeyBits, T: Team<K, RUN>> WindowSort<K, T> {
     /// The team has 2^(L − 4) threads and `tile_shared_words(2^L)` keys of shared memory used
     /// by this block alone (L = `win.tile_log2`, 9 or 13: the sizes for which every flip's
     /// local bit is register bit 3 or a thread bit in the load's and store's layouts); `win`
-    /// comes from [`WindowPass::block_window`](crate::window::WindowPass::block_window).
+    /// comes from [`WindowPass::block_window`](crate::bitonic::window::WindowPass::block_window).
     #[inline(always)]
     pub unsafe fn new(team: T, win: BlockWindow, block: u64) -> Self {
         debug_assert!(win.tile_log2 == 9 || win.tile_log2 == 13);
@@ -337,7 +339,7 @@ impl<K: KeyBits, T: Team<K, RUN>> WindowSort<K, T> {
 
     /// [`WindowSort::run`] with the phases written out, for a window whose program (`plan`,
     /// `phases`, `steps`) is a constant: every layout, step and switch then folds into
-    /// straight-line code, with no dispatch left (the kernels of [`PROGRAMS`](crate::window::PROGRAMS)).
+    /// straight-line code, with no dispatch left (the kernels of [`PROGRAMS`](crate::bitonic::window::PROGRAMS)).
     ///
     /// # Safety
     /// As [`WindowSort::run`].
@@ -632,7 +634,7 @@ pub unsafe fn sort_tile<K: KeyBits, T: Team<K, RUN>>(
 /// at edge slots `2·(global piece index)` and `+ 1`. `None` for threads with nothing to record.
 ///
 /// ```
-/// use kernels_gpu::block::window::tile_edge;
+/// use kernels_gpu::bitonic::block::window::tile_edge;
 /// // The second tile of 8192 keys of 10000, pieces of 4096: the first piece's edges, the
 /// // second piece is empty.
 /// assert_eq!(tile_edge(13, 4096, 10000, 1, 0), Some((4, 8192)));
@@ -664,7 +666,7 @@ pub fn tile_edge(tile_log2: u32, piece: u64, n: u64, tile: u64, t: u32) -> Optio
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn run_like_the_gpu<K: KeyBits>(
     keys: &mut [K],
-    passes: impl IntoIterator<Item = crate::window::WindowPass>,
+    passes: impl IntoIterator<Item = crate::bitonic::window::WindowPass>,
     maps: (u32, u32),
 ) {
     run_on_the_cpu(keys, passes, maps, false);
@@ -674,7 +676,7 @@ pub fn run_like_the_gpu<K: KeyBits>(
 #[cfg(not(target_arch = "nvptx64"))]
 fn run_on_the_cpu<K: KeyBits>(
     keys: &mut [K],
-    passes: impl IntoIterator<Item = crate::window::WindowPass>,
+    passes: impl IntoIterator<Item = crate::bitonic::window::WindowPass>,
     (encode, decode): (u32, u32),
     wide: bool,
 ) {
@@ -729,7 +731,7 @@ fn run_on_the_cpu<K: KeyBits>(
 /// Unless `SMALL_RUN_LOG2 ≤ row_log2 ≤ tile_log2`; on a shared-memory race.
 ///
 /// ```
-/// use kernels_gpu::block::window::sort_rows_like_the_gpu;
+/// use kernels_gpu::bitonic::block::window::sort_rows_like_the_gpu;
 /// use kernels_gpu::keys::IDENTITY;
 ///
 /// let mut keys: Vec<u32> = (0..3 * 1024).map(|i| (i * 7919) % 5003).collect();
@@ -753,10 +755,10 @@ pub fn sort_rows_like_the_gpu<K: KeyBits>(keys: &mut [K], tile_log2: u32, row_lo
 }
 
 /// Sorts `keys` as the window kernels do, on the CPU, with tiles of 2^`tile_log2` keys:
-/// [`run_like_the_gpu`] over [`windows`](crate::window::windows).
+/// [`run_like_the_gpu`] over [`windows`](crate::bitonic::window::windows).
 ///
 /// ```
-/// use kernels_gpu::block::window::sort_like_the_gpu;
+/// use kernels_gpu::bitonic::block::window::sort_like_the_gpu;
 /// use kernels_gpu::keys::IDENTITY;
 ///
 /// let mut keys: Vec<u32> = (0..5000).map(|i| (i * 7919) % 5003).collect();
@@ -766,18 +768,18 @@ pub fn sort_rows_like_the_gpu<K: KeyBits>(keys: &mut [K], tile_log2: u32, row_lo
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn sort_like_the_gpu<K: KeyBits>(keys: &mut [K], tile_log2: u32, encode: u32, decode: u32) {
     let n = keys.len() as u64;
-    let passes = crate::window::windows(n, tile_log2, crate::tuning::WINDOW_PASSENGERS);
+    let passes = crate::bitonic::window::windows(n, tile_log2, crate::tuning::WINDOW_PASSENGERS);
     run_like_the_gpu(keys, passes, (encode, decode));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bitonic::window::{WindowPass, windows, windows_from};
     use crate::block::{check_key_maps, xorshift};
     use crate::keys::{KIND_SIGNED, key_map};
     use crate::overlap::chunk_ranges;
     use crate::tuning::ROW_TILE_LOG2;
-    use crate::window::{WindowPass, windows, windows_from};
     use proptest::prelude::*;
 
     fn check<K: KeyBits + Ord + std::fmt::Debug>(keys: &[K], tile_log2: u32, what: &str) {
@@ -1114,7 +1116,8 @@ mod tests {
                             let narrow = ColumnIndex::<u32>::new(&win, map, flip, t, block);
                             assert_eq!(wide.far, 0);
                             for r in 0..16 {
-                                let local = crate::block::small::local(layout, t, r, shift);
+                                let local =
+                                    crate::bitonic::block::small::local(layout, t, r, shift);
                                 let expected = w.global(local, block);
                                 assert_eq!(wide.of(r as usize), expected, "{layout:?} {w:?}");
                                 if win.narrow() {

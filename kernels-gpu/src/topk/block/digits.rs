@@ -21,8 +21,8 @@
 
 use super::rows::{Ranked, inclusive_scan};
 use super::{Counting, Lanes, Part, load_tile};
-use crate::block::merge::unrolled;
 use crate::block::{Block, L2_LINE_BYTES, Regs};
+use crate::merge::block::unrolled;
 use crate::topk::digits::{
     BINS, BINS_PER_THREAD, CANDIDATES, Grid, State, TILE, digit, passes, shared_layout, workspace,
 };

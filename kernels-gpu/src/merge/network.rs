@@ -15,10 +15,10 @@
 //! at positions `.. 2^12`, +∞ between them (a short last tile), so the sequence rises then
 //! falls and one bitonic merge (half-cleaners on bits 11, 10, …, 0) sorts it.
 
-use super::merge::{Buffers, unrolled};
-use super::small::{Run, register_steps};
-use super::{Block, L2_LINE_BYTES};
+use crate::bitonic::block::small::{Run, register_steps};
+use crate::block::{Block, L2_LINE_BYTES};
 use crate::keys::{IDENTITY, KeyBits};
+use crate::merge::block::{Buffers, unrolled};
 use crate::merge::{Pairing, TileRanges};
 use crate::tuning::{NETWORK_MERGE_THREADS, NETWORK_MERGE_TILE, SMALL_RUN};
 

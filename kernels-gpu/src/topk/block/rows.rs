@@ -22,8 +22,8 @@
 //! of candidates.
 
 use super::{Args, Counting, Lanes, Part, load_tile, network};
-use crate::block::merge::unrolled;
 use crate::block::{Block, Regs};
+use crate::merge::block::unrolled;
 use crate::topk::{
     DIGIT_BINS, DIGIT_BITS, DIGIT_COPIES, DIGIT_COPY_STRIDE, NO_INDEX, ROW_ITEMS,
     ROW_NETWORK_REGISTERS, THREADS, TopKey, VECTOR_BYTES, WARPS, network_per_thread, padded_k,

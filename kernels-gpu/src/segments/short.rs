@@ -12,9 +12,9 @@
 //!
 //! [`is_short`]: crate::segments::is_short
 
-use crate::block::segments::{Element, Segments, keep, order};
 use crate::block::{SharedMem, Team};
 use crate::keys::KeyBits;
+use crate::segments::block::{Element, Segments, keep, order};
 use crate::segments::short_slot;
 use crate::tuning::{SHORT_SEGMENTS_MAX_ROW_LOG2, SHORT_SEGMENTS_RUN_LOG2};
 
@@ -373,9 +373,9 @@ pub unsafe fn sort_like_the_gpu<E: Element>(seg: &Segments<E::Key, u32>, value_w
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::block::segments::{Indexed32, Indexed64};
     use crate::block::{CpuTeam, xorshift};
     use crate::keys::{KIND_FLOAT, KIND_SIGNED, KIND_UNSIGNED, key_map};
+    use crate::segments::block::{Indexed32, Indexed64};
     use crate::segments::{is_short, row_log2, short_rows_per_block};
     use crate::tuning::SHORT_SEGMENTS_THREADS as THREADS;
     use core::cmp::Ordering;

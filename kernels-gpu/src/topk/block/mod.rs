@@ -38,8 +38,8 @@
 pub mod digits;
 pub mod rows;
 
-use crate::block::merge::unrolled;
 use crate::block::{Block, L2_LINE_BYTES, Regs};
+use crate::merge::block::unrolled;
 use crate::topk::{
     Lane, NETWORK_REGISTERS, NO_INDEX, Round, THREADS, TopKey, VECTOR_BYTES, candidate_slots,
     network_per_thread, padded_k, samples_per_thread, shared_layout, tile_position,

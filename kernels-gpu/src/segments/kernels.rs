@@ -3,17 +3,18 @@
 //! width sorts keys alone; the indexed kernels sort each key with its position, for argsorts
 //! (`indices`) and pairs (`values`, of 4, 8 or 16 bytes, only moved).
 
-use crate::block::merge::Align16;
-use crate::block::segment_radix;
-use crate::block::segments::{
-    Indexed32, Indexed64, RUN, Segments, long_collect, long_gather, long_ids, long_scatter,
-    packed_item, packed_key, sort, unpack_item, unpack_key,
-};
-use crate::block::short_segments;
 use crate::gpu::{
     CudaTeam, atomic_add, block_dim_x, block_idx_x, dynamic_shared, global_thread_x, grid_dim_x,
     lanemask_lt, match_bits, shfl_idx, thread_idx_x,
 };
+use crate::kernels::{define, kernel_list};
+use crate::merge::block::Align16;
+use crate::segments::block::{
+    Indexed32, Indexed64, RUN, Segments, long_collect, long_gather, long_ids, long_scatter,
+    packed_item, packed_key, sort, unpack_item, unpack_key,
+};
+use crate::segments::radix;
+use crate::segments::short;
 use crate::segments::{
     GROUP_LENGTHS, GroupArgs, LongCollectArgs, LongGatherArgs, LongIdsArgs, LongScatterArgs,
     LongSegments, PackArgs, RadixArgs, ShortArgs, SortArgs, UnpackArgs, group_entry,
@@ -220,14 +221,12 @@ macro_rules! segments_short {
                     row_log2,
                     map,
                 };
-                let mut held = [[0u32; short_segments::RUN]; 1];
+                let mut held = [[0u32; short::RUN]; 1];
                 // SAFETY: the launch contract.
                 unsafe {
                     let mut team =
-                        CudaTeam::<$element, { short_segments::RUN }>::new(dynamic_shared::<
-                            $element,
-                        >());
-                    short_segments::sort(
+                        CudaTeam::<$element, { short::RUN }>::new(dynamic_shared::<$element>());
+                    short::sort(
                         &mut team,
                         &seg,
                         SHORT_SEGMENTS_THREADS,
@@ -297,35 +296,35 @@ macro_rules! segments_radix {
                 // SAFETY: the launch contract; the block has the row's threads.
                 unsafe {
                     match row_log2 {
-                        9 => segment_radix::sort::<$key, $indexed, 32>(
+                        9 => radix::sort::<$key, $indexed, 32>(
                             &seg,
                             sorted_keys,
                             e,
                             value_words,
                             shared,
                         ),
-                        10 => segment_radix::sort::<$key, $indexed, 64>(
+                        10 => radix::sort::<$key, $indexed, 64>(
                             &seg,
                             sorted_keys,
                             e,
                             value_words,
                             shared,
                         ),
-                        11 => segment_radix::sort::<$key, $indexed, 128>(
+                        11 => radix::sort::<$key, $indexed, 128>(
                             &seg,
                             sorted_keys,
                             e,
                             value_words,
                             shared,
                         ),
-                        12 => segment_radix::sort::<$key, $indexed, 256>(
+                        12 => radix::sort::<$key, $indexed, 256>(
                             &seg,
                             sorted_keys,
                             e,
                             value_words,
                             shared,
                         ),
-                        _ => segment_radix::sort::<$key, $indexed, 512>(
+                        _ => radix::sort::<$key, $indexed, 512>(
                             &seg,
                             sorted_keys,
                             e,

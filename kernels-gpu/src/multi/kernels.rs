@@ -5,6 +5,7 @@ use crate::gpu::{
     block_dim_x, block_idx_x, dynamic_shared, global_thread_x, grid_dim_x, sync_threads,
     thread_idx_x,
 };
+use crate::kernels::{define, kernel_list};
 use crate::keys::KeyBits;
 use crate::multi::{
     CheckArgs, FillArgs, RanksArgs, SampleArgs, check_entry, checksum_term, fill_entry, random_key,

@@ -13,6 +13,11 @@
 //! larger than the merge's); since `2w` is then a multiple of `nv`, each output tile lies in
 //! one pair of runs.
 
+pub mod block;
+#[cfg(target_arch = "nvptx64")]
+mod kernels;
+pub mod network;
+
 use crate::args::Addr;
 
 /// `merge_path` for one index width, so that tiles use 32-bit math and passes 64-bit math.

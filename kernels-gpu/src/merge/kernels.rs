@@ -3,10 +3,11 @@
 //! The host launches them in the order of [`crate::merge::schedule`]: one tile sort, then per
 //! merge pass one partition and one merge launch.
 
-use crate::block::merge::{Align16, Buffers, Payload, merge_tile, partition_unit, sort_tile};
-use crate::block::network_merge;
 use crate::gpu::{CudaBlock, WarpVote, block_idx_x, dynamic_shared, global_thread_x};
+use crate::kernels::{define, kernel_list};
 use crate::keys::KeyBits;
+use crate::merge::block::{Align16, Buffers, Payload, merge_tile, partition_unit, sort_tile};
+use crate::merge::network;
 use crate::merge::{
     MergePassArgs, MergeTwoArgs, NetworkMergeArgs, Pairing, PartitionArgs, Probes, SEARCH_LANES,
     SortTilesArgs, TwoPartitionArgs, merge_pass_entry, merge_two_entry, network_merge_entry,
@@ -304,7 +305,7 @@ macro_rules! merge_pass_network {
             /// One keys-only merge pass over runs of `width` keys ([`NetworkMergeArgs`]): output
             /// tile `first_tile + blockIdx.x` (of `NETWORK_MERGE_TILE` keys) merges its slices
             /// of two runs (from `splits`, written by the partition kernel of the same pass)
-            /// with a bitonic network (`crate::block::network_merge`), from `src_keys` into
+            /// with a bitonic network (`crate::merge::network`), from `src_keys` into
             /// `dst_keys`, keys through the inverse of `decode`, and records its first and last
             /// (encoded) key in `edges`. Each block first has the L2 cache fetch the slices of
             /// tile `tile + ahead` (0: none; `tuning::prefetch_ahead_tiles`), which a later
@@ -340,7 +341,7 @@ macro_rules! merge_pass_network {
                 let tile = first_tile + u64::from(block_idx_x());
                 // SAFETY: the launch contract.
                 unsafe {
-                    network_merge::merge_tile(
+                    network::merge_tile(
                         &CudaBlock::<NETWORK_MERGE_THREADS>,
                         dynamic_shared::<$key>(),
                         buf,

@@ -7,7 +7,7 @@
 //! position in its segment ([`Indexed32`], [`Indexed64`]), compared key first: a stable order,
 //! from which indices are written and values gathered.
 
-use crate::block::small::each_register;
+use crate::bitonic::block::small::each_register;
 use crate::block::{SharedMem, Team};
 use crate::keys::KeyBits;
 use crate::segments::{LongSegments, RUN_LOG2, slot};

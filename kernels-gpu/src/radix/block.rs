@@ -7,13 +7,13 @@
 //! tests check it against std's sort; [`crate::radix::sort_by_passes`] is the reference of the
 //! order it produces.
 
-use crate::block::merge::unrolled;
 use crate::gpu::{
     atomic_add, block_idx_x, grid_dim_x, lanemask_lt, load_relaxed, match_bits, reduce_add,
     shared_atomic_add, shared_reduce_add, shared_window, shared_window_reduce_add, shfl_idx,
     shfl_up, store_relaxed, sync_threads, thread_idx_x,
 };
 use crate::keys::IDENTITY;
+use crate::merge::block::unrolled;
 use crate::radix::{
     Digits, GatherPassArgs, PassArgs, PassLayout, RADIX, RADIX_BITS, Status, digit, pass_layout,
     passes, tile_keys,

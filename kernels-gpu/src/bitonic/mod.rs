@@ -13,6 +13,12 @@
 //! (Kernels may instead stand [`KeyBits::INFINITY`] in for them in registers or shared memory:
 //! a comparator never moves the maximum value down, so the keys below n end up the same.)
 
+pub mod block;
+#[cfg(target_arch = "nvptx64")]
+mod kernels;
+pub mod small;
+pub mod window;
+
 use crate::keys::KeyBits;
 
 /// Inserts `count` zero bits into `x` at bit position `at`: how a comparator index becomes a

@@ -1,6 +1,6 @@
 //! Pure index math of top-k selection: the k best keys of each *segment* (a whole array, or a
 //! row of a matrix), sorted, ties broken by the lower index. Also compiled and tested on the
-//! host, where [`plan`] and the block code ([`crate::block::topk`]) run on the CPU.
+//! host, where [`plan`] and the block code ([`crate::topk::block`]) run on the CPU.
 //!
 //! Keys are first mapped to unsigned bits whose ascending order is the wanted order
 //! ([`crate::keys`]); a key and its position then form one unsigned *item*
@@ -17,7 +17,7 @@
 //! position orders equal keys as their indices do, and ties stay broken by the lower index.
 //! Parts of up to [`ROW_MAX_KEYS`] keys (rows of a matrix, and the parts the rounds over
 //! candidates are cut into) are instead loaded whole into registers and selected from by a
-//! radix select ([`selects_in_registers`], [`crate::block::topk::rows`]).
+//! radix select ([`selects_in_registers`], [`crate::topk::block::rows`]).
 //! Memory: `segments × parts × k` candidates (keys and `u64` indices), twice.
 //!
 //! ```
@@ -36,7 +36,10 @@
 //! assert_eq!(parts, [512, 128, 32, 8, 2, 1]);
 //! ```
 
+pub mod block;
 pub mod digits;
+#[cfg(target_arch = "nvptx64")]
+mod kernels;
 
 use crate::args::Addr;
 use crate::keys::KeyBits;
@@ -216,7 +219,7 @@ pub const fn shared_layout(key_bytes: u32, k: u32) -> [u32; 4] {
 }
 
 /// Keys each thread holds of a segment that one block selects from in registers
-/// ([`crate::block::topk::rows`]): segments of up to [`ROW_MAX_KEYS`] keys.
+/// ([`crate::topk::block::rows`]): segments of up to [`ROW_MAX_KEYS`] keys.
 pub const ROW_ITEMS: u32 = 16;
 
 /// The longest segment a block selects from in registers: 4096 keys, 16 per thread.

@@ -84,7 +84,7 @@ pub const BARRIER_STRIDE: u32 = 1 << 10;
 /// What a block adds to the barrier counter on arriving.
 ///
 /// ```
-/// use kernels_gpu::small::{BARRIER_STRIDE, barrier_increment};
+/// use kernels_gpu::bitonic::small::{BARRIER_STRIDE, barrier_increment};
 /// assert_eq!(16 * barrier_increment(16), BARRIER_STRIDE);
 /// ```
 pub const fn barrier_increment(blocks: u32) -> u32 {
@@ -95,7 +95,7 @@ pub const fn barrier_increment(blocks: u32) -> u32 {
 /// the next multiple of [`BARRIER_STRIDE`], modulo 2^32.
 ///
 /// ```
-/// use kernels_gpu::small::{BARRIER_STRIDE, barrier_target};
+/// use kernels_gpu::bitonic::small::{BARRIER_STRIDE, barrier_target};
 /// assert_eq!(barrier_target(0), BARRIER_STRIDE);
 /// assert_eq!(barrier_target(3 * BARRIER_STRIDE + 5), 4 * BARRIER_STRIDE);
 /// assert_eq!(barrier_target(u32::MAX), 0); // wraps
@@ -108,7 +108,7 @@ pub const fn barrier_target(old: u32) -> u32 {
 /// never runs more than 2^31 ahead of a waiting block).
 ///
 /// ```
-/// use kernels_gpu::small::barrier_passed;
+/// use kernels_gpu::bitonic::small::barrier_passed;
 /// assert!(barrier_passed(1024, 1024) && !barrier_passed(1023, 1024));
 /// assert!(barrier_passed(0, u32::MAX - 1023)); // across the wrap
 /// ```
@@ -121,7 +121,7 @@ pub const fn barrier_passed(now: u32, target: u32) -> bool {
 /// the sort, and the last stage store keys as they are).
 ///
 /// ```
-/// use kernels_gpu::small::complemented;
+/// use kernels_gpu::bitonic::small::complemented;
 /// assert!(complemented(3, 0b1000, 10) && !complemented(3, 0b0111, 10));
 /// assert!(!complemented(10, 0b1111111111, 10)); // the last stage sorts ascending
 /// ```
@@ -133,7 +133,7 @@ pub const fn complemented(stage: u32, g: u32, log2: u32) -> bool {
 /// `to`'s.
 ///
 /// ```
-/// use kernels_gpu::small::flips;
+/// use kernels_gpu::bitonic::small::flips;
 /// assert!(flips(3, 4, 0b01000, 10)); // bit 3 set, bit 4 clear
 /// assert!(!flips(3, 4, 0b11000, 10));
 /// ```
@@ -146,7 +146,7 @@ pub const fn flips(from: u32, to: u32, g: u32, log2: u32) -> bool {
 /// `and` and a population count per key with the mask computed once.
 ///
 /// ```
-/// use kernels_gpu::small::{conversion_mask, flips};
+/// use kernels_gpu::bitonic::small::{conversion_mask, flips};
 /// let mask = conversion_mask(3, 4, 10);
 /// assert_eq!(mask, 0b11000);
 /// assert!((0..1024u32).all(|g| ((g & mask).count_ones() & 1 == 1) == flips(3, 4, g, 10)));
@@ -168,7 +168,7 @@ pub const fn conversion_mask(from: u32, to: u32, log2: u32) -> u32 {
 /// # Examples
 ///
 /// ```
-/// use kernels_gpu::small::SmallPlan;
+/// use kernels_gpu::bitonic::small::SmallPlan;
 ///
 /// let plan = SmallPlan::for_len(60_000);
 /// assert_eq!((plan.log2, plan.tile_log2), (16, 12));
@@ -187,7 +187,7 @@ pub struct SmallPlan {
 }
 
 /// A window as a block sees it (the small sort's counterpart of
-/// [`crate::window::BlockWindow`]): which keys it holds and which steps it runs. Bit positions
+/// [`crate::bitonic::window::BlockWindow`]): which keys it holds and which steps it runs. Bit positions
 /// named `local` count the block's free bits only; steps are listed from the highest bit down.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlockWindow {
@@ -249,7 +249,7 @@ impl SmallPlan {
     /// s(s + 1)/2).
     ///
     /// ```
-    /// use kernels_gpu::small::SmallPlan;
+    /// use kernels_gpu::bitonic::small::SmallPlan;
     /// assert!(SmallPlan::new(16, 12).is_some()); // 16 blocks: 4 ≤ 12 − 10
     /// assert!(SmallPlan::new(16, 11).is_none()); // 32 blocks: 5 · 6 / 2 > 11
     /// assert!(SmallPlan::new(17, 13).is_some());
@@ -304,7 +304,7 @@ impl SmallPlan {
     /// Window `w` (< [`SmallPlan::windows`]).
     ///
     /// ```
-    /// use kernels_gpu::small::SmallPlan;
+    /// use kernels_gpu::bitonic::small::SmallPlan;
     ///
     /// let plan = SmallPlan::new(16, 12).unwrap();
     /// // Window 3 (stage 15 begins): stage 14's steps on bits 4 ..= 0, then stage 15's on

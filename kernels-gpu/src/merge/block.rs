@@ -31,7 +31,7 @@
 //! stay in registers (`host`'s test `merge_kernels_keep_their_arrays_in_registers` checks the
 //! PTX).
 
-use super::{Block, Regs};
+use crate::block::{Block, Regs};
 use crate::keys::{IDENTITY, KeyBits};
 use crate::merge::{Pairing, Search, TileRanges, merge_path_32, partition, partition_pass};
 use crate::tuning::{MERGE_KEY_PAD, merge_key_buffer_bytes};

@@ -3,9 +3,10 @@
 //! sort, the histogram and then one digit pass per digit, least significant first, keys and
 //! values going back and forth between the caller's buffers and the scratch.
 
-use crate::block::merge::Align16;
-use crate::block::radix::{Pass, digit_pass, histogram};
 use crate::gpu::dynamic_shared;
+use crate::kernels::{define, kernel_list};
+use crate::merge::block::Align16;
+use crate::radix::block::{Pass, digit_pass, histogram};
 use crate::radix::{
     HistogramArgs, gather_pass_entry, histogram_entry, histogram_items, items_per_thread,
     pass_entry, pass_threads,

@@ -3,7 +3,7 @@
 //! registers, [`ITEMS`] per thread, and ranked one digit after another through shared memory,
 //! so that the segment crosses device memory once each way whatever the number of passes.
 //!
-//! A pass ranks the keys as a digit pass of the radix sort ranks a tile ([`crate::block::radix`])
+//! A pass ranks the keys as a digit pass of the radix sort ranks a tile ([`crate::radix::block`])
 //! without its look-back: each warp counts its keys per digit in counters of its own, one scan
 //! over the digits and warps gives each warp, per digit, its first slot in the segment's order
 //! after the pass, and each warp ranks item by item with a match of the lanes holding the same
@@ -19,13 +19,13 @@
 //! Written for the GPU alone (warp matches and shuffles), like the digit passes: the GPU tests
 //! check it against std's stable sort of each segment.
 
-use crate::block::merge::unrolled;
-use crate::block::radix::Packed;
-use crate::block::segments::Segments;
 use crate::gpu::{
     lanemask_lt, match_bits, shared_reduce_add, shfl_up, sync_threads, sync_warp, thread_idx_x,
 };
+use crate::merge::block::unrolled;
+use crate::radix::block::Packed;
 use crate::radix::{Digits, RADIX, RADIX_BITS, digit, passes};
+use crate::segments::block::Segments;
 use crate::segments::{RADIX_ITEMS, radix_layout};
 
 /// Keys each thread holds and ranks.

@@ -7,11 +7,12 @@
 //!
 //! [`selects_in_registers`]: crate::topk::selects_in_registers
 
-use crate::block::merge::Align16;
-use crate::block::topk::digits::{DigitArgs, digit_step};
-use crate::block::topk::rows::select_rows;
-use crate::block::topk::{Args as SelectArgs, select_parts};
 use crate::gpu::{CudaBlock, block_idx_x, dynamic_shared, grid_dim_x, thread_idx_x};
+use crate::kernels::{define, kernel_list};
+use crate::merge::block::Align16;
+use crate::topk::block::digits::{DigitArgs, digit_step};
+use crate::topk::block::rows::select_rows;
+use crate::topk::block::{Args as SelectArgs, select_parts};
 use crate::topk::digits::{Grid, StepArgs, step_entry};
 use crate::topk::{Round, RoundArgs, THREADS, items_per_thread, round_entry};
 

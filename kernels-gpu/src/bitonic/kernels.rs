@@ -1,25 +1,26 @@
 //! Bitonic sort kernels for 32- and 64-bit keys. Up to
 //! [`TINY_SORT_MAX_KEYS`](crate::tuning::TINY_SORT_MAX_KEYS) keys, the host launches the
 //! one-block tiny sort; up to [`SMALL_SORT_MAX_KEYS`](crate::tuning::SMALL_SORT_MAX_KEYS) keys,
-//! the one-launch small sort; above, the window passes of [`crate::window::windows`] (a tile
+//! the one-launch small sort; above, the window passes of [`crate::bitonic::window::windows`] (a tile
 //! sort, then `bitonic_window_*` launches).
 
-use crate::block::small::SmallSort;
-use crate::block::window::{WindowSort, sort_tile, tile_edge};
-use crate::gpu::{CudaTeam, block_idx_x, dynamic_shared, grid_sync, sync_threads, thread_idx_x};
-use crate::small::{SmallArgs, SmallPlan, TinyArgs, small_entry, tiny_entry};
-use crate::tuning::{COMPACT_WINDOW_LOG2, NETWORK_MERGE_TILE, ROW_TILE_LOG2, WINDOW_LOG2};
-use crate::window::{
+use crate::bitonic::block::small::SmallSort;
+use crate::bitonic::block::window::{WindowSort, sort_tile, tile_edge};
+use crate::bitonic::small::{SmallArgs, SmallPlan, TinyArgs, small_entry, tiny_entry};
+use crate::bitonic::window::{
     BlockWindow, PROGRAMS, RowTilesArgs, WindowArgs, WindowProgramArgs, WindowTilesArgs,
     row_tiles_entry, window_entry, window_program_entry, window_tiles_entry,
 };
+use crate::gpu::{CudaTeam, block_idx_x, dynamic_shared, grid_sync, sync_threads, thread_idx_x};
+use crate::kernels::{define, kernel_list};
+use crate::tuning::{COMPACT_WINDOW_LOG2, NETWORK_MERGE_TILE, ROW_TILE_LOG2, WINDOW_LOG2};
 
 macro_rules! bitonic_small {
     ($small:ident($args:path), $key:ty) => {
         small_entry!(
             /// Sorts `keys[..n]` ascending in one launch (`2 ≤ n ≤ 2^SMALL_MAX_LOG2`,
             /// [`SmallArgs`]): the windows of `SmallPlan::for_len(n)` with a grid barrier
-            /// between each two (`crate::small`, `crate::block::small`). Keys go through the
+            /// between each two (`crate::bitonic::small`, `crate::bitonic::block::small`). Keys go through the
             /// key map `encode` when first loaded and through the inverse of `decode` when last
             /// stored.
             ///
@@ -72,7 +73,7 @@ macro_rules! bitonic_tiny {
         tiny_entry!(
             /// Sorts `keys[..n]` ascending in place (`2 ≤ n ≤ TINY_SORT_MAX_KEYS`,
             /// [`TinyArgs`]) in one block, each thread holding `TINY_RUN` keys
-            /// (`crate::block::tiny`). Keys go through the key map `encode` as they are loaded
+            /// (`crate::bitonic::block::tiny`). Keys go through the key map `encode` as they are loaded
             /// and through the inverse of `decode` as they are stored.
             ///
             /// Launch: one block of `tiny_threads(n)` threads, `tiny_shared_bytes(n,
@@ -92,7 +93,12 @@ macro_rules! bitonic_tiny {
                 // SAFETY: the launch contract: the block's threads and shared memory fit `n`.
                 unsafe {
                     let mut team = CudaTeam::new(dynamic_shared::<$key>());
-                    crate::block::tiny::sort(&mut team, keys as *mut $key, n, (encode, decode));
+                    crate::bitonic::block::tiny::sort(
+                        &mut team,
+                        keys as *mut $key,
+                        n,
+                        (encode, decode),
+                    );
                 }
             },
         );
@@ -130,7 +136,7 @@ macro_rules! bitonic_window_tiles {
             /// positions of `dst` (which may be `src`), through the key map `encode` as they
             /// are loaded and the inverse of `decode` as they are stored (`IDENTITY` unless this
             /// is the only pass). The small sort's window 0 on one tile
-            /// (`crate::block::window::sort_tile`). Unless `edges` is null, it then records the
+            /// (`crate::bitonic::block::window::sort_tile`). Unless `edges` is null, it then records the
             /// first and last key stored of each `NETWORK_MERGE_TILE` keys (keys `2t`, `2t + 1`
             /// for piece `t` of the launch's keys), for the partition of the keys-only merge
             /// sort's first pass.
@@ -230,7 +236,7 @@ macro_rules! bitonic_row_tiles {
 macro_rules! bitonic_window {
     ($window:ident($args:path), $key:ty, $log2:expr, $offset:ty) => {
         window_entry!(
-            /// One window pass over `keys[..n]` (`crate::window`, [`WindowArgs`]): each block
+            /// One window pass over `keys[..n]` (`crate::bitonic::window`, [`WindowArgs`]): each block
             /// loads its 2^L keys (as the tile sort), runs the window's steps in registers,
             /// shuffles and shared memory, and stores them back in place, the last window
             /// through the inverse of `decode` (`IDENTITY` before). First, unless `ahead` is 0,

@@ -2,6 +2,9 @@
 //! ranks of probe keys in it, and the random keys and checksums used to generate and verify
 //! data on the GPUs; and the arguments of the kernels that do each.
 
+#[cfg(target_arch = "nvptx64")]
+mod kernels;
+
 use crate::args::Addr;
 
 crate::args::kernel_args! { $

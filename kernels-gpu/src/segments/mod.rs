@@ -1,5 +1,5 @@
 //! Pure index math of the segmented sort: many independent rows or segments, each sorted by a
-//! bitonic network in one block ([`crate::block::segments`]).
+//! bitonic network in one block ([`crate::segments::block`]).
 //!
 //! A segment of `len` keys is sorted as a *padded row* of 2^p positions (`p =`
 //! [`row_log2`]`(len)`), the positions past `len` holding +∞. A block holds a *tile* of 2^t
@@ -14,11 +14,11 @@
 //! rows of any length need no more than 2^(p+1) − 1 work slots.
 //!
 //! Segments padded to 2^9 ..= 2^13 positions ([`RADIX_ROW_LOG2`]) take an LSD radix sort of one
-//! segment per block instead ([`crate::block::segment_radix`]; [`radix_threads`],
+//! segment per block instead ([`crate::segments::radix`]; [`radix_threads`],
 //! [`radix_layout`]).
 //!
 //! Short segments (padded rows of up to 2^[`SHORT_SEGMENTS_MAX_ROW_LOG2`] positions, [`is_short`])
-//! take a register sort instead ([`crate::block::short_segments`]): a block of
+//! take a register sort instead ([`crate::segments::short`]): a block of
 //! [`SHORT_SEGMENTS_THREADS`] threads holds a tile of 32 positions per thread, each thread its 32
 //! consecutive positions in registers, that is 2^(5 − p) whole rows, or half a row of 64. Every
 //! step of stages 1 ..= 5 is then a compare-exchange of two registers; rows of 64 take their
@@ -33,6 +33,13 @@
 //! assert_eq!(tile_log2(7), 11);
 //! assert_eq!(1 << (tile_log2(7) - row_log2(100)), 16);
 //! ```
+
+pub mod block;
+#[cfg(target_arch = "nvptx64")]
+mod kernels;
+#[cfg(target_arch = "nvptx64")]
+pub mod radix;
+pub mod short;
 
 use crate::args::Addr;
 use crate::bitonic::ceil_log2;
@@ -279,7 +286,7 @@ pub const fn short_shared_bytes(element_bytes: u32) -> u32 {
 }
 
 /// log2 of the keys each thread holds in the radix sort of a segment
-/// ([`crate::block::segment_radix`]).
+/// ([`crate::segments::radix`]).
 pub const RADIX_ITEMS_LOG2: u32 = 4;
 
 /// Keys each thread holds in the radix sort of a segment.

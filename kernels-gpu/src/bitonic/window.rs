@@ -29,7 +29,7 @@
 //! [`Segment`]s and one flip.
 //!
 //! ```
-//! use kernels_gpu::window::windows;
+//! use kernels_gpu::bitonic::window::windows;
 //!
 //! // 2^25 keys, tiles of 2^13: 23 launches (per-stage global passes and tile merges take 40:
 //! // docs/design.md).
@@ -60,7 +60,7 @@
 //!
 //! # The block's layouts ([`Program`])
 //!
-//! The block code ([`crate::block::window`]) keeps 16 keys per thread in registers in one of
+//! The block code ([`crate::bitonic::block::window`]) keeps 16 keys per thread in registers in one of
 //! three layouts of the local index, and switches layout through shared memory (one barrier):
 //! - *columns* (register r of thread t is local `r·T + t`): registers hold the top 4 local
 //!   bits, lanes bits 0..5;
@@ -238,7 +238,7 @@ pub struct WindowPass {
 /// SMALL_RUN_LOG2 + 9` (every local bit a register or lane bit in one of the layouts).
 ///
 /// ```
-/// use kernels_gpu::window::windows;
+/// use kernels_gpu::bitonic::window::windows;
 /// assert_eq!([1u64 << 20, 1 << 25, 1 << 28].map(|n| windows(n, 13, 5).count()), [12, 23, 31]);
 /// assert_eq!(windows(8192, 13, 5).count(), 1);
 /// assert_eq!(windows(0, 13, 5).count(), 0);
@@ -253,7 +253,7 @@ pub fn windows(n: u64, tile_log2: u32, passengers: u32) -> Windows {
 /// state).
 ///
 /// ```
-/// use kernels_gpu::window::{windows, windows_from};
+/// use kernels_gpu::bitonic::window::{windows, windows_from};
 ///
 /// // Chunks of 2^22 sorted: the windows of stages 23 ..= 25 only, no tile sort.
 /// let rest: Vec<_> = windows_from(1 << 25, 22, 13, 5).collect();
@@ -373,7 +373,7 @@ impl WindowPass {
     /// If the steps do not fit a window.
     ///
     /// ```
-    /// use kernels_gpu::window::{COLUMNS, MIDDLE, RUNS, WindowPass};
+    /// use kernels_gpu::bitonic::window::{COLUMNS, MIDDLE, RUNS, WindowPass};
     ///
     /// // Stage 14's bits 5 ..= 0 and stage 15's bits 14 ..= 8 of 2^25 keys.
     /// let steps: Vec<(u32, u32)> = (0..6).rev().map(|b| (14, b))
@@ -701,7 +701,7 @@ impl WindowPass {
     /// row of 2^p keys ascending (the network's stages 1 ..= p).
     ///
     /// ```
-    /// use kernels_gpu::window::windows;
+    /// use kernels_gpu::bitonic::window::windows;
     /// let w: Vec<_> = windows(1 << 16, 13, 5).map(|w| w.over(20)).collect();
     /// // Window 1 of a row fixes bits 5 and 14..=15; over 16 rows, also bits 16..=19.
     /// assert_eq!(w[1].blocks(1 << 20), 16 * windows(1 << 16, 13, 5).nth(1).unwrap().blocks(1 << 16));
@@ -725,7 +725,7 @@ impl WindowPass {
     /// `n` would return at once and are not launched (the tile sort: ⌈n / 2^L⌉).
     ///
     /// ```
-    /// use kernels_gpu::window::windows;
+    /// use kernels_gpu::bitonic::window::windows;
     /// let w: Vec<_> = windows(100_000, 13, 5).collect();
     /// assert_eq!(w[0].blocks(100_000), 13); // tiles
     /// // Window 1 fixes bits 5 and 14..=16: of its 16 blocks, 14 start below 100000.
@@ -818,10 +818,10 @@ impl WindowPass {
 
     /// What a block of this window needs to know (a later window; not the tile sort): the
     /// window kernels' arguments. For blocks of 2^9 or 2^13 keys, the sizes the block code
-    /// handles (`crate::block::window::WindowSort`).
+    /// handles (`crate::bitonic::block::window::WindowSort`).
     ///
     /// ```
-    /// use kernels_gpu::window::windows;
+    /// use kernels_gpu::bitonic::window::windows;
     /// let w = windows(1 << 25, 13, 5).nth(2).unwrap();
     /// let b = w.block_window();
     /// // Free bits [0, 6) ∪ [8, 15): the block index's two low bits go to bits 6 and 7, the

@@ -1,4 +1,4 @@
-//! What one block of the one-launch small sort does in a window ([`crate::small`]): load its
+//! What one block of the one-launch small sort does in a window ([`crate::bitonic::small`]): load its
 //! 2^L keys into registers, run the window's steps, store them. Generic over the block's
 //! threads ([`Team`] with runs of [`SMALL_RUN`] keys), so that the CPU tests run it through
 //! [`CpuTeam`](crate::block::CpuTeam), which checks that no barrier is missing.
@@ -20,18 +20,18 @@
 //! are the ones it read in the transpose before, so no barrier is needed before the writes, and
 //! one tile of shared memory serves all transposes (the CPU tests' race check confirms it).
 //!
-//! The window passes ([`crate::block::window`]) reuse this engine (its steps and transposes)
+//! The window passes ([`crate::bitonic::block::window`]) reuse this engine (its steps and transposes)
 //! with a third layout, *middle* (local `(t / 32)·512 + r·32 + t % 32`: local bits 5..9 in
 //! registers). The one-tile sort ([`SmallSort::sort_single_tile`]) takes the middle layout
 //! too, and a fourth, *quads* (local bits 4..8 in registers), where a stage's steps on those
 //! bits would otherwise be lane steps (`Route`).
 
+use crate::bitonic::small::{BlockWindow, SmallPlan, conversion_mask, flips};
 use crate::bitonic::{compare_exchange, sort_sixteen};
 #[cfg(not(target_arch = "nvptx64"))]
 use crate::block::CpuTeam;
 use crate::block::{SharedMem, Team};
 use crate::keys::{IDENTITY, KeyBits};
-use crate::small::{BlockWindow, SmallPlan, conversion_mask, flips};
 use crate::tuning::{SMALL_RUN, SMALL_RUN_LOG2};
 
 const RUN: usize = SMALL_RUN as usize;
@@ -266,7 +266,7 @@ impl<K: KeyBits, T: Team<K, RUN>> SmallSort<K, T> {
     ///
     /// With `stages` below the tile's log2 it stops after stage `stages`: the tile is then
     /// 2^(L − stages) networks of 2^`stages` positions side by side, each sorted ascending (the
-    /// stage storage of [`crate::small`] on 2^`stages` positions: the last stage run is
+    /// stage storage of [`crate::bitonic::small`] on 2^`stages` positions: the last stage run is
     /// stored as it is, and every earlier one is the same in each network, since a stage k
     /// < `stages` complements by bit k alone). That sorts every aligned row of 2^`stages` keys
     /// ([`crate::segments::row_tile_stages`]). `stages = plan.tile_log2`, a constant,
@@ -681,9 +681,9 @@ pub(crate) fn read_slots<K: KeyBits, T: Team<K, RUN>>(team: &mut T, layout: Layo
 /// # Examples
 ///
 /// ```
-/// use kernels_gpu::block::small::sort_like_the_gpu;
+/// use kernels_gpu::bitonic::block::small::sort_like_the_gpu;
 /// use kernels_gpu::keys::IDENTITY;
-/// use kernels_gpu::small::SmallPlan;
+/// use kernels_gpu::bitonic::small::SmallPlan;
 ///
 /// let mut keys: Vec<u32> = (0..3000).map(|i| (i * 7919) % 3001).collect();
 /// sort_like_the_gpu(&mut keys, SmallPlan::new(12, 10).unwrap(), IDENTITY, IDENTITY);
