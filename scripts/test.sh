@@ -10,21 +10,22 @@ export PATH="$HOME/.cargo/bin:$PATH"
 cargo fmt --all --check
 # The committed PTX (gpusort/kernels.ptx) must be what the Rust kernels compile to.
 cargo xtask ptx --check
-cargo clippy --workspace --all-targets --locked -- -D warnings
+# In release, so that the build scripts and procedural macros it compiles serve the tests too.
+cargo clippy --workspace --all-targets --locked --release -- -D warnings
 cargo test --workspace --release --locked
 # A project outside the workspace (examples/downstream) builds with the stable toolchain, with the
-# library as a path dependency, and runs: on the GPU where there is one, else on the CPU.
+# library as a path dependency, and runs: on the GPU where there is one, else on the CPU. Its
+# build and the packages' below share one target directory, so the dependencies build once.
 cargo fmt --check --manifest-path examples/downstream/Cargo.toml
-cargo +stable run --release --locked --manifest-path examples/downstream/Cargo.toml \
-  --target-dir target/downstream
+cargo +stable run --locked --manifest-path examples/downstream/Cargo.toml --target-dir target/stable
 # The library and the kernels crate package, and their packages build with the stable toolchain.
 # Cargo takes a crate of one version from a registry to never change, so it would reuse an
-# earlier run's unpacking and build of the packaged kernels crate: both go first (a fresh target
-# directory builds in about 20 s).
+# earlier run's unpacking and build of the packaged kernels crate: both go first, with the
+# packages' earlier verification.
 for package in kernels-gpu gpusort; do
   version=$(cargo pkgid --package "$package" | sed 's/.*#//')
   rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"$package-$version"
 done
-rm -rf target/package-check
+rm -rf target/stable/package
 cargo +stable package --package kernels-gpu --package gpusort --allow-dirty --quiet \
-  --target-dir target/package-check
+  --target-dir target/stable
