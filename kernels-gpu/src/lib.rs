@@ -20,9 +20,10 @@
 //! - `gpu` (nvptx only): thread/block indices, barriers and shared memory, so kernels read
 //!   like CUDA kernels.
 //! - [`block`]: what one block does. The block code is generic over the block's threads (a
-//!   [`block::Team`] for the bitonic sorts, a [`block::Block`] of units for the merge sort) and
-//!   also builds for the host, where tests run it on the CPU ([`block::CpuTeam`],
-//!   [`block::CpuBlock`]).
+//!   [`block::Team`] for the bitonic sorts, a [`block::Block`] of units for the merge sort) or,
+//!   for the radix sorts, written thread by thread against [`block::simt`], and also builds for
+//!   the host, where tests run it on the CPU ([`block::CpuTeam`], [`block::CpuBlock`],
+//!   [`block::simt::launch`]).
 //! - [`kernels`]: every kernel, declared once (name, family, register cap, window program);
 //!   built for nvptx64, also their thin `extern "gpu-kernel"` entry points.
 //!
