@@ -6,26 +6,23 @@
 //! - [`args`]: the kernels' argument structs' contract ([`args::KernelArgs`], `kernel_args!`).
 //! - [`keys`]: order-preserving maps from signed and float keys (and descending order) to
 //!   unsigned keys.
-//! - [`bitonic`]: pure index math of the bitonic network (also compiled and tested on the host).
-//! - [`merge`]: pure index math of the stable merge sort: merge path, pass schedule, partitions.
+//! - `gpu` (nvptx only): thread/block indices, barriers, shuffles and shared memory, so kernels
+//!   read like CUDA kernels.
+//! - [`block`]: the views of a block's threads that block code is written against (a
+//!   [`block::Team`], a [`block::Block`] of units, one thread as CUDA writes it:
+//!   [`block::simt`]), each with a CPU emulator that checks for races ([`block::CpuTeam`],
+//!   [`block::CpuBlock`], [`block::simt::launch`]).
+//! - One folder per algorithm, each whole: its index math and argument structs in `mod.rs`
+//!   (also compiled and tested on the host), what one block does (`block`, run on the CPU in
+//!   tests) and its kernels' entry points (nvptx64 only):
+//!   [`bitonic`] (the network, the one-launch [`bitonic::small`] sort, the
+//!   [`bitonic::window`] passes), [`merge`] (merge path, pass schedule, partitions), [`radix`]
+//!   (Onesweep's digits, tiles, look-back and scratch), [`segments`] (rows and segments),
+//!   [`topk`] (selection rounds and digit passes), [`multi`] (the multi-GPU sort's sample, ranks
+//!   and checks).
 //! - [`overlap`]: chunks and launch ranges of host-slice sorts that overlap copies and sort.
-//! - [`radix`]: pure index math of the least-significant-digit radix sort (Onesweep): digits,
-//!   tiles, the look-back's status words, the scratch layout.
-//! - [`topk`]: pure index math of top-k selection: items (key and position), shared-memory
-//!   layout, the rounds that cut segments into parts.
-//! - [`small`]: pure index math of the one-launch bitonic sort of small inputs: which keys a
-//!   block holds in each window, the grid barrier's counter.
-//! - [`window`]: pure index math of the bitonic sort of larger inputs in *window passes*: one
-//!   launch per run of the network's steps that fits blocks of 2^13 keys (which bits a block
-//!   holds, the flip's mirror image, each step's register layout), 23 launches at 2^25 keys.
-//! - `gpu` (nvptx only): thread/block indices, barriers and shared memory, so kernels read
-//!   like CUDA kernels.
-//! - [`block`]: what one block does. The block code is generic over the block's threads (a
-//!   [`block::Team`] for the bitonic sorts, a [`block::Block`] of units for the merge sort) and
-//!   also builds for the host, where tests run it on the CPU ([`block::CpuTeam`],
-//!   [`block::CpuBlock`]).
-//! - [`kernels`]: every kernel, declared once (name, family, register cap, window program);
-//!   built for nvptx64, also their thin `extern "gpu-kernel"` entry points.
+//! - [`kernels`]: every kernel, declared once (name, family, argument struct, register cap,
+//!   window program); the host's table and typed handles of them.
 //!
 //! On the host this crate is an `rlib` of pure functions and constants ([`tuning`], [`keys`],
 //! [`bitonic`]), used by the `gpusort` host for its grid math and by the tests, which run the

@@ -1,5 +1,5 @@
 //! What one block does, written once for the GPU and for the CPU tests. A kernel's block code
-//! is generic over the block's threads, seen in one of two ways:
+//! is generic over the block's threads, seen in one of three ways:
 //! - a [`Team`]: each thread holds a run of `RUN` keys in registers, exchanges them with other
 //!   lanes of its warp (shuffles) and with other threads through shared memory between
 //!   barriers. The bitonic sorts' block code ([`tiny`], [`small`], [`window`], [`segments`],
@@ -10,6 +10,12 @@
 //!   memory addressed directly, for the merge sort's block code ([`merge`], [`network_merge`]),
 //!   whose threads do different amounts of work in a phase. On the GPU a unit is a thread
 //!   (`gpu::CudaBlock`); on the CPU, [`CpuBlock`] runs every unit in turn.
+//! - one thread of the block, written as CUDA is, for code around warp matches and shuffles and
+//!   other blocks' progress: the radix sorts' block code ([`crate::radix::block`],
+//!   [`crate::segments::radix`]) calls the primitives of [`simt`]. On the GPU they are
+//!   `crate::gpu`'s; on the CPU, an emulated launch ([`simt::launch`]) runs every thread of a
+//!   block on an OS thread of its own and panics on a shared-memory race.
+pub mod simt;
 
 /// The threads that work on one tile.
 ///

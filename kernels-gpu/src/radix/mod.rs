@@ -10,7 +10,6 @@
 //! their status words, and scatters its keys to their final places for this digit. Every key
 //! moves once per pass, reading and writing it once: the passes run at the memory's pace.
 
-#[cfg(target_arch = "nvptx64")]
 pub mod block;
 #[cfg(target_arch = "nvptx64")]
 mod kernels;

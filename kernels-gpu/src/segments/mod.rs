@@ -37,7 +37,6 @@
 pub mod block;
 #[cfg(target_arch = "nvptx64")]
 mod kernels;
-#[cfg(target_arch = "nvptx64")]
 pub mod radix;
 pub mod short;
 
