@@ -1,5 +1,7 @@
-//! Criterion benchmarks: the GPU bitonic, merge and radix sorts on device-resident keys (2^16, 2^20,
-//! 2^25; u32 and f32; the merge sort's scratch allocated once, outside) and the CPU baselines. The GPU groups say they were skipped when no GPU is present.
+//! Criterion benchmarks: the GPU bitonic, merge and radix sorts on device-resident keys (2^16,
+//! 2^20, 2^25; u32 and f32; queued on the sorter's stream with the caller's scratch, allocated
+//! once, outside) and the CPU baselines. The GPU groups say they were skipped when no GPU is
+//! present.
 //!
 //! GPU timings include restoring the unsorted input by a device-to-device copy before each sort
 //! (a small part of the sort's time); `gpusort bench` times the sort alone with CUDA events.
@@ -8,7 +10,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use cust::memory::AsyncCopyDestination;
 use gpusort::cpu::CpuAlgo;
 use gpusort::gpu::GpuAlgo;
-use gpusort::{GpuSorter, Order, SortKey};
+use gpusort::{GpuSorter, Options, Order, SortKey, Work};
 use gpusort_cli::inputs::{Dist, generate};
 use gpusort_suite::gpu_or_skip;
 
@@ -19,14 +21,24 @@ fn gpu_group<K: SortKey>(c: &mut Criterion, gpu: &GpuSorter, algo: GpuAlgo) {
         let input: Vec<K> = generate(n, Dist::Uniform, 1);
         let pristine = gpu.upload(&input).expect("upload");
         let mut work = gpu.alloc::<K>(n, "bench keys").expect("alloc");
-        let mut scratch = gpu.scratch_for::<K>(algo, n, 0).expect("scratch");
+        let options = Options {
+            algo: Some(algo),
+            order: Order::Ascending,
+        };
+        let bytes = gpu.scratch_bytes::<K>(Work::SortUnstable(n), options);
+        let bytes = bytes.expect("scratch bytes") as usize;
+        let mut scratch = gpu.alloc::<u8>(bytes, "bench scratch").expect("scratch");
+        let mut queue = gpu
+            .queue()
+            .expect("a queue")
+            .with_scratch(&mut scratch)
+            .expect("scratch");
         group.throughput(Throughput::Elements(n as u64));
         group.bench_function(BenchmarkId::from_parameter(format!("2^{log2}")), |b| {
             b.iter(|| {
                 // SAFETY: both buffers outlive the synchronisation below.
                 unsafe { work.async_copy_from(&pristine, gpu.stream()) }.expect("copy");
-                gpu.enqueue_sort_with(algo, &mut work, Order::Ascending, &mut scratch)
-                    .expect("sort");
+                queue.sort_unstable(&mut work, options).expect("sort");
                 gpu.synchronize("sorting").expect("sort");
             })
         });

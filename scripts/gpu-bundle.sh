@@ -31,6 +31,10 @@ for kind in lib bin test; do
     cp "$exe" "$out/tests/$name" && strip "$out/tests/$name"
   done
 done
+# The project outside the workspace, built as a user builds it (stable Rust, the cudarc feature).
+cargo +stable build --release --locked --manifest-path examples/downstream/Cargo.toml \
+  --target-dir target/stable
+cp target/stable/release/downstream "$out/bin/" && strip "$out/bin/downstream"
 cargo bench --workspace --locked --no-run --message-format=json 2>/dev/null \
   | executables bench | while read -r name exe; do
     cp "$exe" "$out/bin/$name" && strip "$out/bin/$name"
@@ -52,6 +56,11 @@ case "$mode" in
     fail=0 runs=0
     check() { runs=$((runs + 1)); echo "=== compute-sanitizer $*"; compute-sanitizer --error-exitcode 99 --print-limit 20 "$@" || fail=$((fail + 1)); }
     check --tool memcheck tests/test-gpu_sorts --skip large_arrays --test-threads 1
+    # The stream-ordered calls on foreign memory, streams and cudarc's buffers.
+    for tool in memcheck racecheck synccheck; do
+      check --tool "$tool" tests/test-queue --test-threads 1
+      check --tool "$tool" bin/downstream
+    done
     for tool in memcheck racecheck synccheck initcheck; do
       for args in "--n 5000 --dtype f32" "--n 300001 --dtype u32" "--n 300001 --dtype i64 --order desc"; do
         for algo in bitonic merge radix; do
@@ -84,6 +93,8 @@ case "$mode" in
       echo "=== $t"
       if "$t"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $t"; fi
     done
+    echo "=== bin/downstream (a crate outside the workspace, stable Rust, cudarc)"
+    if bin/downstream; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: downstream"; fi
     for algo in bitonic merge radix; do
       echo "=== main job: gpusort --n 33554432 --algo $algo"
       if bin/gpusort --n 33554432 --algo "$algo"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi

@@ -5,7 +5,7 @@
 //! types and both orders, std's named patterns, NaN/±0/±∞, 2^25 + 12345 keys, writes past the end
 //! (poisoned tails), and for the stable sorts (merge and radix) stability (keys tagged with their
 //! input index), pairs with `u32`/`u64`/`u128` values, payloads of 1 to 16 bytes
-//! (`sort_by_key_with`) and argsort, also
+//! (`sort_by_key` with a named sort) and argsort, also
 //! through the chunked path of host slices larger than a memory budget, and host slices of
 //! several overlap chunks (the copies overlapping the sort), ragged last chunks included. Runs when a CUDA device
 //! is present; skipped (said on stderr) when not; fails without one under `REQUIRE_GPU=1`.
@@ -13,7 +13,7 @@
 use cust::memory::{CopyDestination, DeviceSlice};
 use gpusort::cpu::merge_rounds;
 use gpusort::gpu::{GpuAlgo, Phase, Progress, Sorting};
-use gpusort::{Error, GpuSorter, Order, SortKey, SortValue};
+use gpusort::{Error, GpuSorter, Options, Order, Queue, SortKey, SortValue, Work};
 use gpusort_cli::inputs::{Dist, generate};
 use gpusort_suite::{gpu_or_skip, lengths_around_powers_of_two, sprinkle_specials, test_seed};
 use kernels_gpu::tuning::{
@@ -29,6 +29,24 @@ const STABLE: [GpuAlgo; 2] = [GpuAlgo::Merge, GpuAlgo::Radix];
 
 /// Keys (and values) written past the end of the slices under sort; must be untouched.
 const GUARD: usize = 4096;
+
+/// The options that name `algo`.
+fn with(algo: GpuAlgo, order: Order) -> Options {
+    Options {
+        algo: Some(algo),
+        order,
+    }
+}
+
+/// Queues `work` on a queue on the sorter's own stream and waits for it.
+fn queued(
+    gpu: &GpuSorter,
+    work: impl FnOnce(&mut Queue<'_>) -> gpusort::Result<()>,
+) -> gpusort::Result<()> {
+    let mut queue = gpu.queue()?;
+    work(&mut queue)?;
+    queue.synchronize()
+}
 
 /// std's stable sort of `keys` with `values` carried along: the only right answer.
 fn stable_reference<K: SortKey, V: Copy>(
@@ -81,7 +99,7 @@ fn assert_pairs_sort<K: SortKey, V: SortValue>(
         let mut k: DeviceSlice<K> = device_keys.index(..n);
         let mut v: DeviceSlice<V> = device_values.index(..n);
         let context = format!("{what} ({}): n = {n}, {} {order:?}", algo.name(), K::DTYPE);
-        gpu.sort_pairs_device_with(algo, &mut k, &mut v, order)
+        queued(gpu, |q| q.sort_by_key(&mut k, &mut v, with(algo, order)))
             .unwrap_or_else(|e| panic!("{context}: {e}"));
         device_keys.copy_to(&mut keys[..]).expect("download");
         device_values.copy_to(&mut values[..]).expect("download");
@@ -102,8 +120,8 @@ fn assert_pairs_sort<K: SortKey, V: SortValue>(
     }
 }
 
-/// How [`assert_sorts`] sorts keys on the device: with a named sort, or with a default call
-/// (`auto`'s choice).
+/// How [`assert_sorts`] sorts keys on the device: [`Queue::sort_unstable`] with a named sort,
+/// or [`Queue::sort_unstable`] and [`Queue::sort`] with `auto`'s choice.
 #[derive(Clone, Copy)]
 enum DeviceCall {
     With(GpuAlgo),
@@ -127,19 +145,19 @@ fn assert_sorts<K: SortKey>(gpu: &GpuSorter, input: &[K], order: Order, poison: 
     {
         let name = match call {
             DeviceCall::With(algo) => algo.name(),
-            DeviceCall::Unstable => "sort_unstable_device",
-            DeviceCall::Stable => "sort_device",
+            DeviceCall::Unstable => "Queue::sort_unstable",
+            DeviceCall::Stable => "Queue::sort",
         };
         let context = format!("{what} ({name}): n = {n}, {} {order:?}", K::DTYPE);
         let mut host = vec![poison; n + GUARD];
         host[..n].copy_from_slice(input);
         let device = gpu.upload(&host).expect("upload");
         let mut keys: DeviceSlice<K> = device.index(..n);
-        match call {
-            DeviceCall::With(algo) => gpu.sort_device_with(algo, &mut keys, order),
-            DeviceCall::Unstable => gpu.sort_unstable_device(&mut keys, order),
-            DeviceCall::Stable => gpu.sort_device(&mut keys, order),
-        }
+        queued(gpu, |q| match call {
+            DeviceCall::With(algo) => q.sort_unstable(&mut keys, with(algo, order)),
+            DeviceCall::Unstable => q.sort_unstable(&mut keys, order),
+            DeviceCall::Stable => q.sort(&mut keys, order),
+        })
         .unwrap_or_else(|e| panic!("{context}: {e}"));
         device.copy_to(&mut host[..]).expect("download");
         if let Some(d) = first_difference(&bits(&host[..n]), &want) {
@@ -154,7 +172,7 @@ fn assert_sorts<K: SortKey>(gpu: &GpuSorter, input: &[K], order: Order, poison: 
             continue;
         };
         let mut via_host = input.to_vec();
-        gpu.sort_with(algo, &mut via_host, order)
+        gpu.sort_unstable(&mut via_host, with(algo, order))
             .unwrap_or_else(|e| panic!("{context}: {e}"));
         if let Some(d) = first_difference(&bits(&via_host), &want) {
             panic!("{context} (host slice API): {d}");
@@ -317,8 +335,10 @@ fn small_sorts_back_to_back_on_one_stream() {
         for (buffer, input) in buffers.iter_mut().zip(&inputs) {
             buffer.copy_from(&input[..]).expect("restore");
         }
+        let mut queue = gpu.queue().unwrap();
         for buffer in buffers.iter_mut() {
-            gpu.enqueue_sort_unstable(buffer, Order::Descending)
+            queue
+                .sort_unstable(buffer, Order::Descending)
                 .expect("enqueue");
         }
         gpu.synchronize("small sorts").expect("sorts");
@@ -385,14 +405,14 @@ fn assert_host_slice_sorts<K: SortKey>(gpu: &GpuSorter, input: &[K], order: Orde
     );
     for algo in ALGOS {
         let mut keys = input.to_vec();
-        gpu.sort_with(algo, &mut keys, order)
+        gpu.sort_unstable(&mut keys, with(algo, order))
             .unwrap_or_else(|e| panic!("{context}, {}: {e}", algo.name()));
         if let Some(d) = first_difference(&bits(&keys), &want) {
             panic!("{context}, {}: {d}", algo.name());
         }
     }
     let (mut keys, mut values) = (input.to_vec(), indices.clone());
-    gpu.sort_pairs(&mut keys, &mut values, order)
+    gpu.sort_by_key(&mut keys, &mut values, order)
         .unwrap_or_else(|e| panic!("{context}, pairs: {e}"));
     if let Some(d) = first_difference(&bits(&keys), &want) {
         panic!("{context}, pairs: keys {d}");
@@ -400,7 +420,7 @@ fn assert_host_slice_sorts<K: SortKey>(gpu: &GpuSorter, input: &[K], order: Orde
     if let Some(d) = first_difference(&values, &want_indices) {
         panic!("{context}, pairs: values (stability) {d}");
     }
-    let got = gpu.argsort_u32(input, order).expect("argsort_u32");
+    let got: Vec<u32> = gpu.argsort(input, order).expect("argsort");
     if let Some(d) = first_difference(&got, &want_indices) {
         panic!("{context}, argsort: {d}");
     }
@@ -483,7 +503,7 @@ fn pinned_host_buffers_sort_in_place() {
                 gpu.is_page_locked(&keys[..]),
                 "n = {n}: not detected as pinned"
             );
-            gpu.sort_with(algo, &mut keys, order)
+            gpu.sort_unstable(&mut keys, with(algo, order))
                 .unwrap_or_else(|e| panic!("n = {n}, {}: {e}", algo.name()));
             if let Some(d) = first_difference(&bits(&keys), &want) {
                 panic!("pinned n = {n}, {} {order:?}: {d}", algo.name());
@@ -491,7 +511,7 @@ fn pinned_host_buffers_sort_in_place() {
         }
         let mut keys = gpu.pinned_from_slice(&input).expect("pinned keys");
         let mut values = gpu.pinned_from_slice(&indices).expect("pinned values");
-        gpu.sort_pairs(&mut keys, &mut values, order)
+        gpu.sort_by_key(&mut keys, &mut values, order)
             .unwrap_or_else(|e| panic!("pinned pairs n = {n}: {e}"));
         if let Some(d) = first_difference(&bits(&keys), &want) {
             panic!("pinned pairs n = {n}: keys {d}");
@@ -567,8 +587,8 @@ fn pairs_with_u32_u64_and_u128_values() {
     let mut keys: Vec<f32> = generate(10_000, Dist::Few, seed);
     let mut values: Vec<u64> = (0..10_000).collect();
     let (want_keys, want_values) = stable_reference(&keys, &values, Order::Descending);
-    gpu.sort_pairs(&mut keys, &mut values, Order::Descending)
-        .expect("sort_pairs");
+    gpu.sort_by_key(&mut keys, &mut values, Order::Descending)
+        .expect("sort_by_key");
     assert_eq!(bits(&keys), want_keys);
     assert_eq!(values, want_values);
 }
@@ -578,20 +598,69 @@ fn the_bitonic_sort_refuses_values_with_a_typed_error() {
     let Some(gpu) = gpu_or_skip("the_bitonic_sort_refuses_values_with_a_typed_error") else {
         return;
     };
+    let bitonic = with(GpuAlgo::Bitonic, Order::Ascending);
     let (mut keys, mut values) = (vec![2u32, 1], vec![0u64, 1]);
     let err = gpu
-        .sort_by_key_with(GpuAlgo::Bitonic, &mut keys, &mut values, Order::Ascending)
+        .sort_by_key(&mut keys, &mut values, bitonic)
         .expect_err("the bitonic sort carries no values");
     assert!(matches!(err, Error::NotStable { algo: "bitonic" }), "{err}");
     assert!(matches!(
-        gpu.argsort_with(GpuAlgo::Bitonic, &keys, Order::Ascending),
+        gpu.argsort::<_, u64>(&keys, bitonic),
         Err(Error::NotStable { .. })
     ));
+    assert!(matches!(
+        gpu.argsort::<_, u32>(&keys, bitonic),
+        Err(Error::NotStable { .. })
+    ));
+    // A stable sort of keys alone refuses it too; the unstable one runs it.
+    assert!(matches!(
+        gpu.sort(&mut keys, bitonic),
+        Err(Error::NotStable { algo: "bitonic" })
+    ));
     assert_eq!(
-        (keys, values),
-        (vec![2, 1], vec![0, 1]),
+        (&keys, &values),
+        (&vec![2, 1], &vec![0, 1]),
         "left as they were"
     );
+
+    // Keys on the device: the stable calls of a queue and their scratch sizes.
+    let (mut device_keys, mut device_values) = (
+        gpu.upload(&keys).expect("upload"),
+        gpu.upload(&values).expect("upload"),
+    );
+    let mut queue = gpu.queue().unwrap();
+    assert!(matches!(
+        queue.sort(&mut device_keys, bitonic),
+        Err(Error::NotStable { algo: "bitonic" })
+    ));
+    assert!(matches!(
+        queue.sort_by_key(&mut device_keys, &mut device_values, bitonic),
+        Err(Error::NotStable { algo: "bitonic" })
+    ));
+    queue.synchronize().expect("nothing queued");
+    assert_eq!(device_keys.as_host_vec().expect("download"), [2, 1]);
+    assert_eq!(device_values.as_host_vec().expect("download"), [0, 1]);
+    let pairs = Work::SortByKey {
+        len: 2,
+        value_bytes: 8,
+    };
+    for work in [Work::Sort(2), pairs] {
+        assert!(
+            matches!(
+                gpu.scratch_bytes::<u32>(work, bitonic),
+                Err(Error::NotStable { .. })
+            ),
+            "{work:?}"
+        );
+    }
+    let unstable = gpu.scratch_bytes::<u32>(Work::SortUnstable(2), bitonic);
+    assert_eq!(
+        unstable.expect("the bitonic sort"),
+        0,
+        "it needs no scratch"
+    );
+    queued(&gpu, |q| q.sort_unstable(&mut device_keys, bitonic)).expect("bitonic sort");
+    assert_eq!(device_keys.as_host_vec().expect("download"), [1, 2]);
 }
 
 #[test]
@@ -602,16 +671,19 @@ fn argsort_matches_the_stable_sort_of_indices() {
     fn check<K: SortKey>(gpu: &GpuSorter, keys: &[K], order: Order) {
         let mut want: Vec<u64> = (0..keys.len() as u64).collect();
         want.sort_by_key(|&i| keys[i as usize].ordered_bits(order));
-        let got = gpu.argsort(keys, order).expect("argsort");
+        let got: Vec<u64> = gpu.argsort(keys, order).expect("argsort");
         if let Some(d) = first_difference(&got, &want) {
             panic!("argsort n = {}, {} {order:?}: {d}", keys.len(), K::DTYPE);
         }
-        let got32 = gpu.argsort_u32(keys, order).expect("argsort_u32");
+        let got32 = gpu.argsort::<K, u32>(keys, order).expect("argsort, u32");
         let got32: Vec<u64> = got32.into_iter().map(u64::from).collect();
-        assert_eq!(got32, want, "argsort_u32 n = {}", keys.len());
-        let radix = gpu
-            .argsort_with(GpuAlgo::Radix, keys, order)
-            .expect("argsort_with radix");
+        assert_eq!(got32, want, "argsort u32 n = {}", keys.len());
+        let got128 = gpu.argsort::<K, u128>(keys, order).expect("argsort, u128");
+        let got128: Vec<u64> = got128.into_iter().map(|i| i as u64).collect();
+        assert_eq!(got128, want, "argsort u128 n = {}", keys.len());
+        let radix: Vec<u64> = gpu
+            .argsort(keys, with(GpuAlgo::Radix, order))
+            .expect("argsort radix");
         if let Some(d) = first_difference(&radix, &want) {
             panic!(
                 "radix argsort n = {}, {} {order:?}: {d}",
@@ -647,7 +719,8 @@ fn keys_beyond_the_memory_budget_are_sorted_in_chunks_and_merged() {
             let (want, _) = stable_reference(input, &indices, order);
             for algo in ALGOS {
                 let mut keys = input.to_vec();
-                gpu.sort_with(algo, &mut keys, order).expect("chunked sort");
+                gpu.sort_unstable(&mut keys, with(algo, order))
+                    .expect("chunked sort");
                 if let Some(d) = first_difference(&bits(&keys), &want) {
                     panic!(
                         "{} chunked, n = {}, {} {order:?}: {d}",
@@ -748,10 +821,46 @@ fn auto_follows_the_table_and_falls_back_to_the_bitonic_sort() {
     assert_eq!((plan.algo, plan.chunk), (GpuAlgo::Bitonic, None));
     let on_device = gpu.auto_device::<u64>(Sorting::Unstable, n).expect("auto");
     assert_eq!(on_device, GpuAlgo::Radix);
+    let unstable = Work::SortUnstable(n);
+    let radix_bytes = gpu.scratch_bytes::<u64>(unstable, with(GpuAlgo::Radix, Order::Ascending));
+    let bytes = gpu.scratch_bytes::<u64>(unstable, Order::Ascending);
+    assert_eq!(bytes.expect("scratch bytes"), radix_bytes.expect("radix"));
     let mut keys = input.clone();
     gpu.sort_unstable(&mut keys, Order::Ascending)
         .expect("sort_unstable, bitonic whole");
     check(&keys, "bitonic whole");
+    // A caller's scratch too small for the radix sort that `auto` chooses: the bitonic sort.
+    let mut buffer = gpu.upload(&input).expect("upload");
+    let mut scratch = gpu
+        .alloc::<u8>(1 << 10, "too little scratch")
+        .expect("alloc");
+    let mut queue = gpu
+        .queue()
+        .unwrap()
+        .with_scratch(&mut scratch)
+        .expect("scratch");
+    queue
+        .sort_unstable(&mut buffer, Order::Ascending)
+        .expect("Queue::sort_unstable with too little scratch, bitonic");
+    queue.synchronize().expect("the bitonic sort");
+    check(
+        &buffer.as_host_vec().expect("download"),
+        "bitonic in place of the radix sort",
+    );
+    // The stable sorts have no fallback: too little scratch is an error, nothing is queued.
+    buffer.copy_from(&input[..]).expect("restore");
+    match queue.sort(&mut buffer, Order::Ascending) {
+        Err(Error::OutOfDeviceMemory {
+            requested, free, ..
+        }) => {
+            assert!(requested > free && free == 1 << 10, "{requested} > {free}");
+        }
+        other => panic!("expected OutOfDeviceMemory, got {other:?}"),
+    }
+    assert!(
+        buffer.as_host_vec().expect("download") == input,
+        "left as it was"
+    );
     // 200 MiB: the keys do not fit whole, and no scratch fits on the device.
     gpu.set_memory_budget(Some(200 << 20));
     let plan = gpu.auto_host::<u64>(Sorting::Unstable, n).expect("plan");
@@ -763,15 +872,23 @@ fn auto_follows_the_table_and_falls_back_to_the_bitonic_sort() {
     check(&keys, "bitonic in chunks");
     let on_device = gpu.auto_device::<u64>(Sorting::Unstable, n).expect("auto");
     assert_eq!(on_device, GpuAlgo::Bitonic);
-    let mut buffer = gpu.upload(&input).expect("upload");
-    gpu.sort_unstable_device(&mut buffer, Order::Ascending)
-        .expect("sort_unstable_device, bitonic");
+    let bytes = gpu.scratch_bytes::<u64>(Work::SortUnstable(n), Order::Ascending);
+    assert_eq!(
+        bytes.expect("scratch bytes"),
+        0,
+        "the bitonic sort takes none"
+    );
+    buffer.copy_from(&input[..]).expect("restore");
+    queued(&gpu, |q| q.sort_unstable(&mut buffer, Order::Ascending))
+        .expect("Queue::sort_unstable, bitonic");
     check(
         &buffer.as_host_vec().expect("download"),
         "bitonic on the device",
     );
     buffer.copy_from(&input[..]).expect("restore");
-    gpu.enqueue_sort_unstable(&mut buffer, Order::Ascending)
+    gpu.queue()
+        .unwrap()
+        .sort_unstable(&mut buffer, Order::Ascending)
         .expect("enqueue, bitonic");
     gpu.synchronize("the bitonic sort").expect("sort");
     check(&buffer.as_host_vec().expect("download"), "bitonic enqueued");
@@ -780,8 +897,7 @@ fn auto_follows_the_table_and_falls_back_to_the_bitonic_sort() {
     let stable = gpu.auto_device::<u64>(Sorting::Stable, n).expect("auto");
     assert_eq!(stable, GpuAlgo::from(device.stable(n as u64, 8, 0)));
     buffer.copy_from(&input[..]).expect("restore");
-    gpu.sort_device(&mut buffer, Order::Ascending)
-        .expect("sort_device");
+    queued(&gpu, |q| q.sort(&mut buffer, Order::Ascending)).expect("Queue::sort");
     check(
         &buffer.as_host_vec().expect("download"),
         "stable on the device",
@@ -795,9 +911,10 @@ fn auto_follows_the_table_and_falls_back_to_the_bitonic_sort() {
     check(&keys, "stable in chunks");
 }
 
-/// `enqueue_sort_unstable` with `auto`'s merge or radix sort: the scratch is allocated and freed
+/// [`Queue::sort_unstable`] with `auto`'s merge or radix sort: the scratch is allocated and freed
 /// in the stream's order, so sorts of several buffers queued back to back each get theirs, and
-/// one wait covers them all.
+/// one wait covers them all. A caller's scratch as large as the largest need serves them all
+/// too, one after another.
 #[test]
 fn enqueued_sorts_with_scratch_in_stream_order() {
     let Some(gpu) = gpu_or_skip("enqueued_sorts_with_scratch_in_stream_order") else {
@@ -830,29 +947,49 @@ fn enqueued_sorts_with_scratch_in_stream_order() {
         .map(|v| gpu.upload(v).expect("upload"))
         .collect();
     let mut wide_buffer = gpu.upload(&wide).expect("upload");
-    for round in 0..3 {
+    let bytes = |n| gpu.scratch_bytes::<u32>(Work::SortUnstable(n), Order::Ascending);
+    let wide_bytes = gpu.scratch_bytes::<u64>(Work::SortUnstable(wide.len()), Order::Ascending);
+    let most = lengths
+        .iter()
+        .map(|&n| bytes(n).expect("scratch bytes"))
+        .fold(wide_bytes.expect("scratch bytes"), u64::max);
+    let mut scratch = gpu
+        .alloc::<u8>(most as usize, "the shared scratch")
+        .expect("alloc");
+    for round in 0..4 {
         let order = ORDERS[round % 2];
         for (buffer, input) in buffers.iter_mut().zip(&inputs) {
             buffer.copy_from(&input[..]).expect("restore");
         }
         wide_buffer.copy_from(&wide[..]).expect("restore");
+        // Rounds 2 and 3 on the caller's scratch, the others on the pool's.
+        let mut queue = match round {
+            0 | 1 => gpu.queue().unwrap(),
+            _ => gpu
+                .queue()
+                .unwrap()
+                .with_scratch(&mut scratch)
+                .expect("scratch"),
+        };
         for buffer in buffers.iter_mut() {
-            gpu.enqueue_sort_unstable(buffer, order).expect("enqueue");
+            queue.sort_unstable(buffer, order).expect("enqueue");
         }
-        gpu.enqueue_sort_unstable(&mut wide_buffer, order)
+        queue
+            .sort_unstable(&mut wide_buffer, order)
             .expect("enqueue");
         gpu.synchronize("the enqueued sorts").expect("sorts");
         for ((buffer, input), algo) in buffers.iter().zip(&inputs).zip(&chosen) {
             let want = stable_reference(input, &vec![(); input.len()], order).0;
             let got = buffer.as_host_vec().expect("download");
             if let Some(d) = first_difference(&bits(&got), &want) {
-                panic!("seed {seed}, n = {}, {}: {d}", input.len(), algo.name());
+                let n = input.len();
+                panic!("seed {seed}, round {round}, n = {n}, {}: {d}", algo.name());
             }
         }
         let want = stable_reference(&wide, &vec![(); wide.len()], order).0;
         let got = wide_buffer.as_host_vec().expect("download");
         if let Some(d) = first_difference(&bits(&got), &want) {
-            panic!("seed {seed}, u64 merge: {d}");
+            panic!("seed {seed}, round {round}, u64 merge: {d}");
         }
     }
 }
@@ -929,7 +1066,7 @@ fn pairs_and_argsort_beyond_the_memory_budget_are_sorted_in_chunks_and_merged() 
             );
             let (want_keys, want_values) = stable_reference(keys_in, values_in, order);
             let (mut keys, mut values) = (keys_in.to_vec(), values_in.to_vec());
-            gpu.sort_pairs(&mut keys, &mut values, order)
+            gpu.sort_by_key(&mut keys, &mut values, order)
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
             if let Some(d) = first_difference(&bits(&keys), &want_keys) {
                 panic!("{what}: keys {d}");
@@ -946,12 +1083,12 @@ fn pairs_and_argsort_beyond_the_memory_budget_are_sorted_in_chunks_and_merged() 
             let mut want: Vec<u64> = (0..keys.len() as u64).collect();
             want.sort_by_key(|&i| keys[i as usize].ordered_bits(order));
             let before = keys.to_vec();
-            let got = gpu.argsort(keys, order).expect("argsort");
+            let got: Vec<u64> = gpu.argsort(keys, order).expect("argsort");
             if let Some(d) = first_difference(&got, &want) {
                 panic!("{what}: {d}");
             }
             assert_chunked_progress(seen, keys.len(), &what);
-            let got32 = gpu.argsort_u32(keys, order).expect("argsort_u32");
+            let got32 = gpu.argsort::<K, u32>(keys, order).expect("argsort, u32");
             let got32: Vec<u64> = got32.into_iter().map(u64::from).collect();
             if let Some(d) = first_difference(&got32, &want) {
                 panic!("{what} (u32 indices): {d}");
@@ -979,8 +1116,8 @@ fn pairs_and_argsort_beyond_the_memory_budget_are_sorted_in_chunks_and_merged() 
     gpu.set_memory_budget(None);
     let mut keys: Vec<u32> = generate(10_000, Dist::Few, seed);
     let mut values: Vec<u32> = (0..10_000).collect();
-    gpu.sort_pairs(&mut keys, &mut values, Order::Ascending)
-        .expect("sort_pairs");
+    gpu.sort_by_key(&mut keys, &mut values, Order::Ascending)
+        .expect("sort_by_key");
     assert!(keys.is_sorted());
     assert!(
         seen.lock().unwrap().is_empty(),
@@ -1023,7 +1160,7 @@ mod payloads {
     const _: () = assert!(size_of::<P12>() == 12 && size_of::<P16>() == 16);
 }
 
-/// Sorts `keys_in` with payloads `make(i)` through `sort_by_key_with` and every stable sort and
+/// Sorts `keys_in` with payloads `make(i)` through `sort_by_key` with every stable sort and
 /// checks both against std's stable `sort_by_key` of the (key, payload) pairs.
 fn assert_sort_by_key<K: SortKey, P: Copy + Send + Sync + PartialEq + std::fmt::Debug>(
     gpu: &GpuSorter,
@@ -1047,7 +1184,7 @@ fn assert_sort_by_key<K: SortKey, P: Copy + Send + Sync + PartialEq + std::fmt::
             std::any::type_name::<P>(),
             size_of::<P>()
         );
-        gpu.sort_by_key_with(algo, &mut keys, &mut payload, order)
+        gpu.sort_by_key(&mut keys, &mut payload, with(algo, order))
             .unwrap_or_else(|e| panic!("{context}: {e}"));
         if let Some(d) = first_difference(&bits(&keys), &want_keys) {
             panic!("{context}: keys {d}");
@@ -1198,7 +1335,7 @@ fn mismatched_lengths_are_a_typed_error() {
     };
     let mut keys = [3u32, 1, 2];
     let mut values = [0u64; 2];
-    match gpu.sort_pairs(&mut keys, &mut values, Order::Ascending) {
+    match gpu.sort_by_key(&mut keys, &mut values, Order::Ascending) {
         Err(Error::LengthMismatch { keys: 3, values: 2 }) => {}
         other => panic!("expected LengthMismatch, got {other:?}"),
     }
@@ -1208,6 +1345,22 @@ fn mismatched_lengths_are_a_typed_error() {
         Err(Error::LengthMismatch { keys: 3, values: 4 }) => {}
         other => panic!("expected LengthMismatch, got {other:?}"),
     }
+    // On the device: values, and an argsort's indices.
+    let mut device_keys = gpu.upload(&keys).expect("upload");
+    let mut device_values = gpu.upload(&values).expect("upload");
+    let mut indices = gpu.upload(&[0u32; 4]).expect("upload");
+    let mut queue = gpu.queue().unwrap();
+    match queue.sort_by_key(&mut device_keys, &mut device_values, Order::Ascending) {
+        Err(Error::LengthMismatch { keys: 3, values: 2 }) => {}
+        other => panic!("expected LengthMismatch, got {other:?}"),
+    }
+    match queue.argsort(&device_keys, &mut indices, Order::Ascending) {
+        Err(Error::LengthMismatch { keys: 3, values: 4 }) => {}
+        other => panic!("expected LengthMismatch, got {other:?}"),
+    }
+    queue.synchronize().expect("nothing queued");
+    let on_device = device_keys.as_host_vec().expect("download");
+    assert_eq!(on_device, [3, 1, 2], "nothing sorted on error");
 }
 
 #[test]
@@ -1217,11 +1370,15 @@ fn too_many_keys_is_a_typed_error() {
     };
     let buffer = gpu.upload(&[1u32, 2, 3]).expect("upload");
     // SAFETY: never dereferenced: the length check fails before any launch.
-    let mut fake =
-        unsafe { DeviceSlice::from_raw_parts_mut(buffer.as_device_ptr(), MAX_KEYS as usize + 1) };
+    let fake = || unsafe {
+        DeviceSlice::from_raw_parts_mut(buffer.as_device_ptr(), MAX_KEYS as usize + 1)
+    };
+    let (mut fake_keys, mut fake_values) = (fake(), fake());
+    let mut queue = gpu.queue().unwrap();
     for result in [
-        gpu.sort_unstable_device(&mut fake, Order::Ascending),
-        gpu.sort_device(&mut fake, Order::Ascending),
+        queue.sort_unstable(&mut fake_keys, Order::Ascending),
+        queue.sort(&mut fake_keys, Order::Ascending),
+        queue.sort_by_key(&mut fake_keys, &mut fake_values, Order::Ascending),
     ] {
         match result {
             Err(Error::TooLong { len, max }) => assert_eq!((len, max), (MAX_KEYS + 1, MAX_KEYS)),

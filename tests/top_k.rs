@@ -3,13 +3,14 @@
 //! indices must win), k = 1, 2, 31, 32, 33, 256, 1023, 1024 (which the longer arrays here
 //! select by digits) and 1025 (the sort fallback), lengths around the blocks' tiles and parts
 //! and the longest row selected in registers, sorted and reversed inputs (every key passes the
-//! filter), rows of many shapes, keys already on the device (also starting off a 16-byte
-//! boundary, which the tiles load key by key), and the typed errors. Runs when a CUDA device
-//! is present; skipped (said on stderr) when not; fails without one under `REQUIRE_GPU=1`.
+//! filter), rows of many shapes, keys already on the device ([`gpusort::Queue::top_k`], with the
+//! pool's scratch and with the caller's; also starting off a 16-byte boundary, which the tiles
+//! load key by key), and the typed errors. Runs when a CUDA device is present; skipped (said on
+//! stderr) when not; fails without one under `REQUIRE_GPU=1`.
 
 use cust::memory::{CopyDestination, DeviceSlice};
 use gpusort::topk::{TopK, top_k_cpu, top_k_rows_cpu};
-use gpusort::{Error, GpuSorter, Order, SortKey};
+use gpusort::{Error, GpuSorter, Order, SortKey, Work};
 use gpusort_cli::inputs::{Dist, generate};
 use gpusort_suite::{gpu_or_skip, sprinkle_specials, test_seed};
 use kernels_gpu::topk::digits::by_digits;
@@ -58,6 +59,47 @@ fn check<K: SortKey>(
     }
     let after: Vec<K::Bits> = keys.iter().map(|k| k.to_bits()).collect();
     assert!(before == after, "{what}: the input changed");
+}
+
+/// Where [`top_k_on_device`] takes the scratch from.
+#[derive(Clone, Copy, Debug)]
+enum ScratchFrom {
+    /// The device's memory pool, in the stream's order.
+    Pool,
+    /// A buffer of the caller's, of [`GpuSorter::scratch_bytes`] for [`Work::TopK`].
+    Caller,
+}
+
+/// The top-`k` of each row of `row_len` keys already on the device, selected on a queue on the
+/// sorter's stream into device outputs, waited for and copied back.
+fn top_k_on_device<K: SortKey>(
+    gpu: &GpuSorter,
+    keys: &DeviceSlice<K>,
+    (row_len, k): (usize, usize),
+    order: Order,
+    scratch: ScratchFrom,
+) -> gpusort::Result<TopK<K>> {
+    let out_len = keys.len().checked_div(row_len).unwrap_or(0) * k;
+    let mut out_keys = gpu.alloc::<K>(out_len, "the top-k's keys")?;
+    let mut out_indices = gpu.alloc::<u64>(out_len, "the top-k's indices")?;
+    let mut buffer;
+    let mut queue = gpu.queue().unwrap();
+    if let ScratchFrom::Caller = scratch {
+        let len = keys.len();
+        let bytes = gpu.scratch_bytes::<K>(Work::TopK { len, row_len, k }, order)?;
+        buffer = gpu.alloc::<u8>(bytes as usize, "the top-k's scratch")?;
+        queue = queue.with_scratch(&mut buffer)?;
+    }
+    queue.top_k(keys, (row_len, k), order, &mut out_keys, &mut out_indices)?;
+    queue.synchronize()?;
+    let mut top = TopK {
+        keys: vec![K::from_bits(Default::default()); out_len],
+        indices: out_indices.as_host_vec().expect("download the indices"),
+    };
+    out_keys
+        .copy_to(&mut top.keys[..])
+        .expect("download the keys");
+    Ok(top)
 }
 
 fn every_k_and_length<K: SortKey>(gpu: &GpuSorter, seed: u64) {
@@ -219,20 +261,50 @@ fn keys_on_the_device_stay_and_give_the_same_top_k() {
     };
     let keys: Vec<u64> = generate(1 << 21, Dist::Uniform, 4);
     let device = gpu.upload(&keys).unwrap();
-    for k in [5, 1024, 2000] {
-        let got = gpu.top_k_device(&device, k, Order::Descending).unwrap();
+    let whole = keys.len();
+    for scratch in [ScratchFrom::Pool, ScratchFrom::Caller] {
+        for k in [5, 1024] {
+            let got = top_k_on_device(&gpu, &device, (whole, k), Order::Descending, scratch);
+            assert_eq!(
+                got.unwrap(),
+                top_k_cpu(&keys, k, Order::Descending).unwrap(),
+                "k = {k}, {scratch:?} scratch"
+            );
+        }
+        let rows = top_k_on_device(&gpu, &device, (1 << 11, 16), Order::Ascending, scratch);
         assert_eq!(
-            got,
-            top_k_cpu(&keys, k, Order::Descending).unwrap(),
-            "k = {k}"
+            rows.unwrap(),
+            top_k_rows_cpu(&keys, 1 << 11, 16, Order::Ascending).unwrap(),
+            "{scratch:?} scratch"
         );
     }
-    let rows = gpu
-        .top_k_rows_device(&device, 1 << 11, 16, Order::Ascending)
-        .unwrap();
+    // Past what the kernels select, a queue refuses k; the keys' host copy takes it (a sort).
+    let k = 2000;
+    let refused = top_k_on_device(
+        &gpu,
+        &device,
+        (whole, k),
+        Order::Descending,
+        ScratchFrom::Pool,
+    );
+    assert!(
+        matches!(refused, Err(Error::KOutOfRange { k: 2000, max: 1024 })),
+        "{refused:?}"
+    );
+    let work = Work::TopK {
+        len: whole,
+        row_len: whole,
+        k,
+    };
+    assert!(matches!(
+        gpu.scratch_bytes::<u64>(work, Order::Descending),
+        Err(Error::KOutOfRange { k: 2000, .. })
+    ));
+    let host = device.as_host_vec().unwrap();
     assert_eq!(
-        rows,
-        top_k_rows_cpu(&keys, 1 << 11, 16, Order::Ascending).unwrap()
+        gpu.top_k(&host, k, Order::Descending).unwrap(),
+        top_k_cpu(&keys, k, Order::Descending).unwrap(),
+        "k = {k}"
     );
     let mut after = vec![0u64; keys.len()];
     device.copy_to(&mut after[..]).unwrap();
@@ -247,16 +319,17 @@ fn check_device<K: SortKey>(
     (row_len, k): (usize, usize),
     what: &str,
 ) {
-    let got = gpu
-        .top_k_rows_device(keys, row_len, k, Order::Descending)
-        .unwrap_or_else(|e| panic!("{what}: {e}"));
     let want = top_k_rows_cpu(host, row_len, k, Order::Descending).unwrap();
-    assert!(
-        bits(&got) == bits(&want),
-        "{what}: {} {} keys in rows of {row_len}, k = {k}",
-        host.len(),
-        K::DTYPE
-    );
+    for scratch in [ScratchFrom::Pool, ScratchFrom::Caller] {
+        let got = top_k_on_device(gpu, keys, (row_len, k), Order::Descending, scratch)
+            .unwrap_or_else(|e| panic!("{what}, {scratch:?} scratch: {e}"));
+        assert!(
+            bits(&got) == bits(&want),
+            "{what}, {scratch:?} scratch: {} {} keys in rows of {row_len}, k = {k}",
+            host.len(),
+            K::DTYPE
+        );
+    }
 }
 
 #[test]

@@ -15,7 +15,7 @@
 
 use crate::cpu::CpuAlgo;
 use crate::error::{CudaContext, Result};
-use crate::gpu::{GpuAlgo, GpuSorter};
+use crate::gpu::{GpuAlgo, GpuSorter, Options, Work};
 use crate::keys::{Order, SortKey, SortValue};
 use cust::event::{Event, EventFlags};
 use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy};
@@ -119,8 +119,14 @@ pub fn gpu_kernel<K: SortKey>(
 ) -> Result<(Timing, Vec<K>)> {
     let pristine = gpu.upload(input)?;
     let mut work = gpu.alloc::<K>(input.len(), "the working copy")?;
-    // None for the bitonic sort; allocated outside the timing for the others.
-    let mut scratch = gpu.scratch_for::<K>(algo, input.len(), 0)?;
+    // Empty for the bitonic sort; allocated outside the timing for the others.
+    let options = Options {
+        algo: Some(algo),
+        order,
+    };
+    let bytes = gpu.scratch_bytes::<K>(Work::SortUnstable(input.len()), options)?;
+    let mut scratch = gpu.alloc::<u8>(bytes as usize, "the sort's scratch")?;
+    let mut queue = gpu.queue()?.with_scratch(&mut scratch)?;
     let stream = gpu.stream();
     // What the peers subtract: the restoring copy alone, median of one warm-up and `reps` runs.
     let copy_ms = match timing {
@@ -142,7 +148,7 @@ pub fn gpu_kernel<K: SortKey>(
         if timing == GpuTiming::LikePeers {
             restore(&mut work, &pristine, stream)?;
         }
-        gpu.enqueue_sort_with(algo, &mut work, order, &mut scratch)
+        queue.sort_unstable(&mut work, options)
     })?;
     let samples = samples.into_iter().map(|ms| ms - copy_ms).collect();
     let mut out = input.to_vec();
@@ -221,7 +227,18 @@ pub fn gpu_kernel_pairs<K: SortKey, V: SortValue>(
     let (keys, values) = (gpu.upload(input)?, gpu.upload(&positions)?);
     let mut work_keys = gpu.alloc::<K>(input.len(), "the working copy")?;
     let mut work_values = gpu.alloc::<V>(input.len(), "the working copy of the values")?;
-    let mut scratch = gpu.scratch_for::<K>(algo, input.len(), size_of::<V>())?;
+    let options = Options {
+        algo: Some(algo),
+        order,
+    };
+    let value_bytes = size_of::<V>();
+    let work = Work::SortByKey {
+        len: input.len(),
+        value_bytes,
+    };
+    let bytes = gpu.scratch_bytes::<K>(work, options)?;
+    let mut scratch = gpu.alloc::<u8>(bytes as usize, "the sort's scratch")?;
+    let mut queue = gpu.queue()?.with_scratch(&mut scratch)?;
     let stream = gpu.stream();
     let restore_both = |work_keys: &mut DeviceBuffer<K>, work_values: &mut DeviceBuffer<V>| {
         restore(work_keys, &keys, stream)?;
@@ -246,7 +263,7 @@ pub fn gpu_kernel_pairs<K: SortKey, V: SortValue>(
         if timing == GpuTiming::LikePeers {
             restore_both(&mut work_keys, &mut work_values)?;
         }
-        gpu.enqueue_sort_pairs_with(algo, &mut work_keys, &mut work_values, order, &mut scratch)
+        queue.sort_by_key(&mut work_keys, &mut work_values, options)
     })?;
     let samples = samples.into_iter().map(|ms| ms - copy_ms).collect();
     let (mut out_keys, mut out_values) = (input.to_vec(), positions);
@@ -302,7 +319,7 @@ fn restore<K: DeviceCopy>(
 }
 
 /// Times host slice → sorted host slice (allocation, both copies and the sort) by wall clock:
-/// `reps` runs of [`GpuSorter::sort_with`] `algo`, no warm-up.
+/// `reps` runs of [`GpuSorter::sort_unstable`] with `algo`, no warm-up.
 ///
 /// # Errors
 /// As [`GpuSorter::sort_unstable`].
@@ -335,8 +352,8 @@ pub fn gpu_end_to_end<K: SortKey>(
     Ok((timing, keys))
 }
 
-/// `reps` runs of [`GpuSorter::sort_with`] on `keys`, each refilled from `input` first (not
-/// timed), by wall clock.
+/// `reps` runs of [`GpuSorter::sort_unstable`] with `algo` on `keys`, each refilled from `input`
+/// first (not timed), by wall clock.
 fn time_host_sorts<K: SortKey>(
     gpu: &GpuSorter,
     algo: GpuAlgo,
@@ -349,7 +366,11 @@ fn time_host_sorts<K: SortKey>(
     for _ in 0..reps {
         keys.copy_from_slice(input);
         let t = Instant::now();
-        gpu.sort_with(algo, keys, order)?;
+        let options = Options {
+            algo: Some(algo),
+            order,
+        };
+        gpu.sort_unstable(keys, options)?;
         samples.push(t.elapsed().as_secs_f64() * 1e3);
     }
     Ok(Timing::of(samples))
@@ -460,13 +481,13 @@ pub fn cpu<K: SortKey>(algo: CpuAlgo, input: &[K], order: Order, reps: u32) -> (
 }
 
 /// Times the top-`k` of each row of `row_len` keys of device-resident `input`
-/// ([`GpuSorter::enqueue_top_k_rows`]) with CUDA events: one warm-up, then `reps` timed runs.
+/// ([`Queue::top_k`](gpusort::Queue::top_k)) with CUDA events: one warm-up, then `reps` timed runs.
 /// The input is only read, so nothing restores it; the outputs and scratch are allocated once,
 /// outside the timed region: what `bench/peers/torch_peers.py` measures of `torch.topk` (a
 /// restoring copy and the call, less the copy). Returns the timing and the last run's result.
 ///
 /// # Errors
-/// As [`GpuSorter::enqueue_top_k_rows`], or [`Error::Cuda`](crate::Error::Cuda).
+/// As [`Queue::top_k`](gpusort::Queue::top_k), or [`Error::Cuda`](crate::Error::Cuda).
 ///
 /// # Panics
 /// If `reps` is 0.
@@ -481,17 +502,18 @@ pub fn gpu_top_k<K: SortKey>(
     let out_len = input.len() / row_len.max(1) * k;
     let mut out_keys = gpu.alloc::<K>(out_len, "the top-k's keys")?;
     let mut out_indices = gpu.alloc::<u64>(out_len, "the top-k's indices")?;
-    let mut scratch = gpu.top_k_scratch::<K>(input.len(), row_len, k)?;
+    let work = Work::TopK {
+        len: input.len(),
+        row_len,
+        k,
+    };
+    let bytes = gpu.scratch_bytes::<K>(work, order)?;
+    let mut scratch = gpu.alloc::<u8>(bytes as usize, "the top-k's scratch")?;
+    let mut queue = gpu.queue()?.with_scratch(&mut scratch)?;
     let samples = event_samples(gpu, reps, "selecting the top k", |start| {
         record(start, gpu.stream())?;
-        gpu.enqueue_top_k_rows(
-            &keys,
-            row_len,
-            k,
-            order,
-            (&mut out_keys, &mut out_indices),
-            &mut scratch,
-        )
+        let outputs = (&mut out_keys, &mut out_indices);
+        queue.top_k(&keys, (row_len, k), order, outputs.0, outputs.1)
     })?;
     // The scratch's checks refused an empty input: there is a first key to fill with.
     let mut top = gpusort::TopK {

@@ -1,5 +1,6 @@
-//! Keys that stay on the GPU: upload once, sort in place on the device (no temporary device
-//! memory), copy back, verify. Without a GPU it runs the same bitonic network on the CPU.
+//! Keys that stay on the GPU: upload once, sort in place on the device (queued on the sorter's
+//! stream, then waited for), copy back, verify. Without a GPU it runs the bitonic network on
+//! the CPU.
 //!
 //!     cargo run --release -p gpusort --example sort_device
 
@@ -35,7 +36,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // `Vec<u64>` → `DeviceBuffer<u64>` (derefs to `DeviceSlice<u64>`, the device `&mut [u64]`).
     let mut on_device = gpu.upload(&input)?;
     let (free_before, _) = gpu.memory_info()?;
-    gpu.sort_unstable_device(&mut on_device, order)?; // in place; waits for the sort
+    // `auto`'s sort, in place; the merge or radix sort's scratch comes from the device's memory
+    // pool in the stream's order and goes back to it once the sort has run.
+    let mut queue = gpu.queue()?;
+    queue.sort_unstable(&mut on_device, order)?; // returns once the sort is queued
+    queue.synchronize()?; // waits for it
     let (free_after, _) = gpu.memory_info()?;
 
     // Back to the host, and checked against std's sort.

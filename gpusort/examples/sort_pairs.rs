@@ -10,7 +10,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut stations: Vec<u32> = (0..temperatures.len() as u32).collect();
     match GpuSorter::new() {
         Ok(gpu) => {
-            gpu.sort_pairs(&mut temperatures, &mut stations, Order::Descending)?;
+            gpu.sort_by_key(&mut temperatures, &mut stations, Order::Descending)?;
             println!("sorted on {}", gpu.device_name());
         }
         Err(e) => {

@@ -92,6 +92,32 @@ pub enum Error {
         /// Values given.
         values: u64,
     },
+    /// A stream or buffer of another CUDA context than the sorter's, which is its device's
+    /// primary context (the one the CUDA runtime and `cudarc` use). From
+    /// [`GpuSorter::queue_on`](crate::GpuSorter::queue_on).
+    #[error(
+        "{what} belongs to another CUDA context than the sorter's (its device's primary context)"
+    )]
+    WrongContext {
+        /// What was given.
+        what: &'static str,
+    },
+    /// Device memory given to a [`Queue`](crate::Queue) that the kernels could not use: not
+    /// memory of any CUDA allocation, memory of another device, or a range that runs past its
+    /// allocation's end.
+    #[error("{what} is not device memory the sorter can use: {reason}")]
+    BadDeviceMemory {
+        /// What it was given as.
+        what: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A `cudarc` buffer given to a queue that was not made from a `cudarc` stream: `cudarc`
+    /// orders the work on its buffers through its own streams' events.
+    #[error(
+        "a cudarc buffer needs a queue on a cudarc stream (GpuSorter::queue_on(&cudarc_stream))"
+    )]
+    NotOnCudarcStream,
     /// A multi-GPU sort got a different number of parts than it has GPUs. From
     /// [`MultiGpuSorter::sort_device`](crate::MultiGpuSorter::sort_device).
     #[error("{parts} parts for {gpus} GPUs: a multi-GPU sort takes one part per GPU")]

@@ -252,9 +252,9 @@ pub trait SortKey:
     }
 }
 
-/// A value type [`crate::GpuSorter::sort_pairs`] and [`crate::GpuSorter::sort_pairs_device`]
-/// carry along with the keys: `u32`, `u64` or `u128`, the widths the kernels move. Any other
-/// payload of up to 16 bytes goes through [`crate::GpuSorter::sort_by_key`].
+/// A value type [`crate::Queue::sort_by_key`] carries along with keys on the device, and an
+/// index type of [`crate::GpuSorter::argsort`]: `u32`, `u64` or `u128`, the widths the kernels
+/// move. Host slices carry any payload of up to 16 bytes ([`crate::GpuSorter::sort_by_key`]).
 ///
 /// ```
 /// use gpusort::SortValue;

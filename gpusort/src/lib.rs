@@ -2,8 +2,9 @@
 //! backend, launched with [`cust`]), with CPU baselines, a CPU fallback and verification.
 //!
 //! The entry point is [`GpuSorter`]: create one per device and process, then sort host slices
-//! ([`GpuSorter::sort_unstable`]) or keys already on the device
-//! ([`GpuSorter::sort_unstable_device`]). Everything else in the crate works without a GPU.
+//! ([`GpuSorter::sort_unstable`]) or keys already on the device, queued on a stream through a
+//! [`Queue`] ([`GpuSorter::queue`], [`Queue::sort_unstable`]). Everything else in the crate
+//! works without a GPU.
 //!
 //! ```no_run
 //! use gpusort::{GpuSorter, Order};
@@ -42,24 +43,28 @@
 //!
 //! Features, all off by default: `clap` derives `clap::ValueEnum` for the enums a command line
 //! takes ([`Order`], [`DType`], [`cpu::CpuAlgo`], [`gpu::GpuAlgo`], [`multi::Exchange`],
-//! [`files::FileFormat`]); `testing` adds the CPU references that tests of the GPU code compare
+//! [`files::FileFormat`]); `cudarc` lets a [`Queue`] run on `cudarc`'s streams and buffers;
+//! `testing` adds the CPU references that tests of the GPU code compare
 //! with. No environment variable changes what a sort does; `GPUSORT_TRACE` prints the timeline
 //! of host-slice sorts' copies to stderr.
 //!
 //! # From the CPU to the GPU
 //!
 //! The API follows `std`'s slice sorts; where the data lives on the GPU it takes `cust`'s
-//! device memory types, which `cust` names after std's:
+//! device memory types, which `cust` names after std's (or any device memory, through
+//! [`DeviceMemory`] and [`DeviceMemoryMut`]). Every sort takes `impl Into<Options>`: an
+//! [`Order`] alone lets `auto` choose the sort, [`Options`] may name one ([`GpuAlgo`]).
 //!
 //! | on the CPU (`std`) | on the GPU (`gpusort`, `cust`) |
 //! |---|---|
 //! | `Vec<T>` (owned keys) | [`DeviceBuffer<T>`](cust::memory::DeviceBuffer), from [`GpuSorter::upload`] or [`GpuSorter::alloc`] |
-//! | `&mut [T]` (borrowed keys) | [`&mut DeviceSlice<T>`](cust::memory::DeviceSlice) (a `DeviceBuffer` derefs to one) |
-//! | `<[T]>::sort_unstable` | [`GpuSorter::sort_unstable`] (host slice: one upload, the sort, one download) and [`GpuSorter::sort_unstable_device`] (in place on the device): the fastest of the three GPU sorts for the size and where the keys are (`auto`, below) |
-//! | spawning work and joining it | [`GpuSorter::enqueue_sort_unstable`] queues the sort on [`GpuSorter::stream`]; [`GpuSorter::synchronize`] waits for it |
-//! | `<[T]>::sort` (stable) | [`GpuSorter::sort`] and [`GpuSorter::sort_device`]: the faster of the two stable sorts (merge-path merge sort, LSD radix sort) |
-//! | sorting (key, value) pairs | [`GpuSorter::sort_pairs`] (`u32`/`u64`/`u128` values), [`GpuSorter::sort_by_key`] (any `Copy` payload of up to 16 bytes), [`GpuSorter::sort_pairs_device`] |
-//! | argsort (the sorting permutation) | [`GpuSorter::argsort`], [`GpuSorter::argsort_u32`]; [`argsort::argsort_cpu`] on the CPU |
+//! | `&mut [T]` (borrowed keys) | [`&mut DeviceSlice<T>`](cust::memory::DeviceSlice) (a `DeviceBuffer` derefs to one); another library's memory: [`RawDeviceSlice`] |
+//! | `<[T]>::sort_unstable` | [`GpuSorter::sort_unstable`] (host slice: one upload, the sort, one download) and [`Queue::sort_unstable`] (in place on the device): the fastest of the three GPU sorts for the size and where the keys are (`auto`, below) |
+//! | spawning work and joining it | a [`Queue`] on the sorter's stream ([`GpuSorter::queue`]) or the caller's ([`GpuSorter::queue_on`]) queues sorts without waiting; [`Queue::synchronize`] waits for them |
+//! | `<[T]>::sort` (stable) | [`GpuSorter::sort`] and [`Queue::sort`]: the faster of the two stable sorts (merge-path merge sort, LSD radix sort) |
+//! | sorting (key, value) pairs | [`GpuSorter::sort_by_key`] (any `Copy` payload of up to 16 bytes), [`Queue::sort_by_key`] (`u32`/`u64`/`u128` values) |
+//! | argsort (the sorting permutation) | [`GpuSorter::argsort`] (`u32`, `u64` or `u128` indices), [`Queue::argsort`] (`u32` indices); [`argsort::argsort_cpu`] on the CPU |
+//! | the k smallest or largest | [`GpuSorter::top_k`], [`GpuSorter::top_k_rows`], [`Queue::top_k`]; [`topk`] on the CPU |
 //!
 //! Host slices too large for the device are sorted in chunks and merged on the CPU
 //! ([`GpuSorter::set_memory_budget`], [`GpuSorter::set_progress`]).
@@ -68,19 +73,19 @@
 //!
 //! Three GPU sorts ([`gpu::GpuAlgo`]): a bitonic network (unstable, in place, no scratch), a
 //! merge-path merge sort and an LSD radix sort (both stable, with a scratch buffer as large as
-//! the keys and values). The default calls run `auto`'s choice: the fastest by n, key width and
-//! whether values travel, from a table measured per device policy, with choices for keys on
+//! the keys and values). Given an [`Order`] alone, a sort runs `auto`'s choice: the fastest by
+//! n, key width and whether values travel, from a table measured per device policy, with choices for keys on
 //! the device and for host slices ([`kernels_gpu::tuning::auto`]; on Hopper, for 4-byte keys
 //! alone on the device the bitonic sort up to 2^16 keys (but the merge sort at 2^13), the radix
 //! sort above; for host slices, whose copies overlap the bitonic and the merge sort but not the
-//! radix sort, the bitonic sort up to 2^26 keys, the merge sort above).
-//! `sort_unstable*` choose
-//! among all three and run the in-place bitonic sort where the faster choice's scratch does not
-//! fit in free device memory; `sort*`, `sort_pairs*`, `sort_by_key` and `argsort*` choose
+//! radix sort, the bitonic sort up to 2^26 keys, the merge sort above). `sort_unstable` chooses
+//! among all three and runs the in-place bitonic sort where the faster choice's scratch does not
+//! fit (in free device memory; on a queue, where the memory pool cannot supply it or the
+//! caller's scratch is too small); `sort`, `sort_by_key` and the host slices' `argsort` choose
 //! between the two stable sorts and keep their choice (an out-of-memory error on the device;
 //! chunks merged on the CPU for host slices). [`GpuSorter::auto_device`] and
-//! [`GpuSorter::auto_host`] say what a call would run; the `*_with` calls run the sort they are
-//! given.
+//! [`GpuSorter::auto_host`] say what a call would run. Given [`Options`] with `algo: Some(..)`,
+//! the named sort runs (the stable calls refuse the bitonic sort: [`Error::NotStable`]).
 //!
 //! # Key types and order
 //!
@@ -101,10 +106,11 @@
 //! sort O(n log n) work, a merge pass per doubling of its sorted runs past the tiles; the radix sort O(n) work in one pass
 //! per 8-bit digit (4 for 4-byte keys, 8 for 8-byte ones). Any n works, without padding.
 //!
-//! - [`GpuSorter::sort_unstable_device`] sorts in place; where `auto` chooses the merge or the
-//!   radix sort it allocates (and frees) a scratch buffer about as large as the keys, checked
-//!   against free device memory first, and where that does not fit it runs the bitonic
-//!   network, which allocates no temporary device memory.
+//! - [`Queue::sort_unstable`] sorts in place; where `auto` chooses the merge or the radix sort
+//!   it takes a scratch buffer about as large as the keys, the caller's
+//!   ([`Queue::with_scratch`], sized by [`GpuSorter::scratch_bytes`]) or else one from the
+//!   device's memory pool in the stream's order, and where there is none it runs the bitonic
+//!   network, which needs no scratch.
 //! - [`GpuSorter::sort_unstable`] allocates one device buffer of n keys (n ×
 //!   `size_of::<K>()` bytes) and the chosen sort's scratch, checked against free device memory
 //!   first, and frees them before it returns; no host memory beyond the slice.
@@ -138,7 +144,7 @@
 //!
 //! # Modules
 //!
-//! - [`gpu`]: [`GpuSorter`], [`PinnedBuffer`] and the embedded kernels.
+//! - [`gpu`]: [`GpuSorter`], [`Queue`], [`PinnedBuffer`] and the embedded kernels.
 //! - [`multi`]: [`MultiGpuSorter`], one sort across several GPUs.
 //! - [`keys`]: [`SortKey`], [`SortValue`], [`Order`], [`DType`].
 //! - [`cpu`]: CPU sorts (a radix sort, std, rayon, the bitonic network on one and on all
@@ -171,7 +177,10 @@ pub mod multi;
 pub mod topk;
 
 pub use error::{Error, Result};
-pub use gpu::{GpuSorter, PinnedBuffer};
+pub use gpu::{
+    AsStream, DeviceMemory, DeviceMemoryMut, GpuAlgo, GpuSorter, Options, PinnedBuffer, Queue,
+    RawDeviceSlice, RawStream, Work,
+};
 pub use keys::{DType, Order, SortKey, SortValue};
 pub use multi::MultiGpuSorter;
 pub use topk::TopK;

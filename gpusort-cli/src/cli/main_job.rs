@@ -412,7 +412,8 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
         .as_ref()
         .map_or("CPU only".to_string(), |g| g.device_name().to_string());
     // What `--algo auto` chose for the keys on the device and for the host slices (the library's
-    // default calls `sort_unstable_device` and `sort_unstable`), said in the rows and on a line.
+    // `sort_unstable` of a queue and of a host slice, given an order alone), said in the rows and
+    // on a line.
     let mut chose = None;
     if let Some(gpu) = &gpu {
         let (algo, host_algo) = match job.algo.gpu() {

@@ -252,8 +252,9 @@ pub enum SortAlgo {
 }
 
 impl SortAlgo {
-    /// The GPU sort it names for keys alone, `None` for `auto`: the library's default calls
-    /// choose then (`sort_unstable`, `sort_unstable_device`; [`GpuSorter::auto_device`]).
+    /// The GPU sort it names for keys alone, `None` for `auto`: the library's sorts given an
+    /// order alone choose then (`sort_unstable` of a host slice and of a queue;
+    /// [`GpuSorter::auto_device`]).
     pub fn gpu(self) -> Option<GpuAlgo> {
         match self {
             SortAlgo::Auto => None,
@@ -264,7 +265,7 @@ impl SortAlgo {
     }
 
     /// The stable GPU sort it names for an argsort, `None` for `auto`: the library's stable
-    /// choice then (`argsort`, `argsort_u32`).
+    /// choice then (`argsort`, with `u32` or `u64` indices).
     ///
     /// # Errors
     /// For the bitonic sort, which is not stable.

@@ -12,7 +12,7 @@ use super::{SortAlgo, count};
 use crate::argsort::{argsort_cpu, argsort_cpu_u32};
 use crate::cpu::{CpuAlgo, threads};
 use crate::files::{CHUNK_BYTES, FileFormat, KeyFile, LeKey, key_bytes, same_file};
-use crate::gpu::{GpuAlgo, GpuSorter, HostPlan, Segments, Sorting};
+use crate::gpu::{GpuAlgo, GpuSorter, HostPlan, Options, Segments, Sorting};
 use crate::keys::{DType, Order, SortKey};
 use crate::with_key_type;
 use anyhow::{Context as _, Result, bail};
@@ -500,7 +500,11 @@ impl Job<'_> {
         let on_gpu = || format!("sorting {} on the GPU", input.path().display());
         let plan = match self.algo.gpu() {
             Some(algo) => {
-                gpu.sort_with(algo, keys, self.order).with_context(on_gpu)?;
+                let options = Options {
+                    algo: Some(algo),
+                    order: self.order,
+                };
+                gpu.sort_unstable(keys, options).with_context(on_gpu)?;
                 HostPlan { algo, chunk: None }
             }
             None => {
@@ -536,11 +540,11 @@ impl Job<'_> {
             || gpu.auto_host::<K>(Sorting::Pairs { value_bytes }, n),
             |algo| Ok(HostPlan { algo, chunk: None }),
         )?;
-        let perm = match (named, narrow) {
-            (None, true) => gpu.argsort_u32(keys, order).map(Perm::U32),
-            (None, false) => gpu.argsort(keys, order).map(Perm::U64),
-            (Some(a), true) => gpu.argsort_u32_with(a, keys, order).map(Perm::U32),
-            (Some(a), false) => gpu.argsort_with(a, keys, order).map(Perm::U64),
+        let options = Options { algo: named, order };
+        let perm = if narrow {
+            gpu.argsort(keys, options).map(Perm::U32)
+        } else {
+            gpu.argsort(keys, options).map(Perm::U64)
         }
         .with_context(|| format!("argsorting {} on the GPU", input.path().display()))?;
         let how = describe(plan, named.is_none(), ", stable");
@@ -621,12 +625,13 @@ impl Job<'_> {
         };
         if !narrow {
             // The segmented sort's positions are u32: a row this long is a 1-D argsort.
+            let merge = Options {
+                algo: Some(GpuAlgo::Merge),
+                order,
+            };
             let mut perm = Vec::with_capacity(keys.len());
             for row in keys.chunks(chunk) {
-                perm.extend(
-                    gpu.argsort_with(GpuAlgo::Merge, row, order)
-                        .with_context(context)?,
-                );
+                perm.extend(gpu.argsort::<K, u64>(row, merge).with_context(context)?);
             }
             let name = GpuAlgo::Merge.name();
             let on = format!("{} ({name} sort of each row, stable)", gpu.device_name());

@@ -1027,7 +1027,7 @@ impl Journal {
 /// directories are flushed and the journal is removed. A signal after that finds the run's
 /// outputs in place: it says so and exits with 0 if no other output is pending. A process killed
 /// between the renames leaves the journal, which the next [`AtomicOutput::create`] of an output
-/// in that directory finishes (see the [module documentation](self)).
+/// in that directory finishes (see [`crate::files`]).
 ///
 /// # Errors
 /// [`FileError::WrongCount`] if an output's keys are not the number announced,

@@ -27,12 +27,12 @@ impl From<AutoSort> for GpuAlgo {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Sorting {
-    /// Keys alone, any sort (`sort_unstable`, `sort_unstable_device`,
-    /// `enqueue_sort_unstable`): the bitonic sort where the faster one's scratch does not fit.
+    /// Keys alone, any sort (`sort_unstable`, on host slices and on a [`Queue`](super::Queue)):
+    /// the bitonic sort where the faster one's scratch does not fit.
     Unstable,
-    /// Keys alone, a stable sort (`sort`, `sort_device`): the merge or the radix sort.
+    /// Keys alone, a stable sort (`sort`): the merge or the radix sort.
     Stable,
-    /// Keys with values of `value_bytes` bytes each (`sort_pairs`, `sort_by_key`, `argsort`;
+    /// Keys with values of `value_bytes` bytes each (`sort_by_key`, the host slices' `argsort`;
     /// payloads travel in slots of 4, 8 or 16 bytes): the merge or the radix sort.
     Pairs {
         /// Bytes per value (slot).

@@ -5,13 +5,14 @@
 //! steps) turned into kernel launches with their grid math, whole or chunk by chunk
 //! ([`Chunked`]).
 
-use super::launch::Shape;
+use super::launch::{On, Shape};
 use super::modules::{Family, set_shared_attributes};
 use super::overlap::ChunkedSort;
-use super::{DeviceLimits, GpuSorter, prefetch_ahead, resident_blocks};
-use crate::error::{CudaContext, Result};
+use super::{DeviceLimits, prefetch_ahead, resident_blocks};
+use crate::error::{CudaContext, Result, driver};
 use cust::memory::DeviceBuffer;
 use cust::module::Module;
+use cust::sys as cuda;
 use kernels_gpu::bitonic::block::tiny::tiny_threads;
 use kernels_gpu::bitonic::ceil_log2;
 use kernels_gpu::bitonic::small::{SmallArgs, SmallPlan, TinyArgs};
@@ -34,14 +35,32 @@ use kernels_gpu::tuning::{
     tiny_sort_max_keys, window_threads,
 };
 use std::ops::Range;
+use std::sync::{Mutex, PoisonError};
 
 /// The small sort's device memory, allocated once per sorter (512 KiB): the scratch through
 /// which its blocks exchange keys between windows (2^[`SMALL_MAX_LOG2`] keys of up to 8 bytes)
-/// and the grid barrier's arrival counter. Sorts on one sorter are ordered on its stream, so
-/// they share both.
+/// and the grid barrier's arrival counter. Sorts queued on different streams share them one
+/// after another: each waits on the device for the event the one before recorded after its
+/// launch ([`Workspace::in_turn`]).
 pub(super) struct Workspace {
     scratch: DeviceBuffer<u64>,
     barrier: DeviceBuffer<u32>,
+    /// Recorded after the latest launch that uses the workspace, on its stream.
+    last_use: Mutex<LastUse>,
+}
+
+/// A CUDA event (without timing) of the sorter's context, destroyed on drop.
+struct LastUse(cuda::CUevent);
+
+// SAFETY: an event handle may be recorded and waited on from any thread; the mutex around it
+// orders its uses.
+unsafe impl Send for LastUse {}
+
+impl Drop for LastUse {
+    fn drop(&mut self) {
+        // SAFETY: created by cuEventCreate, destroyed once. A failure leaves it to the context.
+        let _ = unsafe { cuda::cuEventDestroy_v2(self.0) };
+    }
 }
 
 impl Workspace {
@@ -53,7 +72,39 @@ impl Workspace {
             .context("allocating the small sort's scratch")?;
         let barrier =
             DeviceBuffer::from_slice(&[0u32]).context("allocating the grid barrier's counter")?;
-        Ok(Workspace { scratch, barrier })
+        let mut event = std::ptr::null_mut();
+        let flags = cuda::CUevent_flags_enum::CU_EVENT_DISABLE_TIMING as u32;
+        // SAFETY: an out pointer; the sorter's context is current.
+        let status = unsafe { cuda::cuEventCreate(&mut event, flags) };
+        driver(status, "cuEventCreate", || {
+            "creating the small sort's event".into()
+        })?;
+        let last_use = LastUse(event);
+        Ok(Workspace {
+            scratch,
+            barrier,
+            last_use: Mutex::new(last_use),
+        })
+    }
+
+    /// Queues `launch` on `stream` after every launch queued before that uses the workspace,
+    /// on any stream, and makes the launches queued after wait for it: the device takes them
+    /// in turn; the host never waits.
+    fn in_turn(&self, stream: cuda::CUstream, launch: impl FnOnce() -> Result<()>) -> Result<()> {
+        let last_use = self.last_use.lock().unwrap_or_else(PoisonError::into_inner);
+        let event = last_use.0;
+        // SAFETY: a live event and a live stream of the sorter's context; an event never
+        // recorded is complete, so the first launch does not wait.
+        let status = unsafe { cuda::cuStreamWaitEvent(stream, event, 0) };
+        driver(status, "cuStreamWaitEvent", || {
+            "ordering the small sort after the one before".into()
+        })?;
+        launch()?;
+        // SAFETY: as above.
+        let status = unsafe { cuda::cuEventRecord(event, stream) };
+        driver(status, "cuEventRecord", || {
+            "recording the small sort's use".into()
+        })
     }
 }
 
@@ -246,37 +297,31 @@ pub(super) fn configure_windows(
 
 /// Queues the whole sort of `n` keys of `key_bytes` (4 or 8) bytes at device address `keys` on
 /// the sorter's stream. `map` encodes keys in the first pass and decodes them in the last.
-pub(super) fn enqueue(
-    sorter: &GpuSorter,
-    keys: u64,
-    n: u64,
-    key_bytes: usize,
-    map: u32,
-) -> Result<()> {
-    if n <= SMALL_SORT_MAX_KEYS && fits_one_launch(sorter, n, key_bytes)? {
-        return enqueue_small(sorter, keys, n, key_bytes, map);
+pub(super) fn enqueue(on: &On<'_>, keys: u64, n: u64, key_bytes: usize, map: u32) -> Result<()> {
+    if n <= SMALL_SORT_MAX_KEYS && fits_one_launch(on, n, key_bytes)? {
+        return enqueue_small(on, keys, n, key_bytes, map);
     }
-    let (_, log2) = kernels(key_bytes, &sorter.limits);
+    let (_, log2) = kernels(key_bytes, &on.limits);
     let passes = windows(n, log2, WINDOW_PASSENGERS);
-    enqueue_windows(sorter, keys, n, key_bytes, passes, (map, map))
+    enqueue_windows(on, keys, n, key_bytes, passes, (map, map))
 }
 
 /// Queues the sort of every row of 2^`row_log2` of the `n` keys at `keys` (`n` a multiple of
 /// the row, the row at least a tile): the window passes of one row's network
 /// ([`WindowPass::over`]), each launched over every row.
 pub(super) fn enqueue_rows(
-    sorter: &GpuSorter,
+    on: &On<'_>,
     keys: u64,
     n: u64,
     key_bytes: usize,
     row_log2: u32,
     map: u32,
 ) -> Result<()> {
-    let (_, log2) = kernels(key_bytes, &sorter.limits);
+    let (_, log2) = kernels(key_bytes, &on.limits);
     debug_assert!(row_log2 >= log2 && n.is_multiple_of(1 << row_log2));
     let all = ceil_log2(n);
     let passes = windows(1 << row_log2, log2, WINDOW_PASSENGERS).map(|w| w.over(all));
-    enqueue_windows(sorter, keys, n, key_bytes, passes, (map, map))
+    enqueue_windows(on, keys, n, key_bytes, passes, (map, map))
 }
 
 /// Queues the sort of every row of 2^`row_log2` of the `n` keys at `keys` (`n` a multiple of
@@ -286,17 +331,17 @@ pub(super) fn enqueue_rows(
 ///
 /// [`row_tile_stages`]: kernels_gpu::segments::row_tile_stages
 pub(super) fn enqueue_row_tiles(
-    sorter: &GpuSorter,
+    on: &On<'_>,
     keys: u64,
     n: u64,
     key_bytes: usize,
     row_log2: u32,
     map: u32,
 ) -> Result<()> {
-    let (k, log2) = kernels(key_bytes, &sorter.limits);
+    let (k, log2) = kernels(key_bytes, &on.limits);
     debug_assert!(row_log2 <= log2 && n.is_multiple_of(1 << row_log2));
     let Some(kernel) = k.row_tiles.filter(|_| row_log2 <= ROW_TILE_LOG2) else {
-        return launch_tiles(sorter, keys, n, key_bytes, row_log2, (map, map));
+        return launch_tiles(on, keys, n, key_bytes, row_log2, (map, map));
     };
     let (threads, shared) = tile_block(ROW_TILE_LOG2, key_bytes);
     let shape = Shape::new(tiles(n, ROW_TILE_LOG2), threads, shared);
@@ -308,21 +353,21 @@ pub(super) fn enqueue_row_tiles(
     };
     // SAFETY: `keys` holds n keys on this context's device, sorted in place; SMALL_RUN_LOG2 ≤
     // row_log2 ≤ ROW_TILE_LOG2 (row_tile_stages); the launch shape is the kernel's.
-    unsafe { sorter.launch(kernel, shape, args) }
+    unsafe { on.launch(kernel, shape, args) }
 }
 
 /// Queues the window passes' tile sort of the `n` keys at `keys`, in place, stopped after stage
 /// `stages` (the tile's log2 or more: every tile sorted), through `encode` and back through
 /// `decode`.
 fn launch_tiles(
-    sorter: &GpuSorter,
+    on: &On<'_>,
     keys: u64,
     n: u64,
     key_bytes: usize,
     stages: u32,
     (encode, decode): (u32, u32),
 ) -> Result<()> {
-    let (k, log2) = kernels(key_bytes, &sorter.limits);
+    let (k, log2) = kernels(key_bytes, &on.limits);
     debug_assert!(stages >= kernels_gpu::tuning::SMALL_RUN_LOG2);
     let (threads, shared) = tile_block(log2, key_bytes);
     let shape = Shape::new(tiles(n, log2), threads, shared);
@@ -338,19 +383,19 @@ fn launch_tiles(
     // SAFETY: `keys` holds n keys on this context's device, sorted in place (no edges);
     // stages ≥ SMALL_RUN_LOG2; the launch shape is the kernel's (ceil(n / 2^log2) blocks of
     // window_threads(log2) threads, a tile of shared memory).
-    unsafe { sorter.launch(k.window_tiles, shape, args) }
+    unsafe { on.launch(k.window_tiles, shape, args) }
 }
 
 /// Whether the one-launch sorts take `n ≤ SMALL_SORT_MAX_KEYS` keys on this device: the tiny
 /// sort's one block always, the small sort's blocks when the device holds them all at once
 /// (its cooperative launch needs that: 16 blocks of 256 threads for 2^16 keys, which a device
 /// of fewer multiprocessors may not hold). Else the window passes sort them.
-fn fits_one_launch(sorter: &GpuSorter, n: u64, key_bytes: usize) -> Result<bool> {
+fn fits_one_launch(on: &On<'_>, n: u64, key_bytes: usize) -> Result<bool> {
     let blocks = SmallPlan::for_len(n).blocks();
     if n <= tiny_sort_max_keys(key_bytes as u32) || blocks <= 1 {
         return Ok(true);
     }
-    let resident = sorter.module(Family::Small)?.settings.resident[usize::from(key_bytes == 8)];
+    let resident = on.module(Family::Small)?.settings.resident[usize::from(key_bytes == 8)];
     Ok(u64::from(blocks) <= resident)
 }
 
@@ -358,7 +403,7 @@ fn fits_one_launch(sorter: &GpuSorter, n: u64, key_bytes: usize) -> Result<bool>
 /// encodes with `encode`, the last pass decodes with `decode` (`IDENTITY` leaves the keys
 /// encoded).
 fn enqueue_windows(
-    sorter: &GpuSorter,
+    on: &On<'_>,
     keys: u64,
     n: u64,
     key_bytes: usize,
@@ -373,7 +418,7 @@ fn enqueue_windows(
         } else {
             IDENTITY
         };
-        launch_window(sorter, keys, n, key_bytes, &pass, (encode, decode))?;
+        launch_window(on, keys, n, key_bytes, &pass, (encode, decode))?;
     }
     Ok(())
 }
@@ -382,20 +427,20 @@ fn enqueue_windows(
 /// (which encodes with `encode`), or a later window, on the narrow kernel when its blocks span
 /// less than 2^32 positions.
 fn launch_window(
-    sorter: &GpuSorter,
+    on: &On<'_>,
     keys: u64,
     n: u64,
     key_bytes: usize,
     pass: &WindowPass,
     (encode, decode): (u32, u32),
 ) -> Result<()> {
-    let (k, log2) = kernels(key_bytes, &sorter.limits);
+    let (k, log2) = kernels(key_bytes, &on.limits);
     debug_assert_eq!(pass.tile_log2, log2);
     let (threads, shared) = tile_block(log2, key_bytes);
     let blocks = u32::try_from(pass.blocks(n)).expect("MAX_KEYS keeps grids below 2^32 blocks");
     let shape = Shape::new(blocks, threads, shared);
     if pass.sort {
-        return launch_tiles(sorter, keys, n, key_bytes, log2, (encode, decode));
+        return launch_tiles(on, keys, n, key_bytes, log2, (encode, decode));
     }
     let win = pass.block_window();
     // A narrow window whose program has a kernel of its own runs there: the program a
@@ -411,7 +456,7 @@ fn launch_window(
     } else {
         Family::GenericWindows
     };
-    let ahead = sorter.module(family)?.settings.ahead[usize::from(key_bytes == 8)];
+    let ahead = on.module(family)?.settings.ahead[usize::from(key_bytes == 8)];
     if let Some(kernel) = program {
         let args = WindowProgramArgs {
             keys,
@@ -428,7 +473,7 @@ fn launch_window(
         // place; the arguments are the window's, from `windows` (or its restriction to the
         // chunk `keys` points to), launched in order, on the kernel of its program, which takes
         // narrow windows; the launch shape is the kernel's.
-        unsafe { sorter.launch(kernel, shape, args) }
+        unsafe { on.launch(kernel, shape, args) }
     } else {
         let kernel = if win.narrow() {
             k.window
@@ -450,7 +495,7 @@ fn launch_window(
             ahead,
         };
         // SAFETY: as above; the narrow kernel only for narrow windows.
-        unsafe { sorter.launch(kernel, shape, args) }
+        unsafe { on.launch(kernel, shape, args) }
     }
 }
 
@@ -463,7 +508,7 @@ fn launch_window(
 /// chunk's keys are final, and copied back, while the next is merged. Keys are encoded by each
 /// chunk's tile sort and decoded by each chunk's last window.
 pub(super) struct Chunked<'a> {
-    pub sorter: &'a GpuSorter,
+    pub on: On<'a>,
     pub keys: u64,
     pub n: u64,
     pub key_bytes: usize,
@@ -476,12 +521,12 @@ impl ChunkedSort for Chunked<'_> {
         let at = self.keys + range.start * self.key_bytes as u64;
         // The only chunk is the whole sort (one launch for small ones): it decodes too.
         if self.n <= OVERLAP_CHUNK {
-            return enqueue(self.sorter, at, len, self.key_bytes, self.map);
+            return enqueue(&self.on, at, len, self.key_bytes, self.map);
         }
         let maps = (self.map, IDENTITY);
-        let (_, log2) = kernels(self.key_bytes, &self.sorter.limits);
+        let (_, log2) = kernels(self.key_bytes, &self.on.limits);
         let passes = windows(len, log2, WINDOW_PASSENGERS);
-        enqueue_windows(self.sorter, at, len, self.key_bytes, passes, maps)
+        enqueue_windows(&self.on, at, len, self.key_bytes, passes, maps)
     }
 
     /// The windows of the stages above the chunk over the whole array; those at the end that
@@ -490,7 +535,7 @@ impl ChunkedSort for Chunked<'_> {
     /// decoded) once its last window is done.
     fn finish(&mut self, written: &mut dyn FnMut(Range<u64>) -> Result<()>) -> Result<()> {
         let (n, kb) = (self.n, self.key_bytes);
-        let (_, log2) = kernels(kb, &self.sorter.limits);
+        let (_, log2) = kernels(kb, &self.on.limits);
         let rest: Vec<WindowPass> =
             windows_from(n, OVERLAP_CHUNK_LOG2, log2, WINDOW_PASSENGERS).collect();
         if rest.is_empty() {
@@ -508,13 +553,13 @@ impl ChunkedSort for Chunked<'_> {
         );
         let (head, tail) = rest.split_at(rest.len() - tail);
         for pass in head {
-            launch_window(self.sorter, self.keys, n, kb, pass, (IDENTITY, IDENTITY))?;
+            launch_window(&self.on, self.keys, n, kb, pass, (IDENTITY, IDENTITY))?;
         }
         for range in chunk_ranges(n, OVERLAP_CHUNK) {
             let at = self.keys + range.start * kb as u64;
             let len = range.end - range.start;
             let passes = tail.iter().map(|w| w.restricted(OVERLAP_CHUNK_LOG2));
-            enqueue_windows(self.sorter, at, len, kb, passes, (IDENTITY, self.map))?;
+            enqueue_windows(&self.on, at, len, kb, passes, (IDENTITY, self.map))?;
             written(range)?;
         }
         Ok(())
@@ -526,11 +571,11 @@ impl ChunkedSort for Chunked<'_> {
 /// plain launch; several wait for each other at grid barriers, so they go through a
 /// cooperative launch ([`GpuSorter::launch_cooperative`]), which guarantees that all are
 /// resident at once (or refuses).
-fn enqueue_small(sorter: &GpuSorter, keys: u64, n: u64, key_bytes: usize, map: u32) -> Result<()> {
+fn enqueue_small(on: &On<'_>, keys: u64, n: u64, key_bytes: usize, map: u32) -> Result<()> {
     if n < 2 {
         return Ok(());
     }
-    let (k, _) = kernels(key_bytes, &sorter.limits);
+    let (k, _) = kernels(key_bytes, &on.limits);
     if n <= tiny_sort_max_keys(key_bytes as u32) {
         let n = n as u32;
         let (threads, shared) = (tiny_threads(n), tiny_shared_bytes(n, key_bytes as u32));
@@ -542,7 +587,7 @@ fn enqueue_small(sorter: &GpuSorter, keys: u64, n: u64, key_bytes: usize, map: u
         };
         // SAFETY: `keys` holds n ≤ TINY_SORT_MAX_KEYS keys on this context's device; the launch
         // shape is the kernel's.
-        return unsafe { sorter.launch(k.tiny, Shape::new(1, threads, shared), args) };
+        return unsafe { on.launch(k.tiny, Shape::new(1, threads, shared), args) };
     }
     let plan = SmallPlan::for_len(n);
     let (blocks, threads) = (plan.blocks(), plan.threads());
@@ -553,8 +598,8 @@ fn enqueue_small(sorter: &GpuSorter, keys: u64, n: u64, key_bytes: usize, map: u
     );
     let args = SmallArgs {
         keys,
-        scratch: sorter.small.scratch.as_device_ptr().as_raw(),
-        barrier: sorter.small.barrier.as_device_ptr().as_raw(),
+        scratch: on.small.scratch.as_device_ptr().as_raw(),
+        barrier: on.small.barrier.as_device_ptr().as_raw(),
         n: n as u32,
         encode: map,
         decode: map,
@@ -563,13 +608,13 @@ fn enqueue_small(sorter: &GpuSorter, keys: u64, n: u64, key_bytes: usize, map: u
     // counter are this sorter's, used in stream order; the launch shape is the kernel's, its
     // blocks all resident at once where there are several (a cooperative launch, which the
     // driver refuses otherwise).
-    unsafe {
+    on.small.in_turn(on.stream, || unsafe {
         if blocks == 1 {
-            sorter.launch(k.small, shape, args)
+            on.launch(k.small, shape, args)
         } else {
-            sorter.launch_cooperative(k.small, shape, args)
+            on.launch_cooperative(k.small, shape, args)
         }
-    }
+    })
 }
 
 #[cfg(test)]

@@ -2,20 +2,26 @@
 //! through pinned slots with the copies overlapped with the sort, or sorted in chunks that fit and
 //! merged on the CPU.
 
+#[cfg(doc)]
+use super::Queue;
 use super::auto::{self, Pick};
 use super::overlap::Chunked;
 use super::{
-    GpuAlgo, GpuSorter, HostPlan, Phase, Progress, ProgressHook, Sorting, bitonic, check_len,
-    check_pairs, merge, radix, value_slot,
+    GpuAlgo, GpuSorter, HostPlan, Options, Phase, Progress, ProgressHook, Sorting, bitonic,
+    check_len, check_pairs, merge, pick, radix, value_slot,
 };
+#[cfg(doc)]
+use crate::error::Error;
 use crate::error::Result;
 use crate::keys::{Order, SortKey};
+#[cfg(doc)]
+use kernels_gpu::tuning::MAX_KEYS;
 use rayon::prelude::*;
 use std::sync::{Mutex, PoisonError};
 
 impl GpuSorter {
-    /// Sorts the host slice `keys` in `order` on the GPU: the counterpart of
-    /// [`slice::sort_unstable`].
+    /// Sorts the host slice `keys` on the GPU in the order of `options` (an [`Order`], or
+    /// [`Options`] that also name the sort): the counterpart of [`slice::sort_unstable`].
     ///
     /// This sort is unstable (equal keys may be reordered), but keys equal in its order have the
     /// same bits, so the result is bit for bit std's sort of the same keys. Floats are ordered
@@ -42,9 +48,9 @@ impl GpuSorter {
     /// memory: n keys, and the scratch of the merge or radix sort where one runs; host memory:
     /// the slots, allocated by the first host-slice sort. Keys that do not fit even alone are
     /// sorted in chunks that do and merged on the CPU. For 0 or 1 keys it returns at once,
-    /// without touching the device. With keys already on the device, call
-    /// [`GpuSorter::sort_unstable_device`] and save both copies; [`GpuSorter::sort_with`] runs
-    /// a sort of your choice.
+    /// without touching the device. With keys already on the device, queue
+    /// [`Queue::sort_unstable`] and save both copies; [`Options`] with `algo: Some(..)` runs the
+    /// sort you name, any of the three.
     ///
     /// # Errors
     /// [`Error::TooLong`] beyond [`MAX_KEYS`] keys, [`Error::OutOfDeviceMemory`] if a buffer
@@ -68,15 +74,20 @@ impl GpuSorter {
     ///            [0.0f32.to_bits(), (-0.0f32).to_bits(), f32::NEG_INFINITY.to_bits()]);
     /// # Ok::<(), gpusort::Error>(())
     /// ```
-    pub fn sort_unstable<K: SortKey>(&self, keys: &mut [K], order: Order) -> Result<()> {
-        self.sort_keys(Pick::Auto(Sorting::Unstable), keys, order)
+    pub fn sort_unstable<K: SortKey>(
+        &self,
+        keys: &mut [K],
+        options: impl Into<Options>,
+    ) -> Result<()> {
+        let options = options.into();
+        let pick = pick(options, Sorting::Unstable)?;
+        self.sort_keys(pick, keys, options.order)
     }
 
     /// Caps the device memory that host-slice sorts ([`GpuSorter::sort_unstable`],
-    /// [`GpuSorter::sort`], [`GpuSorter::sort_by_key`], [`GpuSorter::sort_pairs`],
-    /// [`GpuSorter::argsort`]) plan with, and the scratch that `auto` gives the default device
-    /// sorts ([`GpuSorter::auto_device`]); `None` (the default) means the memory free when they
-    /// start. Keys (and values) whose sort needs more are sorted in chunks that fit, one after
+    /// [`GpuSorter::sort`], [`GpuSorter::sort_by_key`], [`GpuSorter::argsort`]) plan with, and
+    /// the scratch that `auto` gives the sorts of a [`Queue`] ([`GpuSorter::auto_device`]);
+    /// `None` (the default) means the memory free when they start. Keys (and values) whose sort needs more are sorted in chunks that fit, one after
     /// another, and the sorted chunks are merged on the CPU (stably, on all cores), with a host
     /// buffer as large as the keys and values; an unstable sort whose faster choice's scratch
     /// does not fit runs the in-place bitonic sort instead. Mostly for testing those paths
@@ -253,7 +264,7 @@ impl GpuSorter {
             assert_eq!(slot, 0, "the bitonic sort carries no values");
             return self.round_trip(keys, values, |keys, _| {
                 Ok(bitonic::Chunked {
-                    sorter: self,
+                    on: self.on_own_stream(),
                     keys,
                     n,
                     key_bytes,
@@ -276,7 +287,7 @@ impl GpuSorter {
                     map,
                 };
                 Ok(Chunked {
-                    sorter: self,
+                    on: self.on_own_stream(),
                     launch,
                 })
             })
@@ -294,7 +305,7 @@ impl GpuSorter {
                     max_shared,
                 };
                 Ok(Chunked {
-                    sorter: self,
+                    on: self.on_own_stream(),
                     launch,
                 })
             })
@@ -307,16 +318,17 @@ impl GpuSorter {
     /// `auto` chooses the sort ([`GpuSorter::auto_host`] with [`Sorting::Stable`]): the faster
     /// end to end of the merge-path merge sort and the radix sort for n and the key width on the
     /// device's measured table for host slices (the Hopper table: the merge sort, whose chunks are
-    /// sorted as they land, but for 2^17 to 2^20 4-byte keys: the radix sort);
-    /// [`GpuSorter::sort_with`] runs the one you name.
+    /// sorted as they land, but for 2^17 to 2^20 4-byte keys: the radix sort); [`Options`] with
+    /// `algo: Some(..)` runs the one you name. On the device: [`Queue::sort`].
     /// Device memory: the keys plus the sort's scratch ([`merge::scratch_bytes`],
     /// [`radix::scratch_bytes`]: about as much again). Keys whose sort does not fit (or exceeds
     /// [`GpuSorter::set_memory_budget`]) are sorted in chunks that fit and merged on the CPU,
     /// stably, with a host buffer as large as the keys.
     ///
     /// # Errors
-    /// [`Error::TooLong`], [`Error::OutOfDeviceMemory`], or [`Error::Cuda`]. On error `keys`
-    /// is unchanged unless the final copy back failed, or a chunk was already sorted.
+    /// [`Error::NotStable`] for [`GpuAlgo::Bitonic`], [`Error::TooLong`],
+    /// [`Error::OutOfDeviceMemory`], or [`Error::Cuda`]. On error `keys` is unchanged unless the
+    /// final copy back failed, or a chunk was already sorted.
     ///
     /// # Examples
     ///
@@ -330,15 +342,17 @@ impl GpuSorter {
     /// assert!(keys[4].is_nan());
     /// # Ok::<(), gpusort::Error>(())
     /// ```
-    pub fn sort<K: SortKey>(&self, keys: &mut [K], order: Order) -> Result<()> {
-        self.sort_keys(Pick::Auto(Sorting::Stable), keys, order)
+    pub fn sort<K: SortKey>(&self, keys: &mut [K], options: impl Into<Options>) -> Result<()> {
+        let options = options.into();
+        let pick = pick(options, Sorting::Stable)?;
+        self.sort_keys(pick, keys, options.order)
     }
 
     /// How a host-slice sort of `n` keys of type `K` runs with `auto` for `sorting` (for
     /// [`Sorting::Pairs`], `value_bytes` is the slot the values travel in: 4, 8 or 16): the
-    /// sort [`GpuSorter::sort_unstable`], [`GpuSorter::sort`], [`GpuSorter::sort_pairs`],
-    /// [`GpuSorter::sort_by_key`] and [`GpuSorter::argsort`] would run with the memory free
-    /// now, and whether in chunks. The choice is the device table's for host slices, measured
+    /// sort [`GpuSorter::sort_unstable`], [`GpuSorter::sort`], [`GpuSorter::sort_by_key`] and
+    /// [`GpuSorter::argsort`] would run given an [`Order`] with the memory free now, and whether
+    /// in chunks. The choice is the device table's for host slices, measured
     /// end to end (the copies overlap the bitonic and the merge sort, not the radix sort). The
     /// keys, values and the choice's scratch go on the device
     /// whole where they fit in free memory (and the budget), less a sixteenth; an unstable sort
@@ -351,15 +365,6 @@ impl GpuSorter {
     pub fn auto_host<K: SortKey>(&self, sorting: Sorting, n: usize) -> Result<HostPlan> {
         let room = self.room()?;
         Ok(self.plan_host::<K>(Pick::Auto(sorting), n, sorting.value_bytes(), room))
-    }
-
-    /// Sorts host keys with `algo` rather than `auto`'s choice: as [`GpuSorter::sort_unstable`]
-    /// (any of the three) or [`GpuSorter::sort`] (the merge or the radix sort) otherwise do.
-    ///
-    /// # Errors
-    /// As [`GpuSorter::sort_unstable`] or [`GpuSorter::sort`].
-    pub fn sort_with<K: SortKey>(&self, algo: GpuAlgo, keys: &mut [K], order: Order) -> Result<()> {
-        self.sort_keys(Pick::Algo(algo), keys, order)
     }
 
     /// Sorts host keys alone with `pick`.

@@ -41,9 +41,33 @@ pub(crate) enum Residency {
     Cooperative,
 }
 
-impl GpuSorter {
-    /// Queues `kernel` with `args` on the sorter's stream, loading its module into the sorter's
-    /// context first if need be (the context is made current).
+/// One sorter's work queued on one stream of its context: the sorter's own stream or a
+/// caller's. Every launch and every stream-ordered memory operation of the library goes through
+/// one, so a sort runs wherever its caller queued it.
+#[derive(Clone, Copy)]
+pub(crate) struct On<'a> {
+    pub sorter: &'a GpuSorter,
+    /// A live stream of the sorter's context.
+    pub stream: cuda::CUstream,
+}
+
+// SAFETY: a CUDA stream handle may be used from any thread (the driver serialises what needs
+// it); `On` only queues work on it.
+unsafe impl Send for On<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for On<'_> {}
+
+impl std::ops::Deref for On<'_> {
+    type Target = GpuSorter;
+
+    fn deref(&self) -> &GpuSorter {
+        self.sorter
+    }
+}
+
+impl On<'_> {
+    /// Queues `kernel` with `args` on the stream, loading its module into the sorter's context
+    /// first if need be (the context is made current).
     ///
     /// # Safety
     /// `args` describes memory of this context that the kernel may read and write as its
@@ -55,34 +79,59 @@ impl GpuSorter {
         shape: Shape,
         args: A,
     ) -> Result<()> {
-        let f = self.function(kernel)?;
-        // SAFETY: the caller's contract; the stream is the sorter's, of its context.
-        unsafe {
-            launch_on(
-                &f,
-                kernel,
-                shape,
-                Residency::Any,
-                self.stream.as_inner(),
-                args,
-            )
-        }
+        let f = self.sorter.function(kernel)?;
+        // SAFETY: the caller's contract; the stream is of the sorter's context.
+        unsafe { launch_on(&f, kernel, shape, Residency::Any, self.stream, args) }
     }
 
-    /// As [`GpuSorter::launch`], with every block resident at once ([`Residency::Cooperative`]).
+    /// As [`On::launch`], with every block resident at once ([`Residency::Cooperative`]).
     ///
     /// # Safety
-    /// As for [`GpuSorter::launch`].
+    /// As for [`On::launch`].
     pub(crate) unsafe fn launch_cooperative<A: KernelArgs>(
         &self,
         kernel: Kernel<A>,
         shape: Shape,
         args: A,
     ) -> Result<()> {
-        let f = self.function(kernel)?;
-        let stream = self.stream.as_inner();
+        let f = self.sorter.function(kernel)?;
         // SAFETY: as above.
-        unsafe { launch_on(&f, kernel, shape, Residency::Cooperative, stream, args) }
+        unsafe { launch_on(&f, kernel, shape, Residency::Cooperative, self.stream, args) }
+    }
+
+    /// Queues the zeroing of `bytes` bytes at device address `at`; `what` names them in an
+    /// error.
+    pub(crate) fn zero(&self, at: u64, bytes: u64, what: &str) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.sorter.bind()?;
+        // SAFETY: the caller's memory of this context, `bytes` long; the stream is live.
+        let status = unsafe { cuda::cuMemsetD8Async(at, 0, bytes as usize, self.stream) };
+        driver(status, "cuMemsetD8Async", || format!("zeroing {what}"))
+    }
+
+    /// Queues the copy of `bytes` bytes from device address `from` to `to`; `what` names them
+    /// in an error.
+    pub(crate) fn copy(&self, (from, to): (u64, u64), bytes: u64, what: &str) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.sorter.bind()?;
+        // SAFETY: the caller's memory of this context, `bytes` long at both ends; the stream
+        // is live.
+        let status = unsafe { cuda::cuMemcpyDtoDAsync_v2(to, from, bytes as usize, self.stream) };
+        driver(status, "cuMemcpyDtoDAsync", || format!("copying {what}"))
+    }
+}
+
+impl GpuSorter {
+    /// Work queued on the sorter's own stream.
+    pub(crate) fn on_own_stream(&self) -> On<'_> {
+        On {
+            sorter: self,
+            stream: self.stream.as_inner(),
+        }
     }
 }
 
@@ -90,7 +139,7 @@ impl GpuSorter {
 /// `stream` (a stream of the same context: the library's or the caller's).
 ///
 /// # Safety
-/// As for [`GpuSorter::launch`]; `stream` is a live stream of `f`'s context.
+/// As for [`On::launch`]; `stream` is a live stream of `f`'s context.
 pub(crate) unsafe fn launch_on<A: KernelArgs>(
     f: &Function<'_>,
     kernel: Kernel<A>,

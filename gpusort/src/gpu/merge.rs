@@ -2,10 +2,10 @@
 //! into kernel launches (whole, or chunk by chunk: `Chunked`), the scratch buffer's layout,
 //! and the kernels' shared-memory settings.
 
-use super::launch::Shape as Grid;
+use super::launch::{On, Shape as Grid};
 use super::modules::{Family, set_shared_attributes};
 use super::overlap::{Chunked, ChunkedSort};
-use super::{DeviceLimits, GpuSorter, prefetch_ahead};
+use super::{DeviceLimits, prefetch_ahead};
 use crate::error::Result;
 use cust::module::Module;
 use kernels_gpu::bitonic::window::WindowTilesArgs;
@@ -273,8 +273,8 @@ pub(super) fn configure(module: &Module, limits: &DeviceLimits) -> Result<[u64; 
 /// values for the ping-pong, and per output tile of a merge pass one `u64` merge-path split
 /// and two keys (its edges, [`kernels_gpu::merge::partition_pass`]). Zero when the keys fit
 /// in one tile of the tile sort on every device (it works in place).
-/// [`GpuSorter::sort_scratch`] allocates what its device needs, which may be less (zero up to
-/// one tile of its tile sort).
+/// [`GpuSorter::scratch_bytes`](crate::GpuSorter::scratch_bytes) says what its device needs, which may be less (zero up to one
+/// tile of its tile sort).
 pub fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64 {
     scratch_bytes_on(n, key_bytes, value_bytes, MIN_SHARED_BYTES)
 }
@@ -348,13 +348,13 @@ pub(super) struct Launch {
 /// Queues the whole stable sort on the sorter's stream. The tile sort writes to the scratch
 /// buffer or in place, chosen by the parity of the number of merge passes, so that the last
 /// pass lands in the caller's buffer with no copy ([`kernels_gpu::merge::schedule`]).
-pub(super) fn enqueue(sorter: &GpuSorter, l: &Launch) -> Result<()> {
+pub(super) fn enqueue(on: &On<'_>, l: &Launch) -> Result<()> {
     if l.n == 0 {
         return Ok(());
     }
     let all = BufferRange::new(l, 0..l.n);
     for step in schedule(l.n, Shape::of(l).sort_tile, 1) {
-        enqueue_step(sorter, l, &all, step, 1, &mut |_| Ok(()))?;
+        enqueue_step(on, l, &all, step, 1, &mut |_| Ok(()))?;
     }
     Ok(())
 }
@@ -396,7 +396,7 @@ impl BufferRange {
 /// consecutive ranges of output tiles, calling `written(keys)` after each (with the keys it
 /// writes, relative to the range).
 fn enqueue_step(
-    sorter: &GpuSorter,
+    on: &On<'_>,
     l: &Launch,
     w: &BufferRange,
     step: Step,
@@ -437,7 +437,7 @@ fn enqueue_step(
                         // Every stage of the tile's network: each tile sorted whole.
                         stages: shape.sort_tile.trailing_zeros(),
                     };
-                    unsafe { sorter.launch(sort, grid, args)? }
+                    unsafe { on.launch(sort, grid, args)? }
                 }
                 Kernels::Stable { sort, .. } => {
                     let args = SortTilesArgs {
@@ -450,7 +450,7 @@ fn enqueue_step(
                         encode: l.encode,
                         decode,
                     };
-                    unsafe { sorter.launch(sort, grid, args)? }
+                    unsafe { on.launch(sort, grid, args)? }
                 }
             }
             written(0..n)
@@ -465,7 +465,7 @@ fn enqueue_step(
                 tile,
             };
             let grid = Grid::new(partition_blocks(tiles, 1), PARTITION_THREADS, 0);
-            unsafe { sorter.launch(partition_kernel(l.key_bytes), grid, args)? };
+            unsafe { on.launch(partition_kernel(l.key_bytes), grid, args)? };
             let (threads, shared) = (shape.merge_threads, shape.merge_shared);
             for part in tile_parts(tiles, parts) {
                 let first_tile = part.start;
@@ -473,7 +473,7 @@ fn enqueue_step(
                 match shape.kernels {
                     Kernels::Network { merge, .. } => {
                         // Each block prefetches the input of a tile a later block merges.
-                        let ahead = sorter.module(Family::Merge)?.settings.ahead;
+                        let ahead = on.module(Family::Merge)?.settings.ahead;
                         let args = NetworkMergeArgs {
                             src_keys: src_k,
                             dst_keys: dst_k,
@@ -485,7 +485,7 @@ fn enqueue_step(
                             ahead: ahead[usize::from(l.key_bytes == 8)],
                             decode,
                         };
-                        unsafe { sorter.launch(merge, grid, args)? }
+                        unsafe { on.launch(merge, grid, args)? }
                     }
                     Kernels::Stable { merge, .. } => {
                         let args = MergePassArgs {
@@ -500,7 +500,7 @@ fn enqueue_step(
                             first_tile,
                             decode,
                         };
-                        unsafe { sorter.launch(merge, grid, args)? }
+                        unsafe { on.launch(merge, grid, args)? }
                     }
                 }
                 written(part.start * tile..(part.end * tile).min(n))?;
@@ -525,7 +525,7 @@ impl ChunkedSort for Chunked<'_, Launch> {
         let (l, tile) = (&self.launch, Shape::of(&self.launch).sort_tile);
         let w = BufferRange::new(l, range);
         for step in chunk_schedule(l.n, tile, self.chunk()) {
-            enqueue_step(self.sorter, l, &w, step, 1, &mut |_| Ok(()))?;
+            enqueue_step(&self.on, l, &w, step, 1, &mut |_| Ok(()))?;
         }
         Ok(())
     }
@@ -536,9 +536,9 @@ impl ChunkedSort for Chunked<'_, Launch> {
         let mut steps = schedule(l.n, tile, self.chunk()).peekable();
         while let Some(step) = steps.next() {
             if steps.peek().is_some() {
-                enqueue_step(self.sorter, l, &all, step, 1, &mut |_| Ok(()))?;
+                enqueue_step(&self.on, l, &all, step, 1, &mut |_| Ok(()))?;
             } else {
-                return enqueue_step(self.sorter, l, &all, step, LAST_PASS_PARTS, written);
+                return enqueue_step(&self.on, l, &all, step, LAST_PASS_PARTS, written);
             }
         }
         // At most one chunk: its steps were the whole sort.
@@ -550,11 +550,7 @@ impl ChunkedSort for Chunked<'_, Launch> {
 /// `key_bytes` (encoded), A = `src[..a_len]` and B = `src[a_len..n]`, into `dst[..n]`,
 /// decoding with `decode`, with `splits` room for `ceil(n / MERGE_TILE)` splits. `a_len = n`
 /// copies A.
-pub(crate) fn enqueue_merge_two(
-    sorter: &GpuSorter,
-    key_bytes: usize,
-    args: MergeTwoArgs,
-) -> Result<()> {
+pub(crate) fn enqueue_merge_two(on: &On<'_>, key_bytes: usize, args: MergeTwoArgs) -> Result<()> {
     let n = args.n;
     if n == 0 {
         return Ok(());
@@ -570,10 +566,10 @@ pub(crate) fn enqueue_merge_two(
     let grid = Grid::new(partition_blocks(tiles, SEARCH_LANES), PARTITION_THREADS, 0);
     // SAFETY: the caller's buffers hold n keys and the splits on this context's device; the
     // launch shapes are those the kernels document.
-    unsafe { sorter.launch(partition, grid, partition_args)? };
+    unsafe { on.launch(partition, grid, partition_args)? };
     let shared = merge_shared_bytes(MERGE_TILE, key_bytes as u32, 0);
     // SAFETY: as above.
-    unsafe { sorter.launch(merge, Grid::new(tiles as u32, MERGE_THREADS, shared), args) }
+    unsafe { on.launch(merge, Grid::new(tiles as u32, MERGE_THREADS, shared), args) }
 }
 
 /// Blocks of a partition kernel for `tiles` output tiles, `lanes` threads per split (a pass's

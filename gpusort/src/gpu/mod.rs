@@ -4,19 +4,21 @@
 //! |---|---|
 //! | `cuInit`, device, primary context | [`GpuSorter::new`], [`GpuSorter::with_device`], [`GpuSorter::bind`] |
 //! | modules (the PTX, JIT-compiled for the device) | [`KERNELS_PTX`], one module per family of kernels, each loaded on first use |
-//! | stream | [`GpuSorter::stream`], [`GpuSorter::synchronize`] |
+//! | stream | [`GpuSorter::stream`], [`GpuSorter::synchronize`]; a caller's: [`AsStream`], [`RawStream`] |
 //! | `cuMemAlloc`, `cuMemcpyHtoD`, `cuMemGetInfo` | [`GpuSorter::alloc`], [`GpuSorter::upload`], [`GpuSorter::memory_info`] |
-//! | kernel launches | [`GpuSorter::sort_unstable_device`], [`GpuSorter::enqueue_sort_unstable`], [`GpuSorter::sort_device`], [`GpuSorter::enqueue_sort`] |
+//! | kernel launches on a stream, scratch from `cuMemAllocAsync` | [`Queue`], from [`GpuSorter::queue`] or [`GpuSorter::queue_on`]: [`Queue::sort_unstable`], [`Queue::sort`], [`Queue::sort_by_key`], [`Queue::argsort`], [`Queue::top_k`] |
+//! | device pointers | [`DeviceMemory`], [`DeviceMemoryMut`]: `cust`'s buffers and slices, [`RawDeviceSlice`] |
 //!
 //! Three sorts ([`GpuAlgo`]): the bitonic network (unstable, in place, no scratch per call; up
 //! to 2^16 keys in one launch through a 512 KiB workspace each sorter allocates once), the
 //! stable merge-path merge sort and the stable LSD radix sort (each with a scratch buffer as
-//! large as the keys and values; [`merge::scratch_bytes`], [`radix::scratch_bytes`]). The
-//! default calls run `auto`'s choice ([`Sorting`], [`GpuSorter::auto_device`]): the fastest by
-//! n, key width and values on the device's measured table, among all three for
-//! `sort_unstable*`, among the stable two for `sort*`, `sort_pairs*`, `sort_by_key`,
-//! `argsort*`; an unstable sort whose choice's scratch does not fit runs the bitonic sort. The
-//! `*_with` calls run the sort they are given.
+//! large as the keys and values; [`merge::scratch_bytes`], [`radix::scratch_bytes`]). Given an
+//! [`Order`](crate::Order) (or [`Options`] with `algo: None`), a sort runs `auto`'s choice
+//! ([`Sorting`], [`GpuSorter::auto_device`]): the fastest by n, key width and values on the
+//! device's measured table, among all three for `sort_unstable`, among the stable two for
+//! `sort`, `sort_by_key` and the host slices' `argsort`; an unstable sort whose choice's
+//! scratch does not fit runs the bitonic sort. Given [`Options`] with `algo: Some(..)`, the
+//! named sort runs.
 //!
 //! Host slices whose sort does not fit on the device are sorted in chunks that fit and merged
 //! on the CPU ([`GpuSorter::set_memory_budget`]); [`GpuSorter::set_progress`] reports on it.
@@ -34,6 +36,7 @@ mod overlap;
 mod pairs;
 mod pinned;
 mod progress;
+mod queue;
 pub mod radix;
 mod scratch;
 mod segments;
@@ -46,10 +49,13 @@ pub use limits::DeviceLimits;
 pub use limits::DeviceProfile;
 pub use pinned::PinnedBuffer;
 pub use progress::{Phase, Progress, ProgressHook};
-pub use scratch::Scratch;
+pub use queue::{
+    AsStream, DeviceMemory, DeviceMemoryMut, Options, Queue, RawDeviceSlice, RawStream, Work,
+};
 pub use segments::Segments;
 
 use crate::error::{CudaContext, Error, Result};
+use auto::Pick;
 pub(crate) use context::ContextKind;
 use context::SorterContext;
 use cust::device::Device;
@@ -127,8 +133,8 @@ fn configure(family: Family, module: &Module, limits: &DeviceLimits) -> Result<S
 /// ```
 pub const KERNELS_PTX: &str = include_str!("../../kernels.ptx");
 
-/// The GPU sorts. The default calls choose among them (`auto`: [`GpuAlgo::fastest_for`],
-/// [`GpuSorter::auto_device`]); the `*_with` calls take one.
+/// The GPU sorts. `auto` chooses among them ([`GpuAlgo::fastest_for`],
+/// [`GpuSorter::auto_device`]) unless [`Options::algo`] names one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum GpuAlgo {
@@ -158,8 +164,9 @@ impl GpuAlgo {
 /// sort of each kind has its kernels' module compiled by the driver (docs/decisions.md, "A
 /// module per family"): create it once and reuse it. Every method
 /// that touches the device makes the context current on the calling thread first, so a sorter
-/// may move between threads (it is `Send` and `Sync`). Work is queued on one stream of its own,
-/// created blocking: it is ordered with CUDA's legacy default stream, where `cust`'s
+/// may move between threads (it is `Send` and `Sync`). Work is queued on one stream of its own
+/// ([`GpuSorter::queue`]) unless a caller's stream is given ([`GpuSorter::queue_on`]); its own
+/// is created blocking: it is ordered with CUDA's legacy default stream, where `cust`'s
 /// synchronous copies run, so keys copied with them are in place before a sort starts.
 /// Host-slice sorts also use a second stream of their own for their copies, which overlap the
 /// sort; they return when all is done.
@@ -206,6 +213,8 @@ pub struct GpuSorter {
     limits: DeviceLimits,
     context: SorterContext,
     device: Device,
+    /// The device's ordinal, which device memory's pointer attributes name.
+    ordinal: u32,
     name: String,
 }
 
@@ -328,6 +337,7 @@ impl GpuSorter {
             limits,
             context,
             device,
+            ordinal,
             name,
         })
     }
@@ -369,8 +379,9 @@ impl GpuSorter {
         &self.limits
     }
 
-    /// The stream all work of this sorter is queued on (blocking), for queueing more work
-    /// in order with a sort: copies, events, other kernels.
+    /// The sorter's own stream (blocking), where its host-slice sorts and the queues of
+    /// [`GpuSorter::queue`] queue their work, for queueing more work in order with a sort:
+    /// copies, events, other kernels.
     ///
     /// # Examples
     ///
@@ -385,7 +396,7 @@ impl GpuSorter {
     /// let start = Event::new(EventFlags::DEFAULT).unwrap();
     /// let stop = Event::new(EventFlags::DEFAULT).unwrap();
     /// start.record(gpu.stream()).unwrap();
-    /// gpu.enqueue_sort_unstable(&mut keys, Order::Ascending)?;
+    /// gpu.queue()?.sort_unstable(&mut keys, Order::Ascending)?;
     /// stop.record(gpu.stream()).unwrap();
     /// gpu.synchronize("sorting")?;
     /// println!("{} ms", stop.elapsed_time_f32(&start).unwrap());
@@ -458,7 +469,8 @@ impl GpuSorter {
     /// let gpu = GpuSorter::new()?;
     /// let mut keys = gpu.alloc::<f32>(3, "my keys")?;
     /// keys.copy_from(&[2.0f32, -1.0, 0.5][..]).expect("copy to the device");
-    /// gpu.sort_unstable_device(&mut keys, Order::Ascending)?;
+    /// gpu.queue()?.sort_unstable(&mut keys, Order::Ascending)?;
+    /// gpu.synchronize("sorting my keys")?;
     ///
     /// match gpu.alloc::<u64>(1 << 45, "a huge buffer") {
     ///     Err(Error::OutOfDeviceMemory { requested, free, .. }) => assert!(requested > free),
@@ -540,8 +552,8 @@ impl GpuSorter {
         self.device
     }
 
-    /// Waits until all work queued on [`GpuSorter::stream`] is done; `what` names the work in
-    /// an error.
+    /// Waits until all work queued on [`GpuSorter::stream`] (by [`GpuSorter::queue`]'s queues,
+    /// among others) is done; `what` names the work in an error.
     ///
     /// # Errors
     /// [`Error::Cuda`] with the first error of the queued work, its context `what`.
@@ -552,9 +564,12 @@ impl GpuSorter {
     /// use gpusort::{GpuSorter, Order};
     ///
     /// let gpu = GpuSorter::new()?;
-    /// let mut keys = gpu.upload(&[2u64, 1])?;
-    /// gpu.enqueue_sort_unstable(&mut keys, Order::Ascending)?;
-    /// gpu.synchronize("sorting my keys")?;
+    /// let mut a = gpu.upload(&[2u64, 1])?;
+    /// let mut b = gpu.upload(&[-1.5f32, 9.0, 0.0])?;
+    /// let mut queue = gpu.queue()?; // the sorter's stream
+    /// queue.sort_unstable(&mut a, Order::Ascending)?; // returns once queued
+    /// queue.sort_unstable(&mut b, Order::Descending)?;
+    /// gpu.synchronize("sorting a and b")?; // now a and b may be read
     /// # Ok::<(), gpusort::Error>(())
     /// ```
     pub fn synchronize(&self, what: &str) -> Result<()> {
@@ -564,10 +579,20 @@ impl GpuSorter {
 }
 
 /// The sorts that can carry values: all but the bitonic network, which is not stable.
-fn stable(algo: GpuAlgo) -> Result<()> {
+fn stable(algo: GpuAlgo) -> Result<GpuAlgo> {
     match algo {
         GpuAlgo::Bitonic => Err(Error::NotStable { algo: algo.name() }),
-        GpuAlgo::Merge | GpuAlgo::Radix => Ok(()),
+        GpuAlgo::Merge | GpuAlgo::Radix => Ok(algo),
+    }
+}
+
+/// What a host-slice call runs for `sorting` with `options`: the sort they name (a stable one
+/// where `sorting` needs it), or `auto`'s.
+fn pick(options: Options, sorting: Sorting) -> Result<Pick> {
+    match options.algo {
+        None => Ok(Pick::Auto(sorting)),
+        Some(algo) if sorting.is_stable() => stable(algo).map(Pick::Algo),
+        Some(algo) => Ok(Pick::Algo(algo)),
     }
 }
 

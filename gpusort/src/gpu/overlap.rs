@@ -24,6 +24,7 @@
 //! its phases ended: on the device (CUDA events, ms after the first upload DMA was queued) and
 //! on the host (ms after the round trip started, its device buffers not yet allocated).
 
+use super::launch::On;
 use super::staging::{Byte, Slots, Staging, bytes_of, bytes_of_mut};
 use super::{GpuSorter, HostKeys, value_slot};
 use crate::error::{CudaContext, Result};
@@ -61,7 +62,7 @@ pub(super) trait ChunkedSort {
 /// A sort whose launches `L` are queued by the pipeline: the merge and the radix sort each
 /// implement [`ChunkedSort`] for their launch beside their launches.
 pub(super) struct Chunked<'a, L> {
-    pub sorter: &'a GpuSorter,
+    pub on: On<'a>,
     pub launch: L,
 }
 

@@ -1,47 +1,14 @@
 //! Pairs, payloads and argsorts: values sorted with their keys, on the host and on the device.
 
 use super::auto::Pick;
-use super::{GpuAlgo, GpuSorter, HostKeys, Scratch, Sorting, merge, stable};
+#[cfg(doc)]
+use super::{GpuAlgo, Queue, radix};
+use super::{GpuSorter, HostKeys, Options, Sorting, merge, pick};
 use crate::error::{Error, Result};
 use crate::keys::{Order, SortKey, SortValue};
-use cust::memory::DeviceSlice;
 use rayon::prelude::*;
 
 impl GpuSorter {
-    /// Sorts `keys` stably and applies the same permutation to `values` (one per key): `auto`'s
-    /// stable sort (the merge or the radix sort) with the values carried along, as in
-    /// [`GpuSorter::sort_by_key`]. Values are `u32`, `u64` or `u128` ([`SortValue`]);
-    /// [`GpuSorter::sort_by_key`] takes any payload of up to 16 bytes.
-    ///
-    /// Device memory: keys and values, twice over (see [`merge::scratch_bytes`],
-    /// [`radix::scratch_bytes`]); pairs that do not fit are sorted in chunks and merged on the
-    /// CPU, as in [`GpuSorter::sort_by_key`].
-    ///
-    /// # Errors
-    /// [`Error::LengthMismatch`], [`Error::TooLong`], [`Error::OutOfDeviceMemory`], or
-    /// [`Error::Cuda`].
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// use gpusort::{GpuSorter, Order};
-    ///
-    /// let gpu = GpuSorter::new()?;
-    /// let mut keys = [3i32, 1, 3, 2];
-    /// let mut values = [10u64, 11, 12, 13];
-    /// gpu.sort_pairs(&mut keys, &mut values, Order::Ascending)?;
-    /// assert_eq!((keys, values), ([1, 2, 3, 3], [11, 13, 10, 12]));
-    /// # Ok::<(), gpusort::Error>(())
-    /// ```
-    pub fn sort_pairs<K: SortKey, V: SortValue>(
-        &self,
-        keys: &mut [K],
-        values: &mut [V],
-        order: Order,
-    ) -> Result<()> {
-        self.sort_by_key(keys, values, order)
-    }
-
     /// Sorts `keys` stably and moves each payload with its key: `payload[i]` belongs to
     /// `keys[i]` before and after. The counterpart of sorting `(key, payload)` pairs with
     /// [`slice::sort_by_key`] on the key (and of thrust's `stable_sort_by_key`).
@@ -59,8 +26,8 @@ impl GpuSorter {
     /// [`Sorting::Pairs`]): the faster of the merge-path merge sort and the radix sort for n and
     /// the key width on the device's table for host slices (its pairs breakpoints are, until a
     /// sweep with values exists, those measured with keys alone:
-    /// [`kernels_gpu::tuning::auto::HOST_PAIRS_32`]);
-    /// [`GpuSorter::sort_by_key_with`] runs the one you name. Device memory: keys and payload
+    /// [`kernels_gpu::tuning::auto::HOST_PAIRS_32`]); [`Options`] with `algo: Some(..)` runs
+    /// the one you name. On the device: [`Queue::sort_by_key`]. Device memory: keys and payload
     /// slots, twice over ([`merge::scratch_bytes`], [`radix::scratch_bytes`]). When that does
     /// not fit in free device memory (or the budget of [`GpuSorter::set_memory_budget`]),
     /// chunks that fit are sorted one after another and merged on the CPU, stably and on all
@@ -71,7 +38,8 @@ impl GpuSorter {
     ///
     /// # Errors
     /// [`Error::PayloadTooLarge`] for a `P` of more than 16 bytes, [`Error::LengthMismatch`],
-    /// [`Error::TooLong`], [`Error::OutOfDeviceMemory`], or [`Error::Cuda`].
+    /// [`Error::NotStable`] for [`GpuAlgo::Bitonic`], [`Error::TooLong`],
+    /// [`Error::OutOfDeviceMemory`], or [`Error::Cuda`].
     ///
     /// # Examples
     ///
@@ -108,125 +76,31 @@ impl GpuSorter {
         &self,
         keys: &mut [K],
         payload: &mut [P],
-        order: Order,
+        options: impl Into<Options>,
     ) -> Result<()> {
+        let options = options.into();
         let value_bytes = value_slot::<P>()?;
         let sorting = if value_bytes == 0 {
             Sorting::Stable
         } else {
             Sorting::Pairs { value_bytes }
         };
-        self.sort_host(Pick::Auto(sorting), HostKeys::Sort(keys), payload, order)
+        let pick = pick(options, sorting)?;
+        self.sort_host(pick, HostKeys::Sort(keys), payload, options.order)
     }
 
-    /// [`GpuSorter::sort_by_key`] with a chosen stable sort: [`GpuAlgo::Merge`] or
-    /// [`GpuAlgo::Radix`] (device memory: keys and payload slots twice over, and
-    /// [`radix::scratch_bytes`]'s status words).
+    /// The stable permutation that sorts `keys` in the order of `options`, as indices of type
+    /// `I`: `u32` (up to 2^32 keys), `u64` or `u128`. `keys[perm[0]], keys[perm[1]], …` is
+    /// sorted, equal keys in input order. `keys` is not changed. The keys are sorted with their
+    /// indices by `auto`'s stable sort, as in [`GpuSorter::sort_by_key`] ([`Options`] with
+    /// `algo: Some(..)` runs the one you name). Device memory: 2 × (keys + an index per key),
+    /// and the radix sort's status words where it runs; keys that do not fit are sorted in
+    /// chunks (with the indices of the whole input) and merged on the CPU, with a host copy of
+    /// the keys. On the device: [`Queue::argsort`].
     ///
     /// # Errors
-    /// [`Error::NotStable`] for [`GpuAlgo::Bitonic`]; otherwise as [`GpuSorter::sort_by_key`].
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// use gpusort::gpu::GpuAlgo;
-    /// use gpusort::{GpuSorter, Order};
-    ///
-    /// let gpu = GpuSorter::new()?;
-    /// let mut keys = [3u64, 1, 3, 2];
-    /// let mut names = [*b"c0", *b"a0", *b"c1", *b"b0"];
-    /// gpu.sort_by_key_with(GpuAlgo::Radix, &mut keys, &mut names, Order::Ascending)?;
-    /// assert_eq!(names, [*b"a0", *b"b0", *b"c0", *b"c1"]);
-    /// # Ok::<(), gpusort::Error>(())
-    /// ```
-    pub fn sort_by_key_with<K: SortKey, P: Copy + Send + Sync>(
-        &self,
-        algo: GpuAlgo,
-        keys: &mut [K],
-        payload: &mut [P],
-        order: Order,
-    ) -> Result<()> {
-        stable(algo)?;
-        self.sort_host(Pick::Algo(algo), HostKeys::Sort(keys), payload, order)
-    }
-
-    /// [`GpuSorter::sort_pairs`] on device buffers, in place; waits. Values are `u32`, `u64` or
-    /// `u128` ([`SortValue`]). `auto`'s stable sort ([`GpuSorter::auto_device`] with
-    /// [`Sorting::Pairs`]); allocates (and frees) its scratch ([`merge::scratch_bytes`],
-    /// [`radix::scratch_bytes`]).
-    ///
-    /// # Errors
-    /// As [`GpuSorter::sort_pairs`].
-    pub fn sort_pairs_device<K: SortKey, V: SortValue>(
-        &self,
-        keys: &mut DeviceSlice<K>,
-        values: &mut DeviceSlice<V>,
-        order: Order,
-    ) -> Result<()> {
-        let value_bytes = size_of::<V>();
-        let algo = self.auto_device::<K>(Sorting::Pairs { value_bytes }, keys.len())?;
-        self.sort_pairs_device_with(algo, keys, values, order)
-    }
-
-    /// [`GpuSorter::sort_pairs_device`] with a chosen stable sort: [`GpuAlgo::Merge`] or
-    /// [`GpuAlgo::Radix`]. Allocates (and frees) its scratch ([`GpuSorter::scratch_for`]).
-    ///
-    /// # Errors
-    /// [`Error::NotStable`] for [`GpuAlgo::Bitonic`]; otherwise as [`GpuSorter::sort_pairs`].
-    pub fn sort_pairs_device_with<K: SortKey, V: SortValue>(
-        &self,
-        algo: GpuAlgo,
-        keys: &mut DeviceSlice<K>,
-        values: &mut DeviceSlice<V>,
-        order: Order,
-    ) -> Result<()> {
-        stable(algo)?;
-        check_pairs(keys.len(), values.len())?;
-        let mut scratch = self.scratch_for::<K>(algo, keys.len(), size_of::<V>())?;
-        self.enqueue_sort_pairs_with(algo, keys, values, order, &mut scratch)?;
-        // `scratch` lives until the sort is done.
-        self.synchronize(&format!("running the {} sort of pairs", algo.name()))
-    }
-
-    /// Queues the stable sort with `algo` of device keys and their values on
-    /// [`GpuSorter::stream`] without waiting, using `scratch` (from [`GpuSorter::scratch_for`]
-    /// with the same `algo`, for at least this many keys of this type with values of this
-    /// type; it must live until the stream is synchronised).
-    ///
-    /// # Errors
-    /// [`Error::NotStable`] for [`GpuAlgo::Bitonic`], [`Error::LengthMismatch`],
-    /// [`Error::TooLong`], or [`Error::Cuda`] if a launch is refused.
-    ///
-    /// # Panics
-    /// If `scratch` is too small.
-    pub fn enqueue_sort_pairs_with<K: SortKey, V: SortValue>(
-        &self,
-        algo: GpuAlgo,
-        keys: &mut DeviceSlice<K>,
-        values: &mut DeviceSlice<V>,
-        order: Order,
-        scratch: &mut Scratch,
-    ) -> Result<()> {
-        stable(algo)?;
-        check_pairs(keys.len(), values.len())?;
-        let buffers = (
-            keys.as_device_ptr().as_raw(),
-            values.as_device_ptr().as_raw(),
-            size_of::<V>(),
-        );
-        self.enqueue_scratch_sort::<K>(algo, buffers, keys.len(), order, scratch.range())
-    }
-
-    /// The stable permutation that sorts `keys` in `order`, as `u64` indices (any length):
-    /// `keys[perm[0]], keys[perm[1]], …` is sorted, equal keys in input order. `keys` is not
-    /// changed. The keys are sorted with their indices by `auto`'s stable sort, as in
-    /// [`GpuSorter::sort_pairs`] ([`GpuSorter::argsort_with`] runs the one you name). Device
-    /// memory: 2 × (keys + 8 bytes per key), and the radix sort's status words where it runs;
-    /// keys that do not fit are sorted in chunks (with the indices of the whole input) and
-    /// merged on the CPU, with a host copy of the keys.
-    ///
-    /// # Errors
-    /// As [`GpuSorter::sort_pairs`].
+    /// [`Error::TooLong`] for more keys than `I` indexes; otherwise as
+    /// [`GpuSorter::sort_by_key`].
     ///
     /// # Examples
     ///
@@ -235,70 +109,36 @@ impl GpuSorter {
     ///
     /// let gpu = GpuSorter::new()?;
     /// let ages = [36u32, 25, 36, 19];
-    /// assert_eq!(gpu.argsort(&ages, Order::Ascending)?, [3, 1, 0, 2]);
-    /// assert_eq!(gpu.argsort(&ages, Order::Descending)?, [0, 2, 1, 3]);
+    /// let ascending: Vec<u32> = gpu.argsort(&ages, Order::Ascending)?;
+    /// assert_eq!(ascending, [3, 1, 0, 2]);
+    /// assert_eq!(gpu.argsort::<_, u64>(&ages, Order::Descending)?, [0, 2, 1, 3]);
     /// # Ok::<(), gpusort::Error>(())
     /// ```
-    pub fn argsort<K: SortKey>(&self, keys: &[K], order: Order) -> Result<Vec<u64>> {
-        let sorting = Sorting::Pairs { value_bytes: 8 };
-        self.argsort_as::<K, u64>(Pick::Auto(sorting), keys, order)
-    }
-
-    /// [`GpuSorter::argsort`] with a chosen stable sort: [`GpuAlgo::Merge`] or
-    /// [`GpuAlgo::Radix`].
-    ///
-    /// # Errors
-    /// [`Error::NotStable`] for [`GpuAlgo::Bitonic`]; otherwise as [`GpuSorter::argsort`].
-    pub fn argsort_with<K: SortKey>(
+    pub fn argsort<K: SortKey, I: SortValue>(
         &self,
-        algo: GpuAlgo,
         keys: &[K],
-        order: Order,
-    ) -> Result<Vec<u64>> {
-        stable(algo)?;
-        self.argsort_as::<K, u64>(Pick::Algo(algo), keys, order)
-    }
-
-    /// [`GpuSorter::argsort`] with `u32` indices: less memory and traffic (2 × (keys + 4 bytes
-    /// per key)), for up to 2^32 keys.
-    ///
-    /// # Errors
-    /// [`Error::TooLong`] past 2^32 keys; otherwise as [`GpuSorter::sort_pairs`].
-    pub fn argsort_u32<K: SortKey>(&self, keys: &[K], order: Order) -> Result<Vec<u32>> {
-        let sorting = Sorting::Pairs { value_bytes: 4 };
-        self.argsort_u32_as(Pick::Auto(sorting), keys, order)
-    }
-
-    /// [`GpuSorter::argsort_u32`] with a chosen stable sort: [`GpuAlgo::Merge`] or
-    /// [`GpuAlgo::Radix`].
-    ///
-    /// # Errors
-    /// [`Error::NotStable`] for [`GpuAlgo::Bitonic`]; otherwise as [`GpuSorter::argsort_u32`].
-    pub fn argsort_u32_with<K: SortKey>(
-        &self,
-        algo: GpuAlgo,
-        keys: &[K],
-        order: Order,
-    ) -> Result<Vec<u32>> {
-        stable(algo)?;
-        self.argsort_u32_as(Pick::Algo(algo), keys, order)
-    }
-
-    /// [`GpuSorter::argsort_as`] with `u32` indices, for up to 2^32 keys.
-    pub(super) fn argsort_u32_as<K: SortKey>(
-        &self,
-        pick: Pick,
-        keys: &[K],
-        order: Order,
-    ) -> Result<Vec<u32>> {
-        let max = u64::from(u32::MAX) + 1;
+        options: impl Into<Options>,
+    ) -> Result<Vec<I>> {
+        let options = options.into();
+        let index_bytes = size_of::<I>();
+        let max = if index_bytes < 8 {
+            1 << (8 * index_bytes)
+        } else {
+            u64::MAX
+        };
         if keys.len() as u64 > max {
             return Err(Error::TooLong {
                 len: keys.len() as u64,
                 max,
             });
         }
-        self.argsort_as::<K, u32>(pick, keys, order)
+        let pick = pick(
+            options,
+            Sorting::Pairs {
+                value_bytes: index_bytes,
+            },
+        )?;
+        self.argsort_as::<K, I>(pick, keys, options.order)
     }
 
     /// The stable sort of the indices `0..n` by `keys`: the keys are only read (on the device

@@ -10,7 +10,7 @@ use std::ops::{Deref, DerefMut};
 /// A slice of `T` in page-locked host memory, allocated through a [`GpuSorter`]'s context.
 ///
 /// Host-slice sorts ([`GpuSorter::sort_unstable`], [`GpuSorter::sort`],
-/// [`GpuSorter::sort_pairs`], …) given a slice of a `PinnedBuffer` let the DMA engine read and
+/// [`GpuSorter::sort_by_key`], …) given a slice of a `PinnedBuffer` let the DMA engine read and
 /// write it directly: no host copy through the sorter's staging memory, so the round trip costs
 /// little more than the two copies over the bus (pageable memory must first be copied into
 /// pinned memory by the CPU, which is slower than the bus on most machines). It dereferences

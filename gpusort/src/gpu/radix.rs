@@ -2,13 +2,12 @@
 //! digit, keys (and values) going from the caller's buffers to the scratch and back, so that
 //! an even number of passes (4 for 32-bit keys, 8 for 64-bit ones) ends in the caller's.
 
-use super::GpuSorter;
+use super::launch::On;
 use super::launch::Shape;
 use super::modules::allow_dynamic_shared;
 use super::overlap::{Chunked, ChunkedSort};
-use crate::error::{Result, driver};
+use crate::error::Result;
 use cust::module::Module;
-use cust::sys as cuda;
 use kernels_gpu::kernels::{
     Kernel, radix_gather_pass_u32, radix_gather_pass_u64, radix_histogram_u32, radix_histogram_u64,
     radix_pass_u32, radix_pass_u32_u32, radix_pass_u32_u64, radix_pass_u32_u128, radix_pass_u64,
@@ -104,9 +103,10 @@ pub fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64 {
     Scratch::new(n, key_bytes as u32, value_bytes as u32).bytes
 }
 
-/// Bytes of scratch an argsort of `n` keys of `key_bytes` by [`enqueue_gathered`] needs: a
-/// second buffer of `u32` indices, the histograms and tile counters, and the status words
-/// (about 4.3 bytes per key in all); no copy of the keys.
+/// Bytes of scratch an argsort of `n` keys of `key_bytes` on the device
+/// ([`Queue::argsort`](crate::Queue::argsort)) needs: a second buffer of `u32` indices, the
+/// histograms and tile counters, and the status words (about 4.3 bytes per key in all); no copy
+/// of the keys.
 ///
 /// ```
 /// use gpusort::gpu::radix::{gathered_scratch_bytes, scratch_bytes};
@@ -137,8 +137,8 @@ pub(super) struct Launch {
 }
 
 /// Queues the whole radix sort on the sorter's stream.
-pub(super) fn enqueue(sorter: &GpuSorter, l: &Launch) -> Result<()> {
-    enqueue_digits(sorter, l, passes(l.key_bytes as u32))
+pub(super) fn enqueue(on: &On<'_>, l: &Launch) -> Result<()> {
+    enqueue_digits(on, l, passes(l.key_bytes as u32))
 }
 
 /// Queues the radix sort by the `digits` lowest digits of the keys only (1 ..= every digit),
@@ -146,7 +146,7 @@ pub(super) fn enqueue(sorter: &GpuSorter, l: &Launch) -> Result<()> {
 /// values are in the caller's buffers, after an odd number (of more than one key) in the
 /// scratch's ([`Scratch::keys`] and [`Scratch::values`] of `Scratch::new(n, key_bytes,
 /// value_bytes)`), decoded with `map` either way.
-pub(super) fn enqueue_digits(sorter: &GpuSorter, l: &Launch, digits: u32) -> Result<()> {
+pub(super) fn enqueue_digits(on: &On<'_>, l: &Launch, digits: u32) -> Result<()> {
     debug_assert!((1..=passes(l.key_bytes as u32)).contains(&digits));
     if l.n <= 1 {
         return Ok(());
@@ -155,7 +155,7 @@ pub(super) fn enqueue_digits(sorter: &GpuSorter, l: &Launch, digits: u32) -> Res
     let layout = Scratch::new(l.n, kb, vb);
     let at = |offset: u64| l.scratch + offset;
     zero_counters(
-        sorter,
+        on,
         at(layout.histograms),
         layout.bytes - layout.histograms,
         l.n,
@@ -167,7 +167,7 @@ pub(super) fn enqueue_digits(sorter: &GpuSorter, l: &Launch, digits: u32) -> Res
         encode: l.map,
     };
     // SAFETY: the keys are the caller's, the histograms the scratch's.
-    unsafe { sorter.launch(histogram_kernel(kb), histogram_shape(l.n, kb), histogram)? };
+    unsafe { on.launch(histogram_kernel(kb), histogram_shape(l.n, kb), histogram)? };
 
     let shape = pass_shape(l.n, kb, vb);
     let buffers = [(l.keys, l.values), (at(layout.keys), at(layout.values))];
@@ -189,21 +189,19 @@ pub(super) fn enqueue_digits(sorter: &GpuSorter, l: &Launch, digits: u32) -> Res
         };
         // SAFETY: sources and destinations are the caller's buffers and the scratch's, apart,
         // each of n keys and values; the counters are the scratch's.
-        unsafe { sorter.launch(pass_kernel(kb, vb), shape, args)? };
+        unsafe { on.launch(pass_kernel(kb, vb), shape, args)? };
     }
     Ok(())
 }
 
 /// Zeroes the `bytes` of histograms, tile counters and status words at `counters`: the status
 /// words' epochs make every later pass see the words of the one before as not ready.
-fn zero_counters(sorter: &GpuSorter, counters: u64, bytes: u64, n: u64) -> Result<()> {
-    sorter.bind()?;
-    // SAFETY: the range lies in the caller's scratch.
-    let status =
-        unsafe { cuda::cuMemsetD8Async(counters, 0, bytes as usize, sorter.stream.as_inner()) };
-    driver(status, "cuMemsetD8Async", || {
-        format!("zeroing the radix sort's counters for {n} keys")
-    })
+fn zero_counters(on: &On<'_>, counters: u64, bytes: u64, n: u64) -> Result<()> {
+    on.zero(
+        counters,
+        bytes,
+        &format!("the radix sort's counters for {n} keys"),
+    )
 }
 
 /// The histogram's grid for `n` keys of `key_bytes`.
@@ -229,7 +227,7 @@ fn pass_shape(n: u64, key_bytes: u32, value_bytes: u32) -> Shape {
 /// their indices takes a copy of the keys and a second buffer of both; the passes after the
 /// first read the keys in the order of the pass before, scattered.
 pub(super) fn enqueue_gathered(
-    sorter: &GpuSorter,
+    on: &On<'_>,
     (keys, indices, scratch): (u64, u64, u64),
     n: u64,
     key_bytes: usize,
@@ -240,16 +238,13 @@ pub(super) fn enqueue_gathered(
         return Ok(());
     }
     if n == 1 {
-        sorter.bind()?;
-        // SAFETY: the caller's buffer of one index.
-        let status = unsafe { cuda::cuMemsetD32Async(indices, 0, 1, sorter.stream.as_inner()) };
-        return driver(status, "cuMemsetD32Async", || "the index of one key".into());
+        return on.zero(indices, 4, "the index of one key");
     }
     let kb = key_bytes as u32;
     let layout = Scratch::gathered(n, kb);
     let at = |offset: u64| scratch + offset;
     zero_counters(
-        sorter,
+        on,
         at(layout.histograms),
         layout.bytes - layout.histograms,
         n,
@@ -261,7 +256,7 @@ pub(super) fn enqueue_gathered(
         encode: map,
     };
     // SAFETY: the keys are the caller's, the histograms the scratch's.
-    unsafe { sorter.launch(histogram_kernel(kb), histogram_shape(n, kb), histogram)? };
+    unsafe { on.launch(histogram_kernel(kb), histogram_shape(n, kb), histogram)? };
 
     let shape = pass_shape(n, kb, 4);
     // The first pass writes the scratch's indices; an even number of passes ends in the
@@ -286,7 +281,7 @@ pub(super) fn enqueue_gathered(
         };
         // SAFETY: the keys are the caller's, read only; the index buffers are the caller's and
         // the scratch's, apart, of n indices each.
-        unsafe { sorter.launch(gather_pass_kernel(kb), shape, args)? };
+        unsafe { on.launch(gather_pass_kernel(kb), shape, args)? };
     }
     Ok(())
 }
@@ -299,7 +294,7 @@ impl ChunkedSort for Chunked<'_, Launch> {
     }
 
     fn sort_chunk(&mut self, _range: Range<u64>) -> Result<()> {
-        enqueue(self.sorter, &self.launch)
+        enqueue(&self.on, &self.launch)
     }
 
     fn finish(&mut self, written: &mut dyn FnMut(Range<u64>) -> Result<()>) -> Result<()> {

@@ -2,37 +2,27 @@
 //! the sorts queued on it.
 
 use super::auto::{self};
+use super::launch::On;
 use super::{GpuAlgo, GpuSorter, bitonic, check_len, merge, radix};
 use crate::error::{Result, driver};
 use crate::keys::{Order, SortKey};
 use cust::memory::DeviceBuffer;
-use cust::stream::Stream;
 use cust::sys as cuda;
 
 impl GpuSorter {
-    /// Scratch for the merge sort of `len` keys of type `K` with values of `value_bytes`
-    /// bytes each (0 for keys only, 4, 8 or 16), checked against free memory first
-    /// ([`GpuSorter::scratch_for`] with [`GpuAlgo::Merge`]).
-    ///
-    /// # Errors
-    /// [`Error::OutOfDeviceMemory`] naming the bytes needed and free, or [`Error::Cuda`].
-    pub fn sort_scratch<K: SortKey>(&self, len: usize, value_bytes: usize) -> Result<Scratch> {
-        self.scratch_for::<K>(GpuAlgo::Merge, len, value_bytes)
-    }
-
     /// Scratch for a sort with `algo` of `len` keys of type `K` with values of `value_bytes`
     /// bytes each (0 for keys only, 4, 8 or 16), checked against free memory first: none for
     /// the bitonic sort, [`merge::scratch_bytes`] or [`radix::scratch_bytes`] for the others.
     ///
     /// # Errors
     /// [`Error::OutOfDeviceMemory`] naming the bytes needed and free, or [`Error::Cuda`].
-    pub fn scratch_for<K: SortKey>(
+    pub(crate) fn scratch_for<K: SortKey>(
         &self,
         algo: GpuAlgo,
         len: usize,
         value_bytes: usize,
     ) -> Result<Scratch> {
-        let bytes = self.scratch_bytes::<K>(algo, len, value_bytes);
+        let bytes = self.scratch_bytes_of::<K>(algo, len, value_bytes);
         let what = match algo {
             GpuAlgo::Bitonic => "",
             GpuAlgo::Merge => "the merge sort's scratch",
@@ -44,13 +34,13 @@ impl GpuSorter {
         } else {
             Some(self.alloc::<u64>(bytes.div_ceil(8) as usize, what)?)
         };
-        Ok(Scratch { buffer, bytes })
+        Ok(Scratch { buffer })
     }
 
     /// Bytes of scratch `algo` needs for `len` keys of type `K` with values of `value_bytes`
     /// on this device ([`merge::scratch_bytes`], [`radix::scratch_bytes`]; none for the
     /// bitonic sort).
-    pub(super) fn scratch_bytes<K: SortKey>(
+    pub(super) fn scratch_bytes_of<K: SortKey>(
         &self,
         algo: GpuAlgo,
         len: usize,
@@ -59,14 +49,16 @@ impl GpuSorter {
         let max_shared = self.limits.max_shared_per_block;
         auto::scratch_bytes(algo, len as u64, size_of::<K>(), value_bytes, max_shared)
     }
+}
 
+impl On<'_> {
     /// Queues the sort with `algo` of `len` keys at device address `keys` and their values at
     /// `values` (`value_bytes` each; 0 for none), given as `(keys, values, value_bytes)`, with
     /// the scratch at `scratch` = (address, bytes): at least what `algo` needs.
     ///
     /// # Panics
     /// If the scratch is too small, or the bitonic sort is given values.
-    pub(super) fn enqueue_scratch_sort<K: SortKey>(
+    pub(crate) fn enqueue_sort<K: SortKey>(
         &self,
         algo: GpuAlgo,
         (keys, values, value_bytes): (u64, u64, usize),
@@ -75,7 +67,7 @@ impl GpuSorter {
         (scratch, scratch_bytes): (u64, u64),
     ) -> Result<()> {
         check_len(len)?;
-        let needed = self.scratch_bytes::<K>(algo, len, value_bytes);
+        let needed = self.scratch_bytes_of::<K>(algo, len, value_bytes);
         assert!(
             scratch_bytes >= needed,
             "scratch of {scratch_bytes} bytes for a {} sort that needs {needed}",
@@ -117,19 +109,18 @@ impl GpuSorter {
         }
     }
 
-    /// `bytes` of scratch allocated in the order of the sorter's stream, freed in that order
-    /// when dropped: `None` where the device has no memory pools or its pool cannot supply
-    /// them.
-    pub(super) fn stream_scratch(&self, bytes: u64) -> Result<Option<StreamScratch<'_>>> {
+    /// `bytes` of scratch allocated from the device's memory pool in the order of the stream,
+    /// given back in that order when dropped: `None` where the device has no memory pools or
+    /// its pool cannot supply them.
+    pub(crate) fn pool_scratch(&self, bytes: u64) -> Result<Option<StreamScratch>> {
         self.bind()?;
         let mut ptr = 0;
-        // SAFETY: an out pointer and the sorter's live stream.
-        let status =
-            unsafe { cuda::cuMemAllocAsync(&mut ptr, bytes as usize, self.stream.as_inner()) };
+        // SAFETY: an out pointer and a live stream of the sorter's context.
+        let status = unsafe { cuda::cuMemAllocAsync(&mut ptr, bytes as usize, self.stream) };
         use cuda::cudaError_enum as E;
         match status {
             E::CUDA_SUCCESS => Ok(Some(StreamScratch {
-                stream: &self.stream,
+                stream: self.stream,
                 range: (ptr, bytes),
             })),
             E::CUDA_ERROR_OUT_OF_MEMORY | E::CUDA_ERROR_NOT_SUPPORTED => Ok(None),
@@ -141,52 +132,33 @@ impl GpuSorter {
     }
 }
 
-/// Device scratch of the stable sort, from [`GpuSorter::sort_scratch`].
-pub struct Scratch {
-    pub(super) buffer: Option<DeviceBuffer<u64>>,
-    pub(super) bytes: u64,
+/// Device scratch of a sort, from [`GpuSorter::scratch_for`], freed when dropped.
+pub(crate) struct Scratch {
+    buffer: Option<DeviceBuffer<u64>>,
 }
 
 impl Scratch {
-    /// Its size in bytes.
-    pub fn bytes(&self) -> u64 {
-        self.bytes
-    }
-
-    /// No scratch: what the bitonic sort needs.
-    pub(super) fn none() -> Scratch {
-        Scratch {
-            buffer: None,
-            bytes: 0,
-        }
-    }
-
     /// Its device address, 0 where the sort needs none.
     pub(super) fn device_ptr(&self) -> u64 {
         self.buffer
             .as_ref()
             .map_or(0, |b| b.as_device_ptr().as_raw())
     }
-
-    /// Its device address and size.
-    pub(super) fn range(&self) -> (u64, u64) {
-        (self.device_ptr(), self.bytes)
-    }
 }
 
 /// Scratch from the device's memory pool, allocated on a stream (`cuMemAllocAsync`) and freed
 /// on it when dropped (`cuMemFreeAsync`): work queued on the stream in between may use it, and
 /// the memory goes back to the pool once the stream has run that work.
-pub(super) struct StreamScratch<'a> {
-    stream: &'a Stream,
+pub(crate) struct StreamScratch {
+    stream: cuda::CUstream,
     /// Device address and size.
-    pub(super) range: (u64, u64),
+    pub(crate) range: (u64, u64),
 }
 
-impl Drop for StreamScratch<'_> {
+impl Drop for StreamScratch {
     fn drop(&mut self) {
         // SAFETY: the pointer came from cuMemAllocAsync and is freed once, in stream order. A
         // failure (the context's earlier error) leaves it to the pool, freed with the context.
-        let _ = unsafe { cuda::cuMemFreeAsync(self.range.0, self.stream.as_inner()) };
+        let _ = unsafe { cuda::cuMemFreeAsync(self.range.0, self.stream) };
     }
 }

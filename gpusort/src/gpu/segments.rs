@@ -8,7 +8,7 @@
 
 mod long;
 
-use super::launch::Shape;
+use super::launch::{On, Shape};
 use super::{GpuSorter, bitonic, check_len, check_pairs};
 use crate::error::{CudaContext, Error, Result, driver};
 use crate::keys::{Order, SortKey, SortValue};
@@ -516,12 +516,15 @@ impl GpuSorter {
         segments: Segments<'_>,
         order: Order,
     ) -> Result<()> {
-        let plan = self.plan_segments::<K>(segments, keys.len(), false, false)?;
+        let plan = self
+            .on_own_stream()
+            .plan_segments::<K>(segments, keys.len(), false, false)?;
         if plan.is_empty() {
             return Ok(());
         }
         let mut device = self.upload(keys)?;
-        self.run_segments(&plan, &Launch::of(&mut device, order))?;
+        self.on_own_stream()
+            .run_segments(&plan, &Launch::of(&mut device, order))?;
         device
             .copy_to(keys)
             .context("copying sorted segments to the host")
@@ -537,8 +540,11 @@ impl GpuSorter {
         segments: Segments<'_>,
         order: Order,
     ) -> Result<()> {
-        let plan = self.plan_segments::<K>(segments, keys.len(), false, false)?;
-        self.run_segments(&plan, &Launch::of(keys, order))
+        let plan = self
+            .on_own_stream()
+            .plan_segments::<K>(segments, keys.len(), false, false)?;
+        self.on_own_stream()
+            .run_segments(&plan, &Launch::of(keys, order))
     }
 
     /// Sorts every segment of `keys` stably (equal keys keep their order) and moves each value
@@ -568,14 +574,16 @@ impl GpuSorter {
         order: Order,
     ) -> Result<()> {
         check_pairs(keys.len(), values.len())?;
-        let plan = self.plan_segments::<K>(segments, keys.len(), true, false)?;
+        let plan = self
+            .on_own_stream()
+            .plan_segments::<K>(segments, keys.len(), true, false)?;
         if plan.is_empty() {
             return Ok(());
         }
         let mut device_keys = self.upload(keys)?;
         let mut device_values = self.upload(values)?;
         let launch = Launch::pairs(&mut device_keys, &mut device_values, order);
-        self.run_segments(&plan, &launch)?;
+        self.on_own_stream().run_segments(&plan, &launch)?;
         device_keys
             .copy_to(keys)
             .context("copying sorted segments to the host")?;
@@ -596,8 +604,11 @@ impl GpuSorter {
         order: Order,
     ) -> Result<()> {
         check_pairs(keys.len(), values.len())?;
-        let plan = self.plan_segments::<K>(segments, keys.len(), true, false)?;
-        self.run_segments(&plan, &Launch::pairs(keys, values, order))
+        let plan = self
+            .on_own_stream()
+            .plan_segments::<K>(segments, keys.len(), true, false)?;
+        self.on_own_stream()
+            .run_segments(&plan, &Launch::pairs(keys, values, order))
     }
 
     /// The stable sorting permutation of every segment of `keys`, as positions within the
@@ -626,7 +637,9 @@ impl GpuSorter {
         segments: Segments<'_>,
         order: Order,
     ) -> Result<Vec<u32>> {
-        let plan = self.plan_segments::<K>(segments, keys.len(), true, true)?;
+        let plan = self
+            .on_own_stream()
+            .plan_segments::<K>(segments, keys.len(), true, true)?;
         let mut indices = vec![0u32; keys.len()];
         if plan.is_empty() {
             return Ok(indices);
@@ -635,7 +648,7 @@ impl GpuSorter {
         let mut device_indices = self.alloc::<u32>(keys.len(), "the segments' indices")?;
         let at = device_keys.as_device_ptr().as_raw();
         // The upload is the sort's own: sorted in place unless the keys need no writing.
-        let sorted_keys = if self.radix_alone(&plan, size_of::<K>()) {
+        let sorted_keys = if self.on_own_stream().radix_alone(&plan, size_of::<K>()) {
             0
         } else {
             at
@@ -646,7 +659,8 @@ impl GpuSorter {
             spare: n * (size_of::<K>() as u64 + 4),
             ..Launch::keys::<K>(at, keys.len(), order)
         };
-        self.argsort_planned(&plan, launch, &mut device_indices)?;
+        self.on_own_stream()
+            .argsort_planned(&plan, launch, &mut device_indices)?;
         device_indices
             .copy_to(&mut indices[..])
             .context("copying segment indices to the host")?;
@@ -667,15 +681,17 @@ impl GpuSorter {
         order: Order,
     ) -> Result<()> {
         check_pairs(keys.len(), indices.len())?;
-        let plan = self.plan_segments::<K>(segments, keys.len(), true, true)?;
-        if self.radix_alone(&plan, size_of::<K>()) {
+        let plan = self
+            .on_own_stream()
+            .plan_segments::<K>(segments, keys.len(), true, true)?;
+        if self.on_own_stream().radix_alone(&plan, size_of::<K>()) {
             // The radix sorts of segments read the keys and need not write them back: no copy.
             let at = keys.as_device_ptr().as_raw();
             let launch = Launch {
                 sorted_keys: 0,
                 ..Launch::keys::<K>(at, keys.len(), order)
             };
-            return self.argsort_planned(&plan, launch, indices);
+            return self.on_own_stream().argsort_planned(&plan, launch, indices);
         }
         let mut copy = self.alloc::<K>(keys.len(), "a copy of the keys to argsort")?;
         if !keys.is_empty() {
@@ -687,9 +703,11 @@ impl GpuSorter {
             spare: keys.len() as u64 * 4,
             ..Launch::of(&mut copy, order)
         };
-        self.argsort_planned(&plan, launch, indices)
+        self.on_own_stream().argsort_planned(&plan, launch, indices)
     }
+}
 
+impl On<'_> {
     /// Whether every launch of `plan`, for keys of `key_bytes` with their positions, is a radix
     /// sort of a segment.
     fn radix_alone(&self, plan: &Plan, key_bytes: usize) -> bool {
@@ -714,8 +732,7 @@ impl GpuSorter {
         if !plan.covers_all && !indices.is_empty() {
             self.bind()?;
             // SAFETY: the indices' own buffer, as many words as keys.
-            let status =
-                unsafe { cuda::cuMemsetD32Async(at, 0, indices.len(), self.stream.as_inner()) };
+            let status = unsafe { cuda::cuMemsetD32Async(at, 0, indices.len(), self.stream) };
             driver(status, "cuMemsetD32Async", || {
                 "zeroing the indices outside every segment".into()
             })?;

@@ -6,14 +6,13 @@
 //! its keys, then a gather of at most 4096 candidates) and one round in registers over those.
 //! k above [`MAX_K`] is a stable sort's first k.
 
-use super::launch::Shape;
-use super::{GpuAlgo, GpuSorter, Scratch, check_len};
-use crate::error::{CudaContext, Error, Result, driver};
+use super::launch::{On, Shape};
+use super::{GpuAlgo, GpuSorter, Options, check_len};
+use crate::error::{CudaContext, Error, Result};
 use crate::keys::{Order, SortKey};
 use crate::topk::{TopK, check_top_k};
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
+use cust::memory::{CopyDestination, DeviceBuffer};
 use cust::module::Module;
-use cust::sys as cuda;
 use kernels_gpu::kernels::{
     Kernel, topk_digits_u32, topk_digits_u64, topk_round_u32, topk_round_u64, topk_rows_u32,
     topk_rows_u64,
@@ -95,91 +94,212 @@ impl GpuSorter {
         )
     }
 
-    /// Scratch for [`GpuSorter::enqueue_top_k_rows`] with these shapes: the candidates of the
-    /// rounds before the last, keys and `u64` indices, twice (none when a round of one block
-    /// per row does it; at most `2 × 16 × k` bytes per block the device runs at once); for a
-    /// whole array selected by digits, their workspace (about 120 KiB, and 8 bytes per 4096
-    /// keys).
+    /// Bytes of scratch a top-k of `k` per row of `row_len` keys among `len` keys of type `K`
+    /// takes on this device: the candidates of the rounds before the last, keys and `u64`
+    /// indices, twice (none when a round of one block per row does it; at most `2 × 16 × k`
+    /// bytes per block the device runs at once); for a whole array selected by digits, their
+    /// workspace (about 120 KiB, and 8 bytes per 4096 keys).
     ///
     /// # Errors
-    /// As [`check_top_k`], [`Error::KOutOfRange`] for k above [`TOP_K_MAX_K`],
-    /// [`Error::OutOfDeviceMemory`], or [`Error::Cuda`].
-    pub fn top_k_scratch<K: SortKey>(
+    /// As [`check_top_k`], or [`Error::KOutOfRange`] for k above [`TOP_K_MAX_K`].
+    pub(crate) fn top_k_scratch_bytes<K: SortKey>(
         &self,
         len: usize,
         row_len: usize,
         k: usize,
-    ) -> Result<Scratch> {
+    ) -> Result<u64> {
         let rows = check_top_k(len, row_len, k)?;
         check_selected(row_len, k)?;
         let key_bytes = size_of::<K>();
-        let bytes = if by_digits(rows as u64, row_len as u64, k as u32, key_bytes as u32) {
-            workspace(key_bytes as u32, self.digits_grid(len)).bytes
-        } else {
-            let candidates = candidate_capacity(self.top_k_plan(rows, row_len, k, key_bytes));
-            scratch_layout(candidates, key_bytes).1
-        };
-        let buffer = if bytes == 0 {
-            None
-        } else {
-            Some(self.alloc::<u64>(bytes.div_ceil(8) as usize, "the top-k's candidates")?)
-        };
-        Ok(Scratch { buffer, bytes })
+        Ok(
+            if by_digits(rows as u64, row_len as u64, k as u32, key_bytes as u32) {
+                workspace(key_bytes as u32, self.digits_grid(len)).bytes
+            } else {
+                let plan = self.top_k_plan(rows, row_len, k, key_bytes);
+                let candidates = candidate_capacity(plan);
+                scratch_layout(candidates, key_bytes).1
+            },
+        )
     }
 
-    /// Queues the top-`k` of each row of `row_len` keys of `keys` (`row_len = keys.len()`: of
-    /// the whole array) on [`GpuSorter::stream`] without waiting: `k` keys per row into
-    /// `out_keys` and their indices within the row into `out_indices`, best first, ties by
-    /// the lower index. `scratch` comes from [`GpuSorter::top_k_scratch`] for the same shapes
-    /// and must live until the stream is synchronised. `keys` is only read.
+    /// The `k` best keys of `keys` in `order` (ascending: the k smallest, smallest first;
+    /// descending: the k largest, largest first; floats as `total_cmp`) and their indices,
+    /// ties broken by the lower index. `keys` is not changed.
+    ///
+    /// # Current implementation
+    ///
+    /// For k up to [`TOP_K_MAX_K`] (1024): a selection that reads the keys once. Blocks stream
+    /// their parts of the keys, keep their k best in shared memory and drop at the load every
+    /// key not better than their current k-th; a second round selects among the blocks' k
+    /// best; a round over at most 4096 keys per block is a radix select of them held in
+    /// registers (docs/design.md). Device memory: the keys, and k keys and indices per block
+    /// the GPU runs at once, twice.
+    ///
+    /// Where k is large for the array (k from 64, at most k × 512 KiB of keys: 2^24 `f32`
+    /// keys from k = 128, 2^27 at k = 1024), a radix select over all the keys instead: passes
+    /// that count 11-bit digits until the k-th key's bin holds few keys, then a gather of at
+    /// most 4096 candidates in position order, selected in registers. Device memory: the keys,
+    /// about 120 KiB and 8 bytes per 4096 keys.
+    ///
+    /// Larger k: the indices stably sorted by key with the radix sort
+    /// ([`GpuSorter::argsort`] with [`GpuAlgo::Radix`]), cut at k.
+    ///
+    /// Keys already on the device: [`Queue::top_k`](super::Queue::top_k), for k up to
+    /// [`TOP_K_MAX_K`].
     ///
     /// # Errors
-    /// As [`GpuSorter::top_k_scratch`]; [`Error::LengthMismatch`] when an output does not
-    /// hold `rows × k`; [`Error::TooLong`]; [`Error::Cuda`] if a launch is refused.
+    /// [`Error::KOutOfRange`] for k = 0 or k past the keys; [`Error::TooLong`],
+    /// [`Error::OutOfDeviceMemory`], or [`Error::Cuda`].
     ///
-    /// # Panics
-    /// If `scratch` is too small.
-    pub fn enqueue_top_k_rows<K: SortKey>(
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::{GpuSorter, Order};
+    ///
+    /// let gpu = GpuSorter::new()?;
+    /// let scores = [0.5f32, 2.0, -1.0, 2.0, f32::NAN];
+    /// let best = gpu.top_k(&scores, 3, Order::Descending)?;
+    /// assert!(best.keys[0].is_nan());
+    /// assert_eq!(best.indices, [4, 1, 3]); // 2.0 twice: the lower index first
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
+    pub fn top_k<K: SortKey>(&self, keys: &[K], k: usize, order: Order) -> Result<TopK<K>> {
+        self.top_k_rows(keys, keys.len(), k, order)
+    }
+
+    /// The `k` best keys of each row of `row_len` keys of `keys` (a row-major matrix of
+    /// `keys.len() / row_len` rows) and their indices within the row: `rows × k` of each, row
+    /// after row, in the order and with the ties of [`GpuSorter::top_k`].
+    ///
+    /// # Current implementation
+    ///
+    /// For k up to [`TOP_K_MAX_K`]: one block per row (long rows are cut into parts, whose k
+    /// best a second round selects from), as in [`GpuSorter::top_k`]; rows of up to 4096 keys
+    /// by a radix select in registers. Larger k: the stable
+    /// sort of the whole matrix's indices by key, then the first k of each row, on the CPU.
+    ///
+    /// # Errors
+    /// [`Error::RowLength`] for a row length of 0 or one that does not divide the keys;
+    /// [`Error::KOutOfRange`] for k = 0 or k past the row; otherwise as [`GpuSorter::top_k`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::{GpuSorter, Order};
+    ///
+    /// let gpu = GpuSorter::new()?;
+    /// let matrix = [3u32, 1, 2, /* next row */ 9, 9, 4];
+    /// let top = gpu.top_k_rows(&matrix, 3, 2, Order::Ascending)?;
+    /// assert_eq!(top.keys, [1, 2, 4, 9]);
+    /// assert_eq!(top.indices, [1, 2, 2, 0]);
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
+    pub fn top_k_rows<K: SortKey>(
         &self,
-        keys: &DeviceSlice<K>,
+        keys: &[K],
         row_len: usize,
         k: usize,
         order: Order,
-        (out_keys, out_indices): (&mut DeviceSlice<K>, &mut DeviceSlice<u64>),
-        scratch: &mut Scratch,
-    ) -> Result<()> {
+    ) -> Result<TopK<K>> {
         check_len(keys.len())?;
         let rows = check_top_k(keys.len(), row_len, k)?;
-        check_selected(row_len, k)?;
-        for out in [out_keys.len(), out_indices.len()] {
-            if out != rows * k {
-                return Err(Error::LengthMismatch {
-                    keys: (rows * k) as u64,
-                    values: out as u64,
-                });
+        if k > MAX_K as usize {
+            return self.top_k_by_sorting(keys, row_len, k, order);
+        }
+        let device = self.upload(keys)?;
+        let mut out_keys: DeviceBuffer<K> = self.alloc(rows * k, "the top-k's keys")?;
+        let mut out_indices: DeviceBuffer<u64> = self.alloc(rows * k, "the top-k's indices")?;
+        let mut queue = self.queue()?;
+        queue.top_k(
+            &device,
+            (row_len, k),
+            order,
+            &mut out_keys,
+            &mut out_indices,
+        )?;
+        queue.synchronize()?;
+        let mut top = TopK {
+            keys: vec![K::from_bits(Default::default()); rows * k],
+            indices: vec![0; rows * k],
+        };
+        out_keys
+            .copy_to(&mut top.keys[..])
+            .context("copying the top-k's keys to the host")?;
+        out_indices
+            .copy_to(&mut top.indices[..])
+            .context("copying the top-k's indices to the host")?;
+        Ok(top)
+    }
+
+    /// A top-k for k above [`MAX_K`]: the stable argsort of all the keys (radix sort), then
+    /// each row's first k in it.
+    fn top_k_by_sorting<K: SortKey>(
+        &self,
+        keys: &[K],
+        row_len: usize,
+        k: usize,
+        order: Order,
+    ) -> Result<TopK<K>> {
+        let rows = keys.len() / row_len;
+        let radix = Options {
+            algo: Some(GpuAlgo::Radix),
+            order,
+        };
+        let permutation: Vec<u64> = self.argsort(keys, radix)?;
+        let mut top = TopK {
+            keys: vec![K::from_bits(Default::default()); rows * k],
+            indices: vec![0; rows * k],
+        };
+        let mut taken = vec![0usize; rows];
+        for &i in &permutation {
+            let (row, within) = (i as usize / row_len, i % row_len as u64);
+            if taken[row] < k {
+                let slot = row * k + taken[row];
+                top.keys[slot] = keys[i as usize];
+                top.indices[slot] = within;
+                taken[row] += 1;
             }
         }
+        Ok(top)
+    }
+}
+
+impl On<'_> {
+    /// Queues the top-`k` of each row of `row_len` of the `len` keys of type `K` at `keys`
+    /// (`row_len = len`: of the whole array): `k` keys per row, best first, ties by the lower
+    /// index, into `out` (keys, and `u64` indices within the row, `rows × k` of each), with the
+    /// scratch `(address, bytes)` of [`GpuSorter::top_k_scratch_bytes`]. `keys` is only read.
+    ///
+    /// # Panics
+    /// If the scratch is too small.
+    pub(crate) fn enqueue_top_k<K: SortKey>(
+        &self,
+        (keys, len): (u64, usize),
+        (row_len, k): (usize, usize),
+        order: Order,
+        out: Candidates,
+        scratch: (u64, u64),
+    ) -> Result<()> {
+        check_len(len)?;
+        let rows = check_top_k(len, row_len, k)?;
+        check_selected(row_len, k)?;
         let key_bytes = size_of::<K>();
         let map = K::key_map(order);
-        let out = (
-            out_keys.as_device_ptr().as_raw(),
-            out_indices.as_device_ptr().as_raw(),
-        );
         if by_digits(rows as u64, row_len as u64, k as u32, key_bytes as u32) {
-            return self.enqueue_top_k_by_digits(keys, k, map, out, scratch);
+            return self.top_k_by_digits::<K>((keys, len), k, map, out, scratch);
         }
         let rounds: Vec<_> = self.top_k_plan(rows, row_len, k, key_bytes).collect();
         let half = candidate_capacity(self.top_k_plan(rows, row_len, k, key_bytes));
         let (keys_bytes, needed) = scratch_layout(half, key_bytes);
         assert!(
-            scratch.bytes >= needed,
+            scratch.1 >= needed,
             "scratch of {} bytes for a top-k that needs {needed}",
-            scratch.bytes
+            scratch.1
         );
-        let base = scratch.device_ptr();
+        let base = scratch.0;
         let second = base + needed / 2;
         let halves = [(base, base + keys_bytes), (second, second + keys_bytes)];
-        let mut src = (keys.as_device_ptr().as_raw(), 0u64);
+        let mut src = (keys, 0u64);
         for (i, round) in rounds.iter().enumerate() {
             let last = i + 1 == rounds.len();
             let dst = if last { out } else { halves[i % 2] };
@@ -226,36 +346,29 @@ impl GpuSorter {
     /// Queues the top-`k` of the whole of `keys` by digits ([`by_digits`]) into `out` (keys
     /// decoded with `map`, and indices): zeroes the workspace's counters, launches every step
     /// of `topk_digits_*`, then one round in registers over the gathered candidates.
-    fn enqueue_top_k_by_digits<K: SortKey>(
+    fn top_k_by_digits<K: SortKey>(
         &self,
-        keys: &DeviceSlice<K>,
+        (keys, len): (u64, usize),
         k: usize,
         map: u32,
         out: Candidates,
-        scratch: &mut Scratch,
+        (work, bytes): (u64, u64),
     ) -> Result<()> {
         let key_bytes = size_of::<K>();
-        let g = self.digits_grid(keys.len());
+        let g = self.digits_grid(len);
         let layout = workspace(key_bytes as u32, g);
         assert!(
-            scratch.bytes >= layout.bytes,
-            "scratch of {} bytes for a top-k by digits that needs {}",
-            scratch.bytes,
+            bytes >= layout.bytes,
+            "scratch of {bytes} bytes for a top-k by digits that needs {}",
             layout.bytes
         );
-        let work = scratch.device_ptr();
-        let stream = &self.stream;
-        self.bind()?;
-        // SAFETY: the histograms and tiles' counts lie at the start of the caller's scratch.
-        let status =
-            unsafe { cuda::cuMemsetD8Async(work, 0, layout.zeroed as usize, stream.as_inner()) };
-        driver(status, "cuMemsetD8Async", || {
-            format!("zeroing the counters of a top-k of {} keys", keys.len())
-        })?;
+        // The histograms and tiles' counts lie at the start of the scratch.
+        let what = format!("the counters of a top-k of {len} keys");
+        self.zero(work, layout.zeroed, &what)?;
         let shape = Shape::new(g.blocks as u32, THREADS, digits_shared_layout()[4]);
         for step in 0..=passes(key_bytes as u32) + 1 {
             let args = StepArgs {
-                keys: keys.as_device_ptr().as_raw(),
+                keys,
                 len: g.len,
                 chunk: g.chunk,
                 blocks: g.blocks,
@@ -276,179 +389,6 @@ impl GpuSorter {
             (candidates, out),
             (IDENTITY, map),
         )
-    }
-
-    /// The `k` best keys of `keys` in `order` (ascending: the k smallest, smallest first;
-    /// descending: the k largest, largest first; floats as `total_cmp`) and their indices,
-    /// ties broken by the lower index. `keys` is not changed.
-    ///
-    /// # Current implementation
-    ///
-    /// For k up to [`TOP_K_MAX_K`] (1024): a selection that reads the keys once. Blocks stream
-    /// their parts of the keys, keep their k best in shared memory and drop at the load every
-    /// key not better than their current k-th; a second round selects among the blocks' k
-    /// best; a round over at most 4096 keys per block is a radix select of them held in
-    /// registers (docs/design.md). Device memory: the keys, and k keys and indices per block
-    /// the GPU runs at once, twice.
-    ///
-    /// Where k is large for the array (k from 64, at most k × 512 KiB of keys: 2^24 `f32`
-    /// keys from k = 128, 2^27 at k = 1024), a radix select over all the keys instead: passes
-    /// that count 11-bit digits until the k-th key's bin holds few keys, then a gather of at
-    /// most 4096 candidates in position order, selected in registers. Device memory: the keys,
-    /// about 120 KiB and 8 bytes per 4096 keys.
-    ///
-    /// Larger k: the indices stably sorted by key with the radix sort
-    /// ([`GpuSorter::argsort_with`]), cut at k.
-    ///
-    /// # Errors
-    /// [`Error::KOutOfRange`] for k = 0 or k past the keys; [`Error::TooLong`],
-    /// [`Error::OutOfDeviceMemory`], or [`Error::Cuda`].
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// use gpusort::{GpuSorter, Order};
-    ///
-    /// let gpu = GpuSorter::new()?;
-    /// let scores = [0.5f32, 2.0, -1.0, 2.0, f32::NAN];
-    /// let best = gpu.top_k(&scores, 3, Order::Descending)?;
-    /// assert!(best.keys[0].is_nan());
-    /// assert_eq!(best.indices, [4, 1, 3]); // 2.0 twice: the lower index first
-    /// # Ok::<(), gpusort::Error>(())
-    /// ```
-    pub fn top_k<K: SortKey>(&self, keys: &[K], k: usize, order: Order) -> Result<TopK<K>> {
-        self.top_k_rows(keys, keys.len(), k, order)
-    }
-
-    /// [`GpuSorter::top_k`] of keys already on the device; waits. Only the result comes back
-    /// to the host.
-    ///
-    /// # Errors
-    /// As [`GpuSorter::top_k`].
-    pub fn top_k_device<K: SortKey>(
-        &self,
-        keys: &DeviceSlice<K>,
-        k: usize,
-        order: Order,
-    ) -> Result<TopK<K>> {
-        self.top_k_rows_device(keys, keys.len(), k, order)
-    }
-
-    /// The `k` best keys of each row of `row_len` keys of `keys` (a row-major matrix of
-    /// `keys.len() / row_len` rows) and their indices within the row: `rows × k` of each, row
-    /// after row, in the order and with the ties of [`GpuSorter::top_k`].
-    ///
-    /// # Current implementation
-    ///
-    /// For k up to [`TOP_K_MAX_K`]: one block per row (long rows are cut into parts, whose k
-    /// best a second round selects from), as in [`GpuSorter::top_k`]; rows of up to 4096 keys
-    /// by a radix select in registers. Larger k: the stable
-    /// sort of the whole matrix's indices by key, then the first k of each row, on the CPU.
-    ///
-    /// # Errors
-    /// [`Error::RowLength`] for a row length of 0 or one that does not divide the keys;
-    /// [`Error::KOutOfRange`] for k = 0 or k past the row; otherwise as [`GpuSorter::top_k`].
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// use gpusort::{GpuSorter, Order};
-    ///
-    /// let gpu = GpuSorter::new()?;
-    /// let matrix = [3u32, 1, 2, /* next row */ 9, 9, 4];
-    /// let top = gpu.top_k_rows(&matrix, 3, 2, Order::Ascending)?;
-    /// assert_eq!(top.keys, [1, 2, 4, 9]);
-    /// assert_eq!(top.indices, [1, 2, 2, 0]);
-    /// # Ok::<(), gpusort::Error>(())
-    /// ```
-    pub fn top_k_rows<K: SortKey>(
-        &self,
-        keys: &[K],
-        row_len: usize,
-        k: usize,
-        order: Order,
-    ) -> Result<TopK<K>> {
-        check_len(keys.len())?;
-        check_top_k(keys.len(), row_len, k)?;
-        if k > MAX_K as usize {
-            return self.top_k_by_sorting(keys, row_len, k, order);
-        }
-        let device = self.upload(keys)?;
-        self.top_k_rows_device(&device, row_len, k, order)
-    }
-
-    /// [`GpuSorter::top_k_rows`] of keys already on the device; waits. Above
-    /// [`TOP_K_MAX_K`], the keys are copied to the host first.
-    ///
-    /// # Errors
-    /// As [`GpuSorter::top_k_rows`].
-    pub fn top_k_rows_device<K: SortKey>(
-        &self,
-        keys: &DeviceSlice<K>,
-        row_len: usize,
-        k: usize,
-        order: Order,
-    ) -> Result<TopK<K>> {
-        check_len(keys.len())?;
-        let rows = check_top_k(keys.len(), row_len, k)?;
-        if k > MAX_K as usize {
-            let mut host = vec![K::from_bits(Default::default()); keys.len()];
-            self.bind()?;
-            keys.copy_to(&mut host[..])
-                .context("copying the keys of a top-k to the host")?;
-            return self.top_k_by_sorting(&host, row_len, k, order);
-        }
-        let mut out_keys: DeviceBuffer<K> = self.alloc(rows * k, "the top-k's keys")?;
-        let mut out_indices: DeviceBuffer<u64> = self.alloc(rows * k, "the top-k's indices")?;
-        let mut scratch = self.top_k_scratch::<K>(keys.len(), row_len, k)?;
-        self.enqueue_top_k_rows(
-            keys,
-            row_len,
-            k,
-            order,
-            (&mut out_keys, &mut out_indices),
-            &mut scratch,
-        )?;
-        self.synchronize("selecting the top k")?;
-        let mut top = TopK {
-            keys: vec![K::from_bits(Default::default()); rows * k],
-            indices: vec![0; rows * k],
-        };
-        out_keys
-            .copy_to(&mut top.keys[..])
-            .context("copying the top-k's keys to the host")?;
-        out_indices
-            .copy_to(&mut top.indices[..])
-            .context("copying the top-k's indices to the host")?;
-        Ok(top)
-    }
-
-    /// A top-k for k above [`MAX_K`]: the stable argsort of all the keys (radix sort), then
-    /// each row's first k in it.
-    fn top_k_by_sorting<K: SortKey>(
-        &self,
-        keys: &[K],
-        row_len: usize,
-        k: usize,
-        order: Order,
-    ) -> Result<TopK<K>> {
-        let rows = keys.len() / row_len;
-        let permutation = self.argsort_with(GpuAlgo::Radix, keys, order)?;
-        let mut top = TopK {
-            keys: vec![K::from_bits(Default::default()); rows * k],
-            indices: vec![0; rows * k],
-        };
-        let mut taken = vec![0usize; rows];
-        for &i in &permutation {
-            let (row, within) = (i as usize / row_len, i % row_len as u64);
-            if taken[row] < k {
-                let slot = row * k + taken[row];
-                top.keys[slot] = keys[i as usize];
-                top.indices[slot] = within;
-                taken[row] += 1;
-            }
-        }
-        Ok(top)
     }
 }
 

@@ -134,7 +134,7 @@ impl<B: DeviceCopy + Default + Ord + Copy> SortedParts for GpuParts<'_, B> {
             };
             let shape = Shape::new(blocks_for(count), MULTI_THREADS, 0);
             // SAFETY: the part holds n keys; the workspace has room for the sample.
-            unsafe { gpu.launch(kernel, shape, args)? };
+            unsafe { gpu.on_own_stream().launch(kernel, shape, args)? };
             requests[i].push((out, count));
         }
         let mut read = self.read_all::<B>(&requests)?;
@@ -164,7 +164,7 @@ impl<B: DeviceCopy + Default + Ord + Copy> SortedParts for GpuParts<'_, B> {
                 };
                 let shape = Shape::new(blocks_for(count), MULTI_THREADS, 0);
                 // SAFETY: the part holds n keys; each workspace region holds `count` words.
-                unsafe { gpu.launch(kernel, shape, args)? };
+                unsafe { gpu.on_own_stream().launch(kernel, shape, args)? };
                 requests[i] = vec![(below, count), (not_above, count)];
             }
             for (r, mut read) in ranks.iter_mut().zip(self.read_all::<u64>(&requests)?) {
@@ -304,7 +304,10 @@ pub(crate) fn fill(
     };
     let shape = Shape::new(blocks, MULTI_THREADS, 0);
     // SAFETY: `ptr` holds n keys.
-    unsafe { gpu.launch(fill_kernel(key_bytes), shape, args) }
+    unsafe {
+        gpu.on_own_stream()
+            .launch(fill_kernel(key_bytes), shape, args)
+    }
 }
 
 /// How `n` keys of `key_bytes` at `ptr` stand: neighbours out of the order of key map `map`,
@@ -331,7 +334,10 @@ pub(crate) fn check(
     };
     let shape = Shape::new(MULTI_CHECK_BLOCKS, MULTI_THREADS, 2 * MULTI_THREADS * 8);
     // SAFETY: `ptr` holds n keys; two partials per block.
-    unsafe { gpu.launch(check_kernel(key_bytes), shape, args)? };
+    unsafe {
+        gpu.on_own_stream()
+            .launch(check_kernel(key_bytes), shape, args)?
+    };
     let partials: Vec<u64> = read(gpu, out, 2 * u64::from(MULTI_CHECK_BLOCKS))?;
     let descents = partials.iter().step_by(2).sum();
     let checksum = partials

@@ -4,9 +4,9 @@
 //! sort (keys left in their order-preserving encoding); the host then finds the exact cuts of
 //! the sorted parts that give GPU `j` the keys of global ranks `[Σ_{i<j} n_i, Σ_{i≤j} n_i)`
 //! (a regular sample of each part, ranked on every GPU, then a span of at most one sample
-//! stride per part: [`select`]); every GPU pulls its ranges from all the others with
+//! stride per part: `select`); every GPU pulls its ranges from all the others with
 //! peer-to-peer copies (or through pinned host memory where the driver allows no peer
-//! access), and merges the runs it received with merge-path merges of two runs ([`plan`]),
+//! access), and merges the runs it received with merge-path merges of two runs (`plan`),
 //! decoding the keys in the last pass.
 //!
 //! This is the exact-splitting multiway scheme of parallel sample sorts rather than the
@@ -627,7 +627,7 @@ impl MultiGpuSorter {
                         a_len: m.a_len,
                         decode,
                     };
-                    merge::enqueue_merge_two(gpu, kb, args)?;
+                    merge::enqueue_merge_two(&gpu.on_own_stream(), kb, args)?;
                 }
             }
         }

@@ -8,11 +8,11 @@
 //! sorts, by key and then by segment ([`LongSegments`]).
 
 use super::{Launch, Plan};
-use crate::error::{CudaContext, Error, Result, driver};
+use crate::error::{CudaContext, Error, Result};
+use crate::gpu::launch::On;
 use crate::gpu::launch::Shape;
-use crate::gpu::{GpuSorter, bitonic, radix};
+use crate::gpu::{bitonic, radix};
 use cust::memory::DeviceBuffer;
-use cust::sys as cuda;
 use kernels_gpu::kernels::{
     Kernel, segments_long_collect_u64, segments_long_gather_u64, segments_long_ids,
     segments_long_scatter_u64, segments_pack_keys_u32, segments_pack_keys_u64, segments_pack_u32,
@@ -152,7 +152,7 @@ impl RadixLayout {
     }
 }
 
-impl GpuSorter {
+impl On<'_> {
     /// Queues the sorts of `plan`'s segments too long for a block. `table`: the device
     /// addresses of the offsets and of the ids grouped by length (0 for rows).
     pub(super) fn enqueue_long_segments(
@@ -194,7 +194,6 @@ impl GpuSorter {
         (offsets_at, ids_at): (u64, u64),
         items: Items,
     ) -> Result<Long> {
-        let stream = &self.stream;
         let (kb, vb) = (l.key_bytes as u64, l.value_bytes as u64);
         let (pack, item_bytes) = pack_kernel(items, kb);
         let lengths = padded_lengths(&plan.long);
@@ -221,14 +220,8 @@ impl GpuSorter {
         let values_in = if values_bytes == 0 {
             0
         } else {
-            let bytes = l.n * vb;
-            // SAFETY: both hold `bytes` bytes; the copy is ordered on the stream.
-            let status = unsafe {
-                cuda::cuMemcpyDtoDAsync_v2(at, l.values, bytes as usize, stream.as_inner())
-            };
-            driver(status, "cuMemcpyDtoDAsync", || {
-                "copying the values of the long segments".into()
-            })?;
+            // Both hold the values' bytes.
+            self.copy((l.values, at), l.n * vb, "the values of the long segments")?;
             at
         };
         let packed = at + values_bytes;
