@@ -1,6 +1,7 @@
-//! How much memory this process can really have, checked before allocating in proportion to
-//! the data; and an allocator for the command-line tool that turns an allocation failure into a
-//! clean exit instead of an abort.
+//! How much memory this process can really have, read before the library allocates in
+//! proportion to the data (the scratch buffer of [`cpu::radix_sort`](crate::cpu::radix_sort),
+//! the threads of [`cpu::start_threads`](crate::cpu::start_threads)); and the mark a program's
+//! allocator needs to let the failures that the library handles through ([`fallible`]).
 //!
 //! The room is the least of what the system says is available (`MemAvailable`), what the
 //! process's cgroup still allows (`memory.max` less `memory.current`, on every level up to the
@@ -8,20 +9,18 @@
 //! limits leave (`RLIMIT_AS` less the address space in use, `RLIMIT_DATA` less the data
 //! segment in use). A limit that cannot be read is not applied.
 //!
-//! Setting the environment variable `GPUSORT_NO_MEMORY_CHECK=1` skips the checks (for a machine
-//! whose limits are known to be misreported); an allocation that then fails still ends as an
-//! error, not an abort, in the command-line tool.
+//! Setting the environment variable `GPUSORT_NO_MEMORY_CHECK=1` makes [`check`] pass every
+//! size (for a machine whose limits are known to be misreported).
 //!
 //! ```
 //! use gpusort::memory;
 //!
 //! let room = memory::room();
 //! println!("{} bytes available ({})", room.bytes, room.bound);
-//! assert!(memory::check(1, "one byte").is_ok());
-//! assert!(memory::check(u64::MAX, "everything").is_err());
+//! assert!(memory::check(1).is_ok());
+//! assert!(memory::check(u64::MAX).is_err());
 //! ```
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::fmt;
 
@@ -61,22 +60,6 @@ impl fmt::Display for Bound {
     }
 }
 
-/// Not enough memory for a step, found before allocating.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "not enough memory: {what} needs {need} bytes, but this process can have {} more ({}); \
-     GPUSORT_NO_MEMORY_CHECK=1 skips this check",
-    .room.bytes, .room.bound
-)]
-pub struct MemoryError {
-    /// What needs the memory.
-    pub what: String,
-    /// Bytes needed.
-    pub need: u64,
-    /// What there is.
-    pub room: Room,
-}
-
 /// The memory this process may still allocate: the least of the limits in the module's
 /// description.
 ///
@@ -85,8 +68,8 @@ pub struct MemoryError {
 /// assert!(room.bytes > 0);
 /// ```
 pub fn room() -> Room {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let candidates = [
+    let status = read("/proc/self/status");
+    least([
         (mem_available(), Bound::MemAvailable),
         (cgroup_room(), Bound::Cgroup),
         (
@@ -97,15 +80,40 @@ pub fn room() -> Room {
             rlimit_room(libc::RLIMIT_DATA, status_kib(&status, "VmData:")),
             Bound::Data,
         ),
-    ];
-    least(candidates)
+    ])
+}
+
+/// Whether `need` bytes fit in [`room`]; where they do not, the room there is. Every size fits
+/// with `GPUSORT_NO_MEMORY_CHECK=1`.
+///
+/// # Errors
+/// The [`Room`] that is too small.
+///
+/// ```
+/// let room = gpusort::memory::check(u64::MAX).unwrap_err();
+/// assert!(room.bytes < u64::MAX);
+/// ```
+pub fn check(need: u64) -> Result<(), Room> {
+    if disabled() {
+        return Ok(());
+    }
+    let room = room();
+    if need > room.bytes {
+        return Err(room);
+    }
+    Ok(())
 }
 
 /// The address space this process may still map under `RLIMIT_AS` (`ulimit -v`), or None
 /// without that limit: what threads' stacks take, whatever memory they touch.
-pub fn address_space_room() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+pub(crate) fn address_space_room() -> Option<u64> {
+    let status = read("/proc/self/status");
     rlimit_room(libc::RLIMIT_AS, status_kib(&status, "VmSize:"))
+}
+
+/// The text of a `/proc` file, or nothing where it cannot be read.
+fn read(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
 }
 
 /// The least of the known limits among `candidates`, or an unknown room of `u64::MAX` bytes.
@@ -130,33 +138,8 @@ fn disabled() -> bool {
     std::env::var_os("GPUSORT_NO_MEMORY_CHECK").is_some_and(|v| v == "1")
 }
 
-/// Fails unless `need` bytes fit in [`room`]; `what` names the step in the message.
-///
-/// # Errors
-/// [`MemoryError`], naming the bytes needed and available and the limit.
-///
-/// ```
-/// let err = gpusort::memory::check(u64::MAX, "sorting").unwrap_err();
-/// assert!(err.to_string().contains("sorting needs 18446744073709551615 bytes"));
-/// ```
-pub fn check(need: u64, what: impl Into<String>) -> Result<(), MemoryError> {
-    if disabled() {
-        return Ok(());
-    }
-    let room = room();
-    if need > room.bytes {
-        return Err(MemoryError {
-            what: what.into(),
-            need,
-            room,
-        });
-    }
-    Ok(())
-}
-
 fn mem_available() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    status_kib(&meminfo, "MemAvailable:")
+    status_kib(&read("/proc/meminfo"), "MemAvailable:")
 }
 
 /// A `Key:   123 kB` line of a `/proc` file, in bytes.
@@ -234,8 +217,10 @@ thread_local! {
     static FALLIBLE: Cell<u32> = const { Cell::new(0) };
 }
 
-/// Runs `f`, in which an allocation failure is reported to the caller as usual (for
-/// `try_reserve` and the like) rather than ending the process under [`ExitOnOom`].
+/// Runs `f`, marking the allocations in it as ones whose failure the caller handles
+/// (`try_reserve` and the like): a program's global allocator that ends the process on a
+/// failed allocation lets a failure through where [`in_fallible`] says so. The library runs
+/// its own fallible allocations (the radix sort's scratch buffer) in it.
 ///
 /// ```
 /// let mut v: Vec<u8> = Vec::new();
@@ -254,79 +239,17 @@ pub fn fallible<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
-/// The system allocator, except that an allocation failure outside [`fallible`] removes the
-/// registered temporary files ([`crate::cleanup`]), says so on stderr and exits with code 2,
-/// where Rust would abort (SIGABRT, exit 134). For a program's `#[global_allocator]`:
+/// Whether this thread is inside [`fallible`]: for a global allocator, whether a failed
+/// allocation goes back to its caller.
 ///
-/// ```ignore
-/// #[global_allocator]
-/// static ALLOC: gpusort::memory::ExitOnOom = gpusort::memory::ExitOnOom;
 /// ```
-pub struct ExitOnOom;
-
-impl ExitOnOom {
-    #[cold]
-    fn failed(size: usize) -> ! {
-        crate::cleanup::remove_temporaries_now();
-        let mut message = [0u8; 160];
-        let mut len = 0;
-        let mut put = |bytes: &[u8]| {
-            let n = bytes.len().min(message.len() - len);
-            message[len..len + n].copy_from_slice(&bytes[..n]);
-            len += n;
-        };
-        put(b"gpusort: error: out of memory: an allocation of ");
-        let mut digits = [0u8; 20];
-        let mut i = digits.len();
-        let mut v = size;
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
-        put(&digits[i..]);
-        put(b" bytes failed; no output was written\n");
-        // SAFETY: write and _exit are async-signal-safe and allocate nothing; the buffer lives
-        // across the call.
-        unsafe {
-            libc::write(2, message.as_ptr().cast(), len);
-            libc::_exit(2);
-        }
-    }
-
-    fn check(ptr: *mut u8, size: usize) -> *mut u8 {
-        if ptr.is_null() && FALLIBLE.with(Cell::get) == 0 {
-            Self::failed(size);
-        }
-        ptr
-    }
-}
-
-// SAFETY: every call is forwarded to `System` unchanged; a null result either goes back to the
-// caller or ends the process.
-unsafe impl GlobalAlloc for ExitOnOom {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract, passed on.
-        Self::check(unsafe { System.alloc(layout) }, layout.size())
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract, passed on.
-        Self::check(unsafe { System.alloc_zeroed(layout) }, layout.size())
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract, passed on.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: the caller's contract, passed on.
-        Self::check(unsafe { System.realloc(ptr, layout, new_size) }, new_size)
-    }
+/// use gpusort::memory::{fallible, in_fallible};
+///
+/// assert!(!in_fallible());
+/// assert!(fallible(in_fallible));
+/// ```
+pub fn in_fallible() -> bool {
+    FALLIBLE.with(Cell::get) > 0
 }
 
 #[cfg(test)]
@@ -364,6 +287,16 @@ mod tests {
         if mem_available().is_some() {
             assert_ne!(live.bound, Bound::Unknown);
         }
-        assert!(check(u64::MAX, "x").is_err() || disabled());
+        assert!(check(u64::MAX).is_err() || disabled());
+    }
+
+    #[test]
+    fn fallible_nests() {
+        assert!(!in_fallible());
+        fallible(|| {
+            fallible(|| assert!(in_fallible()));
+            assert!(in_fallible());
+        });
+        assert!(!in_fallible());
     }
 }

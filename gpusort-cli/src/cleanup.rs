@@ -12,7 +12,7 @@
 //! - some but not all: which were replaced, exit code 128 + the signal's number.
 //!
 //! A step that must not be cut in two by a signal (the renames that publish the outputs of a
-//! run, with the registry's update) runs inside [`hold_signals`]: the signal thread waits for it
+//! run, with the registry's update) runs inside `hold_signals`: the signal thread waits for it
 //! to end, so a signal during a commit is acted on after it, as "the run is done".
 //! [`crate::memory::ExitOnOom`] empties the registry too.
 //!
