@@ -47,9 +47,10 @@
 //! copies to stderr.
 //!
 //! The library sorts what a program already holds, in memory or on the device: it reads no
-//! files, handles no signals and leaves the process's allocator alone. Key files (`.npy`, raw),
-//! the clean-up on signals and the memory checks of a command line are the command-line tool's
-//! (package `gpusort-cli`: `gpusort_cli::files`, `::cleanup`, `::memory`).
+//! files, handles no signals and leaves the process's allocator alone. Its normal dependencies
+//! are `cust`, `kernels-gpu`, `rayon` and `thiserror` (and `clap` with its feature). Key files
+//! (`.npy`, raw), the clean-up on signals and the memory checks of a command line are the
+//! command-line tool's (package `gpusort-cli`: `gpusort_cli::files`, `::cleanup`, `::memory`).
 //!
 //! # From the CPU to the GPU
 //!

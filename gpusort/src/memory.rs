@@ -7,7 +7,8 @@
 //! process's cgroup still allows (`memory.max` less `memory.current`, on every level up to the
 //! root; cgroup v1's `memory.limit_in_bytes` less `memory.usage_in_bytes`), and what its own
 //! limits leave (`RLIMIT_AS` less the address space in use, `RLIMIT_DATA` less the data
-//! segment in use). A limit that cannot be read is not applied.
+//! segment in use), all read from `/proc` and `/sys/fs/cgroup` (Linux). A limit that cannot be
+//! read is not applied.
 //!
 //! Setting the environment variable `GPUSORT_NO_MEMORY_CHECK=1` makes [`check`] pass every
 //! size (for a machine whose limits are known to be misreported).
@@ -68,16 +69,13 @@ impl fmt::Display for Bound {
 /// assert!(room.bytes > 0);
 /// ```
 pub fn room() -> Room {
-    let status = read("/proc/self/status");
+    let (limits, status) = (read("/proc/self/limits"), read("/proc/self/status"));
     least([
         (mem_available(), Bound::MemAvailable),
         (cgroup_room(), Bound::Cgroup),
+        (address_space_left(&limits, &status), Bound::AddressSpace),
         (
-            rlimit_room(libc::RLIMIT_AS, status_kib(&status, "VmSize:")),
-            Bound::AddressSpace,
-        ),
-        (
-            rlimit_room(libc::RLIMIT_DATA, status_kib(&status, "VmData:")),
+            limit_left(&limits, "Max data size", &status, "VmData:"),
             Bound::Data,
         ),
     ])
@@ -107,8 +105,7 @@ pub fn check(need: u64) -> Result<(), Room> {
 /// The address space this process may still map under `RLIMIT_AS` (`ulimit -v`), or None
 /// without that limit: what threads' stacks take, whatever memory they touch.
 pub(crate) fn address_space_room() -> Option<u64> {
-    let status = read("/proc/self/status");
-    rlimit_room(libc::RLIMIT_AS, status_kib(&status, "VmSize:"))
+    address_space_left(&read("/proc/self/limits"), &read("/proc/self/status"))
 }
 
 /// The text of a `/proc` file, or nothing where it cannot be read.
@@ -144,30 +141,27 @@ fn mem_available() -> Option<u64> {
 
 /// A `Key:   123 kB` line of a `/proc` file, in bytes.
 fn status_kib(text: &str, key: &str) -> Option<u64> {
-    let line = text.lines().find(|l| l.starts_with(key))?;
-    let kib: u64 = line[key.len()..].split_whitespace().next()?.parse().ok()?;
-    Some(kib * 1024)
+    Some(number_after(text, key)? * 1024)
 }
 
-/// `getrlimit`'s resource argument, whose type differs between C libraries.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-type Resource = libc::__rlimit_resource_t;
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-type Resource = libc::c_int;
+/// The number after `key` on the line of `text` that starts with it; None where there is no
+/// such line or the word there is no number (`unlimited`).
+fn number_after(text: &str, key: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(key))?;
+    line[key.len()..].split_whitespace().next()?.parse().ok()
+}
 
-/// The soft limit `resource` less `used`, or None without a limit.
-fn rlimit_room(resource: Resource, used: Option<u64>) -> Option<u64> {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes the struct it is given and nothing else.
-    if unsafe { libc::getrlimit(resource, &mut limit) } != 0
-        || limit.rlim_cur == libc::RLIM_INFINITY
-    {
-        return None;
-    }
-    Some(limit.rlim_cur.saturating_sub(used.unwrap_or(0)))
+/// `RLIMIT_AS` less `VmSize`, from the texts of `/proc/self/limits` and `/proc/self/status`.
+fn address_space_left(limits: &str, status: &str) -> Option<u64> {
+    limit_left(limits, "Max address space", status, "VmSize:")
+}
+
+/// The soft limit `limit` of `/proc/self/limits` (a line such as `Max address space
+/// unlimited unlimited bytes`) less the usage `used` of `/proc/self/status`, or None where the
+/// limit is unlimited or unknown.
+fn limit_left(limits: &str, limit: &str, status: &str, used: &str) -> Option<u64> {
+    let soft = number_after(limits, limit)?;
+    Some(soft.saturating_sub(status_kib(status, used).unwrap_or(0)))
 }
 
 /// What the cgroups of this process still allow: the least, over the process's cgroup and
@@ -261,6 +255,23 @@ mod tests {
         let text = "VmPeak:\t  1000 kB\nVmSize:\t   512 kB\n";
         assert_eq!(status_kib(text, "VmSize:"), Some(512 * 1024));
         assert_eq!(status_kib(text, "VmData:"), None);
+    }
+
+    #[test]
+    fn reads_soft_limits_less_their_usage() {
+        let limits = "\
+Limit                     Soft Limit           Hard Limit           Units
+Max data size             unlimited            unlimited            bytes
+Max stack size            8388608              unlimited            bytes
+Max address space         4294967296           unlimited            bytes
+";
+        let status = "VmSize:\t 1048576 kB\nVmData:\t  2048 kB\n";
+        assert_eq!(address_space_left(limits, status), Some(3 << 30));
+        assert_eq!(limit_left(limits, "Max data size", status, "VmData:"), None);
+        assert_eq!(address_space_left(limits, ""), Some(4 << 30));
+        assert_eq!(address_space_left("", status), None);
+        let tight = limits.replace("4294967296", "1024");
+        assert_eq!(address_space_left(&tight, status), Some(0));
     }
 
     #[test]
