@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 // An allocation failure ends the run with a message and exit code 2, not an abort.
 #[global_allocator]
-static ALLOC: gpusort::memory::ExitOnOom = gpusort::memory::ExitOnOom;
+static ALLOC: gpusort_cli::memory::ExitOnOom = gpusort_cli::memory::ExitOnOom;
 
 /// Says `message` on stderr as one line (a line break inside, as in a file's name, is shown as
 /// `\n`); a closed stderr leaves nothing to tell.
@@ -31,7 +31,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Err(e) = gpusort::cleanup::exit_cleanly_on_signals() {
+    if let Err(e) = gpusort_cli::cleanup::exit_cleanly_on_signals() {
         error(&format!("cannot handle signals: {e}"));
         return ExitCode::from(2);
     }

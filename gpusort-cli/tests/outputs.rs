@@ -6,7 +6,7 @@
 //!
 //! Interruptions at chosen moments use the test hook `GPUSORT_TEST_SIGNAL_AT=POINT[:SIGNAL]`,
 //! which makes the binary send itself the signal at a named point of the run (see
-//! `gpusort::cleanup::test_point`), so that no test depends on timing luck; the random-time
+//! `gpusort_cli::cleanup::test_point`), so that no test depends on timing luck; the random-time
 //! test asserts only what holds at every moment.
 
 use std::collections::BTreeSet;

@@ -3,8 +3,7 @@
 //! Every fallible GPU call returns [`Result<T>`](Result). The variants say what a caller can act
 //! on: [`Error::NoDriver`] and [`Error::NoDevice`] mean "no GPU here" (sort on the CPU instead),
 //! [`Error::OutOfDeviceMemory`] and [`Error::TooLong`] mean "too many keys for this device",
-//! and the rest are CUDA failures with what was being done. Key files have their own error,
-//! [`crate::files::FileError`].
+//! and the rest are CUDA failures with what was being done.
 
 use cust::error::CudaError;
 

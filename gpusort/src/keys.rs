@@ -60,7 +60,7 @@ pub enum Order {
 ///
 /// assert_eq!(f32::DTYPE, DType::F32);
 /// assert_eq!(DType::I64.to_string(), "i64");
-/// assert_eq!(gpusort::files::key_bytes(DType::I64), 8);
+/// assert_eq!(gpusort::with_key_type!(DType::I64, K => size_of::<K>()), 8);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]

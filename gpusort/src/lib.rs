@@ -42,11 +42,17 @@
 //!   [`cpu`] remain.
 //!
 //! Features, all off by default: `clap` derives `clap::ValueEnum` for the enums a command line
-//! takes ([`Order`], [`DType`], [`cpu::CpuAlgo`], [`gpu::GpuAlgo`], [`multi::Exchange`],
-//! [`files::FileFormat`]); `cudarc` lets a [`Queue`] run on `cudarc`'s streams and buffers;
-//! `testing` adds the CPU references that tests of the GPU code compare
-//! with. No environment variable changes what a sort does; `GPUSORT_TRACE` prints the timeline
-//! of host-slice sorts' copies to stderr.
+//! takes ([`Order`], [`DType`], [`cpu::CpuAlgo`], [`gpu::GpuAlgo`], [`multi::Exchange`]);
+//! `cudarc` lets a [`Queue`] run on `cudarc`'s streams and buffers; `testing` adds the CPU
+//! references that tests of the GPU code compare with. No environment variable changes what a
+//! sort does; `GPUSORT_TRACE` prints the timeline of host-slice sorts' copies to stderr.
+//!
+//! The library sorts what a program already holds, in memory or on the device: it reads no
+//! files, handles no signals and leaves the process's allocator alone. Its normal dependencies
+//! are `cust`, `kernels-gpu`, `rayon` and `thiserror` (and `clap` and `cudarc` with their
+//! features). Key files (`.npy`, raw), the clean-up on signals and the memory checks of a
+//! command line are the command-line tool's (package `gpusort-cli`: `gpusort_cli::files`,
+//! `::cleanup`, `::memory`).
 //!
 //! # From the CPU to the GPU
 //!
@@ -126,8 +132,7 @@
 //! on the CPU ([`cpu::CpuAlgo`]); a bad device ordinal ([`Error::InvalidDevice`]); too little
 //! device memory ([`Error::OutOfDeviceMemory`], with the bytes asked for and free); more keys
 //! than the kernels index ([`Error::TooLong`]); and failing CUDA calls ([`Error::Cuda`],
-//! [`Error::DriverCall`]) with what was being done. Files have their own error,
-//! [`files::FileError`], which names the file.
+//! [`Error::DriverCall`]) with what was being done.
 //!
 //! ```no_run
 //! use gpusort::{Error, GpuSorter, Order, cpu::CpuAlgo};
@@ -150,26 +155,23 @@
 //! - [`cpu`]: CPU sorts (a radix sort, std, rayon, the bitonic network on one and on all
 //!   cores), as baselines and fallback, and the stable merge of sorted runs.
 //! - [`argsort`]: the stable sorting permutation and gathering through it (CPU).
-//! - [`files`]: `.npy` and raw key files, read in chunks, written atomically.
-//! - [`cleanup`]: removing a run's temporary files when a signal ends it (for programs that
-//!   opt in).
 //! - [`memory`]: what the process can really allocate (`MemAvailable`, cgroup limits,
-//!   `RLIMIT_AS`/`RLIMIT_DATA`), checked before a sort allocates.
+//!   `RLIMIT_AS`/`RLIMIT_DATA`), checked before a CPU sort allocates its scratch buffer, and
+//!   [`memory::fallible`], which marks the allocations whose failure the library handles.
 //! - [`topk`]: [`TopK`], the k best keys of an array or of each row, and their selection on
 //!   the CPU.
 //! - [`error`]: [`Error`] and [`Result`].
 //!
 //! The programs in `gpusort/examples/` show each use end to end: `sort_vec`, `sort_device`,
-//! `sort_pairs`, `argsort` and `sort_file` (`cargo run --release -p gpusort --example
-//! sort_vec`); without a GPU they say so and sort on the CPU. The command-line tool, `gpusort`
-//! (package `gpusort-cli`), sorts files and benchmarks the sorts.
+//! `sort_pairs` and `argsort` (`cargo run --release -p gpusort --example sort_vec`); without a
+//! GPU they say so and sort on the CPU. The command-line tool, `gpusort` (package
+//! `gpusort-cli`), sorts files and benchmarks the sorts; its example `sort_file` sorts a `.npy`
+//! file with the library and the tool's `files` module.
 #![warn(missing_docs)]
 
 pub mod argsort;
-pub mod cleanup;
 pub mod cpu;
 pub mod error;
-pub mod files;
 pub mod gpu;
 pub mod keys;
 pub mod memory;

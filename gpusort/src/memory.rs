@@ -1,27 +1,27 @@
-//! How much memory this process can really have, checked before allocating in proportion to
-//! the data; and an allocator for the command-line tool that turns an allocation failure into a
-//! clean exit instead of an abort.
+//! How much memory this process can really have, read before the library allocates in
+//! proportion to the data (the scratch buffer of [`cpu::radix_sort`](crate::cpu::radix_sort),
+//! the threads of [`cpu::start_threads`](crate::cpu::start_threads)); and the mark a program's
+//! allocator needs to let the failures that the library handles through ([`fallible`]).
 //!
 //! The room is the least of what the system says is available (`MemAvailable`), what the
 //! process's cgroup still allows (`memory.max` less `memory.current`, on every level up to the
 //! root; cgroup v1's `memory.limit_in_bytes` less `memory.usage_in_bytes`), and what its own
 //! limits leave (`RLIMIT_AS` less the address space in use, `RLIMIT_DATA` less the data
-//! segment in use). A limit that cannot be read is not applied.
+//! segment in use), all read from `/proc` and `/sys/fs/cgroup` (Linux). A limit that cannot be
+//! read is not applied.
 //!
-//! Setting the environment variable `GPUSORT_NO_MEMORY_CHECK=1` skips the checks (for a machine
-//! whose limits are known to be misreported); an allocation that then fails still ends as an
-//! error, not an abort, in the command-line tool.
+//! Setting the environment variable `GPUSORT_NO_MEMORY_CHECK=1` makes [`check`] pass every
+//! size (for a machine whose limits are known to be misreported).
 //!
 //! ```
 //! use gpusort::memory;
 //!
 //! let room = memory::room();
 //! println!("{} bytes available ({})", room.bytes, room.bound);
-//! assert!(memory::check(1, "one byte").is_ok());
-//! assert!(memory::check(u64::MAX, "everything").is_err());
+//! assert!(memory::check(1).is_ok());
+//! assert!(memory::check(u64::MAX).is_err());
 //! ```
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::fmt;
 
@@ -61,22 +61,6 @@ impl fmt::Display for Bound {
     }
 }
 
-/// Not enough memory for a step, found before allocating.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "not enough memory: {what} needs {need} bytes, but this process can have {} more ({}); \
-     GPUSORT_NO_MEMORY_CHECK=1 skips this check",
-    .room.bytes, .room.bound
-)]
-pub struct MemoryError {
-    /// What needs the memory.
-    pub what: String,
-    /// Bytes needed.
-    pub need: u64,
-    /// What there is.
-    pub room: Room,
-}
-
 /// The memory this process may still allocate: the least of the limits in the module's
 /// description.
 ///
@@ -85,27 +69,48 @@ pub struct MemoryError {
 /// assert!(room.bytes > 0);
 /// ```
 pub fn room() -> Room {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let candidates = [
+    let (limits, status) = (read("/proc/self/limits"), read("/proc/self/status"));
+    least([
         (mem_available(), Bound::MemAvailable),
         (cgroup_room(), Bound::Cgroup),
+        (address_space_left(&limits, &status), Bound::AddressSpace),
         (
-            rlimit_room(libc::RLIMIT_AS, status_kib(&status, "VmSize:")),
-            Bound::AddressSpace,
-        ),
-        (
-            rlimit_room(libc::RLIMIT_DATA, status_kib(&status, "VmData:")),
+            limit_left(&limits, "Max data size", &status, "VmData:"),
             Bound::Data,
         ),
-    ];
-    least(candidates)
+    ])
+}
+
+/// Whether `need` bytes fit in [`room`]; where they do not, the room there is. Every size fits
+/// with `GPUSORT_NO_MEMORY_CHECK=1`.
+///
+/// # Errors
+/// The [`Room`] that is too small.
+///
+/// ```
+/// let room = gpusort::memory::check(u64::MAX).unwrap_err();
+/// assert!(room.bytes < u64::MAX);
+/// ```
+pub fn check(need: u64) -> Result<(), Room> {
+    if disabled() {
+        return Ok(());
+    }
+    let room = room();
+    if need > room.bytes {
+        return Err(room);
+    }
+    Ok(())
 }
 
 /// The address space this process may still map under `RLIMIT_AS` (`ulimit -v`), or None
 /// without that limit: what threads' stacks take, whatever memory they touch.
-pub fn address_space_room() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    rlimit_room(libc::RLIMIT_AS, status_kib(&status, "VmSize:"))
+pub(crate) fn address_space_room() -> Option<u64> {
+    address_space_left(&read("/proc/self/limits"), &read("/proc/self/status"))
+}
+
+/// The text of a `/proc` file, or nothing where it cannot be read.
+fn read(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
 }
 
 /// The least of the known limits among `candidates`, or an unknown room of `u64::MAX` bytes.
@@ -130,61 +135,33 @@ fn disabled() -> bool {
     std::env::var_os("GPUSORT_NO_MEMORY_CHECK").is_some_and(|v| v == "1")
 }
 
-/// Fails unless `need` bytes fit in [`room`]; `what` names the step in the message.
-///
-/// # Errors
-/// [`MemoryError`], naming the bytes needed and available and the limit.
-///
-/// ```
-/// let err = gpusort::memory::check(u64::MAX, "sorting").unwrap_err();
-/// assert!(err.to_string().contains("sorting needs 18446744073709551615 bytes"));
-/// ```
-pub fn check(need: u64, what: impl Into<String>) -> Result<(), MemoryError> {
-    if disabled() {
-        return Ok(());
-    }
-    let room = room();
-    if need > room.bytes {
-        return Err(MemoryError {
-            what: what.into(),
-            need,
-            room,
-        });
-    }
-    Ok(())
-}
-
 fn mem_available() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    status_kib(&meminfo, "MemAvailable:")
+    status_kib(&read("/proc/meminfo"), "MemAvailable:")
 }
 
 /// A `Key:   123 kB` line of a `/proc` file, in bytes.
 fn status_kib(text: &str, key: &str) -> Option<u64> {
-    let line = text.lines().find(|l| l.starts_with(key))?;
-    let kib: u64 = line[key.len()..].split_whitespace().next()?.parse().ok()?;
-    Some(kib * 1024)
+    Some(number_after(text, key)? * 1024)
 }
 
-/// `getrlimit`'s resource argument, whose type differs between C libraries.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-type Resource = libc::__rlimit_resource_t;
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-type Resource = libc::c_int;
+/// The number after `key` on the line of `text` that starts with it; None where there is no
+/// such line or the word there is no number (`unlimited`).
+fn number_after(text: &str, key: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(key))?;
+    line[key.len()..].split_whitespace().next()?.parse().ok()
+}
 
-/// The soft limit `resource` less `used`, or None without a limit.
-fn rlimit_room(resource: Resource, used: Option<u64>) -> Option<u64> {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes the struct it is given and nothing else.
-    if unsafe { libc::getrlimit(resource, &mut limit) } != 0
-        || limit.rlim_cur == libc::RLIM_INFINITY
-    {
-        return None;
-    }
-    Some(limit.rlim_cur.saturating_sub(used.unwrap_or(0)))
+/// `RLIMIT_AS` less `VmSize`, from the texts of `/proc/self/limits` and `/proc/self/status`.
+fn address_space_left(limits: &str, status: &str) -> Option<u64> {
+    limit_left(limits, "Max address space", status, "VmSize:")
+}
+
+/// The soft limit `limit` of `/proc/self/limits` (a line such as `Max address space
+/// unlimited unlimited bytes`) less the usage `used` of `/proc/self/status`, or None where the
+/// limit is unlimited or unknown.
+fn limit_left(limits: &str, limit: &str, status: &str, used: &str) -> Option<u64> {
+    let soft = number_after(limits, limit)?;
+    Some(soft.saturating_sub(status_kib(status, used).unwrap_or(0)))
 }
 
 /// What the cgroups of this process still allow: the least, over the process's cgroup and
@@ -234,8 +211,10 @@ thread_local! {
     static FALLIBLE: Cell<u32> = const { Cell::new(0) };
 }
 
-/// Runs `f`, in which an allocation failure is reported to the caller as usual (for
-/// `try_reserve` and the like) rather than ending the process under [`ExitOnOom`].
+/// Runs `f`, marking the allocations in it as ones whose failure the caller handles
+/// (`try_reserve` and the like): a program's global allocator that ends the process on a
+/// failed allocation lets a failure through where [`in_fallible`] says so. The library runs
+/// its own fallible allocations (the radix sort's scratch buffer) in it.
 ///
 /// ```
 /// let mut v: Vec<u8> = Vec::new();
@@ -254,79 +233,17 @@ pub fn fallible<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
-/// The system allocator, except that an allocation failure outside [`fallible`] removes the
-/// registered temporary files ([`crate::cleanup`]), says so on stderr and exits with code 2,
-/// where Rust would abort (SIGABRT, exit 134). For a program's `#[global_allocator]`:
+/// Whether this thread is inside [`fallible`]: for a global allocator, whether a failed
+/// allocation goes back to its caller.
 ///
-/// ```ignore
-/// #[global_allocator]
-/// static ALLOC: gpusort::memory::ExitOnOom = gpusort::memory::ExitOnOom;
 /// ```
-pub struct ExitOnOom;
-
-impl ExitOnOom {
-    #[cold]
-    fn failed(size: usize) -> ! {
-        crate::cleanup::remove_temporaries_now();
-        let mut message = [0u8; 160];
-        let mut len = 0;
-        let mut put = |bytes: &[u8]| {
-            let n = bytes.len().min(message.len() - len);
-            message[len..len + n].copy_from_slice(&bytes[..n]);
-            len += n;
-        };
-        put(b"gpusort: error: out of memory: an allocation of ");
-        let mut digits = [0u8; 20];
-        let mut i = digits.len();
-        let mut v = size;
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
-        put(&digits[i..]);
-        put(b" bytes failed; no output was written\n");
-        // SAFETY: write and _exit are async-signal-safe and allocate nothing; the buffer lives
-        // across the call.
-        unsafe {
-            libc::write(2, message.as_ptr().cast(), len);
-            libc::_exit(2);
-        }
-    }
-
-    fn check(ptr: *mut u8, size: usize) -> *mut u8 {
-        if ptr.is_null() && FALLIBLE.with(Cell::get) == 0 {
-            Self::failed(size);
-        }
-        ptr
-    }
-}
-
-// SAFETY: every call is forwarded to `System` unchanged; a null result either goes back to the
-// caller or ends the process.
-unsafe impl GlobalAlloc for ExitOnOom {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract, passed on.
-        Self::check(unsafe { System.alloc(layout) }, layout.size())
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract, passed on.
-        Self::check(unsafe { System.alloc_zeroed(layout) }, layout.size())
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract, passed on.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: the caller's contract, passed on.
-        Self::check(unsafe { System.realloc(ptr, layout, new_size) }, new_size)
-    }
+/// use gpusort::memory::{fallible, in_fallible};
+///
+/// assert!(!in_fallible());
+/// assert!(fallible(in_fallible));
+/// ```
+pub fn in_fallible() -> bool {
+    FALLIBLE.with(Cell::get) > 0
 }
 
 #[cfg(test)]
@@ -338,6 +255,23 @@ mod tests {
         let text = "VmPeak:\t  1000 kB\nVmSize:\t   512 kB\n";
         assert_eq!(status_kib(text, "VmSize:"), Some(512 * 1024));
         assert_eq!(status_kib(text, "VmData:"), None);
+    }
+
+    #[test]
+    fn reads_soft_limits_less_their_usage() {
+        let limits = "\
+Limit                     Soft Limit           Hard Limit           Units
+Max data size             unlimited            unlimited            bytes
+Max stack size            8388608              unlimited            bytes
+Max address space         4294967296           unlimited            bytes
+";
+        let status = "VmSize:\t 1048576 kB\nVmData:\t  2048 kB\n";
+        assert_eq!(address_space_left(limits, status), Some(3 << 30));
+        assert_eq!(limit_left(limits, "Max data size", status, "VmData:"), None);
+        assert_eq!(address_space_left(limits, ""), Some(4 << 30));
+        assert_eq!(address_space_left("", status), None);
+        let tight = limits.replace("4294967296", "1024");
+        assert_eq!(address_space_left(&tight, status), Some(0));
     }
 
     #[test]
@@ -364,6 +298,16 @@ mod tests {
         if mem_available().is_some() {
             assert_ne!(live.bound, Bound::Unknown);
         }
-        assert!(check(u64::MAX, "x").is_err() || disabled());
+        assert!(check(u64::MAX).is_err() || disabled());
+    }
+
+    #[test]
+    fn fallible_nests() {
+        assert!(!in_fallible());
+        fallible(|| {
+            fallible(|| assert!(in_fallible()));
+            assert!(in_fallible());
+        });
+        assert!(!in_fallible());
     }
 }

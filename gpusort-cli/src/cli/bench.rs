@@ -739,6 +739,6 @@ fn write_replacing(path: &Path, contents: &[u8]) -> Result<()> {
     let temporary = path.with_file_name(format!(".{name}.tmp"));
     fs::write(&temporary, contents).with_context(|| format!("writing {}", temporary.display()))?;
     fs::rename(&temporary, path).with_context(|| format!("replacing {}", path.display()))?;
-    gpusort::cleanup::replaced(path);
+    crate::cleanup::replaced(path);
     Ok(())
 }

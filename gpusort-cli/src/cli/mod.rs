@@ -63,7 +63,7 @@ fn print_report(report: &str, written: &str, to_stderr: bool) -> Result<ExitCode
         )
     };
     printed.with_context(|| format!("writing the report to {stream} ({written})"))?;
-    gpusort::cleanup::test_point("reported");
+    crate::cleanup::test_point("reported");
     Ok(ExitCode::SUCCESS)
 }
 

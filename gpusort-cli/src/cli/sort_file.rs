@@ -10,6 +10,7 @@ use super::outputs::{self, Dest, Out};
 use super::progress::Progress;
 use super::{SortAlgo, count};
 use crate::argsort::{argsort_cpu, argsort_cpu_u32};
+use crate::cleanup::test_point;
 use crate::cpu::{CpuAlgo, threads};
 use crate::files::{CHUNK_BYTES, FileFormat, KeyFile, LeKey, key_bytes, same_file};
 use crate::gpu::{GpuAlgo, GpuSorter, HostPlan, Options, Segments, Sorting};
@@ -17,7 +18,6 @@ use crate::keys::{DType, Order, SortKey};
 use crate::with_key_type;
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, ValueEnum};
-use gpusort::cleanup::test_point;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -103,7 +103,7 @@ pub struct SortArgs {
 /// ```
 /// use clap::Parser;
 /// use gpusort_cli::cli::{Cli, Command, sort_file};
-/// use gpusort::files::{FileFormat, KeyFile};
+/// use gpusort_cli::files::{FileFormat, KeyFile};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let (input, output) = (dir.path().join("keys.bin"), dir.path().join("sorted.npy"));

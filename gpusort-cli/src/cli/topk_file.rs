@@ -10,6 +10,7 @@ use super::main_job::{Backend, open_gpu};
 use super::outputs::{self, Dest, Out};
 use super::progress::Progress;
 use super::sort_file::{row_len_indivisible, row_len_mismatch};
+use crate::cleanup::test_point;
 use crate::cpu::threads;
 use crate::files::{CHUNK_BYTES, FileFormat, KeyFile, LeKey, same_file};
 use crate::gpu::GpuSorter;
@@ -17,7 +18,6 @@ use crate::keys::{DType, Order};
 use crate::with_key_type;
 use anyhow::{Context as _, Result, bail};
 use clap::Args;
-use gpusort::cleanup::test_point;
 use gpusort::topk::{TopK, top_k_rows_cpu};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -113,7 +113,7 @@ impl TopKArgs {
 /// ```
 /// use clap::Parser;
 /// use gpusort_cli::cli::{Cli, Command, topk_file};
-/// use gpusort::files::{FileFormat, KeyFile};
+/// use gpusort_cli::files::{FileFormat, KeyFile};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let (input, output, idx) =

@@ -58,7 +58,7 @@ unsafe impl<T: Send> Sync for Out<T> {}
 /// have them and the allocation succeeds; `None` otherwise.
 pub(crate) fn scratch<T>(n: usize) -> Option<Vec<T>> {
     let bytes = (n as u64).checked_mul(size_of::<T>() as u64)?;
-    crate::memory::check(bytes, "the radix sort's scratch buffer").ok()?;
+    crate::memory::check(bytes).ok()?;
     let mut v = Vec::new();
     crate::memory::fallible(|| v.try_reserve_exact(n)).ok()?;
     Some(v)

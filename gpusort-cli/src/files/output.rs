@@ -458,7 +458,7 @@ impl Encoder {
 /// # Examples
 ///
 /// ```
-/// use gpusort::files::{AtomicOutput, FileFormat};
+/// use gpusort_cli::files::{AtomicOutput, FileFormat};
 /// use gpusort::DType;
 ///
 /// let dir = tempfile::tempdir()?;
@@ -604,7 +604,7 @@ impl AtomicOutput {
     /// # Examples
     ///
     /// ```
-    /// use gpusort::files::{AtomicOutput, FileError};
+    /// use gpusort_cli::files::{AtomicOutput, FileError};
     /// use std::path::Path;
     ///
     /// let dir = tempfile::tempdir()?;
@@ -709,7 +709,7 @@ impl AtomicOutput {
     /// let (file, link) = (dir.path().join("keys.npy"), dir.path().join("link.npy"));
     /// std::fs::write(&file, b"old")?;
     /// std::os::unix::fs::symlink(&file, &link)?;
-    /// let out = gpusort::files::AtomicOutput::create(&link)?;
+    /// let out = gpusort_cli::files::AtomicOutput::create(&link)?;
     /// assert_eq!(out.target(), file.canonicalize()?);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -722,7 +722,7 @@ impl AtomicOutput {
     /// ```
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("out.npy");
-    /// let out = gpusort::files::AtomicOutput::create(&path)?;
+    /// let out = gpusort_cli::files::AtomicOutput::create(&path)?;
     /// assert_eq!(out.path(), path);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -740,7 +740,7 @@ impl AtomicOutput {
     /// # Examples
     ///
     /// ```
-    /// use gpusort::files::{AtomicOutput, FileFormat, KeyFile};
+    /// use gpusort_cli::files::{AtomicOutput, FileFormat, KeyFile};
     /// use gpusort::DType;
     ///
     /// let dir = tempfile::tempdir()?;
@@ -766,7 +766,7 @@ impl AtomicOutput {
     /// # Examples
     ///
     /// ```
-    /// use gpusort::files::{AtomicOutput, FileFormat, KeyFile};
+    /// use gpusort_cli::files::{AtomicOutput, FileFormat, KeyFile};
     /// use gpusort::DType;
     ///
     /// let dir = tempfile::tempdir()?;
@@ -800,7 +800,7 @@ impl AtomicOutput {
     /// # Examples
     ///
     /// ```
-    /// use gpusort::files::{AtomicOutput, FileFormat};
+    /// use gpusort_cli::files::{AtomicOutput, FileFormat};
     /// use gpusort::DType;
     ///
     /// let dir = tempfile::tempdir()?;
@@ -835,7 +835,7 @@ impl AtomicOutput {
     /// # Examples
     ///
     /// ```
-    /// use gpusort::files::{AtomicOutput, FileError, FileFormat};
+    /// use gpusort_cli::files::{AtomicOutput, FileError, FileFormat};
     /// use gpusort::DType;
     ///
     /// let dir = tempfile::tempdir()?;
@@ -1038,7 +1038,7 @@ impl Journal {
 /// # Examples
 ///
 /// ```
-/// use gpusort::files::{AtomicOutput, FileFormat, commit_all};
+/// use gpusort_cli::files::{AtomicOutput, FileFormat, commit_all};
 /// use gpusort::DType;
 ///
 /// let dir = tempfile::tempdir()?;
@@ -1150,14 +1150,14 @@ pub fn commit_all(outputs: Vec<AtomicOutput>) -> Result<(), FileError> {
 /// # Examples
 ///
 /// ```no_run
-/// use gpusort::files::{FileFormat, StreamOutput};
+/// use gpusort_cli::files::{FileFormat, StreamOutput};
 /// use gpusort::DType;
 ///
 /// let mut out = StreamOutput::stdout()?;
 /// out.begin(FileFormat::Npy, DType::U32, 3)?;
 /// out.write_keys(&[1u32, 2, 3], &mut |_| {})?;
 /// out.finish()?;
-/// # Ok::<(), gpusort::files::FileError>(())
+/// # Ok::<(), gpusort_cli::files::FileError>(())
 /// ```
 #[derive(Debug)]
 pub struct StreamOutput {

@@ -9,7 +9,7 @@ use crate::keys::SortKey;
 /// # Examples
 ///
 /// ```
-/// use gpusort::files::LeKey;
+/// use gpusort_cli::files::LeKey;
 ///
 /// let mut bytes = [0u8; 4];
 /// (-2.0f32).write_le(&mut bytes);

@@ -1,13 +1,14 @@
-//! Library use of `gpusort::files`: sort a `.npy` file into another, written atomically (a
-//! temporary file beside the output, renamed when complete), on the GPU or else the CPU.
+//! The library with the tool's files (`gpusort_cli::files`): sort a `.npy` file into another,
+//! written atomically (a temporary file beside the output, renamed when complete), on the GPU or
+//! else the CPU.
 //!
-//!     cargo run --release -p gpusort --example sort_file                  # a demo file
-//!     cargo run --release -p gpusort --example sort_file -- IN.npy OUT.npy
+//!     cargo run --release -p gpusort-cli --example sort_file                  # a demo file
+//!     cargo run --release -p gpusort-cli --example sort_file -- IN.npy OUT.npy
 //!
 //! `gpusort sort IN OUT` does the same with progress bars, raw files and `--argsort`.
 
-use gpusort::files::{AtomicOutput, FileFormat, KeyFile, LeKey};
 use gpusort::{DType, Error, GpuSorter, Order, cpu::CpuAlgo, with_key_type};
+use gpusort_cli::files::{AtomicOutput, FileFormat, KeyFile, LeKey};
 use std::path::{Path, PathBuf};
 
 type BoxResult<T> = Result<T, Box<dyn std::error::Error>>;

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 /// # Examples
 ///
 /// ```
-/// use gpusort::files::{FileFormat, KeyFile};
+/// use gpusort_cli::files::{FileFormat, KeyFile};
 /// use gpusort::{DType, with_key_type};
 ///
 /// let dir = tempfile::tempdir()?;
@@ -63,7 +63,7 @@ impl KeyFile {
     /// # Examples
     ///
     /// ```
-    /// use gpusort::files::{FileError, FileFormat, KeyFile};
+    /// use gpusort_cli::files::{FileError, FileFormat, KeyFile};
     /// use gpusort::DType;
     /// use std::path::Path;
     ///
@@ -104,7 +104,7 @@ impl KeyFile {
     /// # Examples
     ///
     /// ```
-    /// use gpusort::files::{AtomicOutput, FileFormat, KeyFile};
+    /// use gpusort_cli::files::{AtomicOutput, FileFormat, KeyFile};
     /// use gpusort::DType;
     ///
     /// let dir = tempfile::tempdir()?;
@@ -228,12 +228,12 @@ impl KeyFile {
     /// The file's path, as given to [`KeyFile::open`].
     ///
     /// ```
-    /// # use gpusort::files::{FileFormat, KeyFile};
+    /// # use gpusort_cli::files::{FileFormat, KeyFile};
     /// # fn demo() -> Result<(tempfile::TempDir, std::path::PathBuf), Box<dyn std::error::Error>> {
     /// #     let dir = tempfile::tempdir()?;
     /// #     let path = dir.path().join("keys.npy");
-    /// #     let mut out = gpusort::files::AtomicOutput::create(&path)?;
-    /// #     out.begin(gpusort::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
+    /// #     let mut out = gpusort_cli::files::AtomicOutput::create(&path)?;
+    /// #     out.begin(gpusort_cli::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
     /// #     out.write_keys(&[3u32, 1, 2], &mut |_| {})?;
     /// #     out.commit()?;
     /// #     Ok((dir, path))
@@ -250,12 +250,12 @@ impl KeyFile {
     /// `.npy` or raw, as given to [`KeyFile::open`].
     ///
     /// ```
-    /// # use gpusort::files::{FileFormat, KeyFile};
+    /// # use gpusort_cli::files::{FileFormat, KeyFile};
     /// # fn demo() -> Result<(tempfile::TempDir, std::path::PathBuf), Box<dyn std::error::Error>> {
     /// #     let dir = tempfile::tempdir()?;
     /// #     let path = dir.path().join("keys.npy");
-    /// #     let mut out = gpusort::files::AtomicOutput::create(&path)?;
-    /// #     out.begin(gpusort::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
+    /// #     let mut out = gpusort_cli::files::AtomicOutput::create(&path)?;
+    /// #     out.begin(gpusort_cli::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
     /// #     out.write_keys(&[3u32, 1, 2], &mut |_| {})?;
     /// #     out.commit()?;
     /// #     Ok((dir, path))
@@ -272,12 +272,12 @@ impl KeyFile {
     /// The key type: from the header of a `.npy`, as given for a raw file.
     ///
     /// ```
-    /// # use gpusort::files::{FileFormat, KeyFile};
+    /// # use gpusort_cli::files::{FileFormat, KeyFile};
     /// # fn demo() -> Result<(tempfile::TempDir, std::path::PathBuf), Box<dyn std::error::Error>> {
     /// #     let dir = tempfile::tempdir()?;
     /// #     let path = dir.path().join("keys.npy");
-    /// #     let mut out = gpusort::files::AtomicOutput::create(&path)?;
-    /// #     out.begin(gpusort::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
+    /// #     let mut out = gpusort_cli::files::AtomicOutput::create(&path)?;
+    /// #     out.begin(gpusort_cli::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
     /// #     out.write_keys(&[3u32, 1, 2], &mut |_| {})?;
     /// #     out.commit()?;
     /// #     Ok((dir, path))
@@ -295,7 +295,7 @@ impl KeyFile {
     /// are in C order: the last axis varies fastest.
     ///
     /// ```
-    /// use gpusort::files::{FileFormat, KeyFile};
+    /// use gpusort_cli::files::{FileFormat, KeyFile};
     /// use gpusort::DType;
     ///
     /// let dir = tempfile::tempdir()?;
@@ -313,7 +313,7 @@ impl KeyFile {
     /// which NumPy's `np.sort(a)` sorts. `None` for a 1-D array or a raw file.
     ///
     /// ```
-    /// use gpusort::files::{AtomicOutput, FileFormat, KeyFile};
+    /// use gpusort_cli::files::{AtomicOutput, FileFormat, KeyFile};
     /// use gpusort::DType;
     ///
     /// let dir = tempfile::tempdir()?;
@@ -335,12 +335,12 @@ impl KeyFile {
     /// Number of keys.
     ///
     /// ```
-    /// # use gpusort::files::{FileFormat, KeyFile};
+    /// # use gpusort_cli::files::{FileFormat, KeyFile};
     /// # fn demo() -> Result<(tempfile::TempDir, std::path::PathBuf), Box<dyn std::error::Error>> {
     /// #     let dir = tempfile::tempdir()?;
     /// #     let path = dir.path().join("keys.npy");
-    /// #     let mut out = gpusort::files::AtomicOutput::create(&path)?;
-    /// #     out.begin(gpusort::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
+    /// #     let mut out = gpusort_cli::files::AtomicOutput::create(&path)?;
+    /// #     out.begin(gpusort_cli::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
     /// #     out.write_keys(&[3u32, 1, 2], &mut |_| {})?;
     /// #     out.commit()?;
     /// #     Ok((dir, path))
@@ -357,12 +357,12 @@ impl KeyFile {
     /// Whether the file holds no key.
     ///
     /// ```
-    /// # use gpusort::files::{FileFormat, KeyFile};
+    /// # use gpusort_cli::files::{FileFormat, KeyFile};
     /// # fn demo() -> Result<(tempfile::TempDir, std::path::PathBuf), Box<dyn std::error::Error>> {
     /// #     let dir = tempfile::tempdir()?;
     /// #     let path = dir.path().join("keys.npy");
-    /// #     let mut out = gpusort::files::AtomicOutput::create(&path)?;
-    /// #     out.begin(gpusort::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
+    /// #     let mut out = gpusort_cli::files::AtomicOutput::create(&path)?;
+    /// #     out.begin(gpusort_cli::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
     /// #     out.write_keys(&[3u32, 1, 2], &mut |_| {})?;
     /// #     out.commit()?;
     /// #     Ok((dir, path))
@@ -379,12 +379,12 @@ impl KeyFile {
     /// Bytes of key data: [`KeyFile::len`] × the key size, without the `.npy` header.
     ///
     /// ```
-    /// # use gpusort::files::{FileFormat, KeyFile};
+    /// # use gpusort_cli::files::{FileFormat, KeyFile};
     /// # fn demo() -> Result<(tempfile::TempDir, std::path::PathBuf), Box<dyn std::error::Error>> {
     /// #     let dir = tempfile::tempdir()?;
     /// #     let path = dir.path().join("keys.npy");
-    /// #     let mut out = gpusort::files::AtomicOutput::create(&path)?;
-    /// #     out.begin(gpusort::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
+    /// #     let mut out = gpusort_cli::files::AtomicOutput::create(&path)?;
+    /// #     out.begin(gpusort_cli::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
     /// #     out.write_keys(&[3u32, 1, 2], &mut |_| {})?;
     /// #     out.commit()?;
     /// #     Ok((dir, path))
@@ -413,12 +413,12 @@ impl KeyFile {
     /// # Examples
     ///
     /// ```
-    /// # use gpusort::files::{FileError, FileFormat, KeyFile};
+    /// # use gpusort_cli::files::{FileError, FileFormat, KeyFile};
     /// # fn demo() -> Result<(tempfile::TempDir, std::path::PathBuf), Box<dyn std::error::Error>> {
     /// #     let dir = tempfile::tempdir()?;
     /// #     let path = dir.path().join("keys.npy");
-    /// #     let mut out = gpusort::files::AtomicOutput::create(&path)?;
-    /// #     out.begin(gpusort::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
+    /// #     let mut out = gpusort_cli::files::AtomicOutput::create(&path)?;
+    /// #     out.begin(gpusort_cli::files::FileFormat::Npy, gpusort::DType::U32, 3)?;
     /// #     out.write_keys(&[3u32, 1, 2], &mut |_| {})?;
     /// #     out.commit()?;
     /// #     Ok((dir, path))
@@ -586,7 +586,9 @@ fn spool(name: &Path, mut from: File) -> Result<File, FileError> {
 /// Bytes per key of `dtype`: 4 or 8.
 ///
 /// ```
-/// use gpusort::{DType, files::key_bytes};
+/// use gpusort::DType;
+/// use gpusort_cli::files::key_bytes;
+///
 /// assert_eq!(key_bytes(DType::F32), 4);
 /// assert_eq!(key_bytes(DType::U64), 8);
 /// ```

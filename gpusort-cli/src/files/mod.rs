@@ -12,11 +12,11 @@
 //!   output.
 //! - [`FileError`] says what is wrong, naming the file.
 //!
-//! Supported: the six key types ([`DType`](crate::DType)), little-endian, C order (a 1-D array
-//! in either order); [`AtomicOutput::begin_array`] writes any shape.
+//! Supported: the six key types ([`DType`](crate::keys::DType)), little-endian, C order (a 1-D
+//! array in either order); [`AtomicOutput::begin_array`] writes any shape.
 //!
 //! ```
-//! use gpusort::files::{AtomicOutput, FileFormat, KeyFile};
+//! use gpusort_cli::files::{AtomicOutput, FileFormat, KeyFile};
 //! use gpusort::{DType, Order, cpu::CpuAlgo};
 //!
 //! let dir = tempfile::tempdir()?;
@@ -63,7 +63,7 @@ use std::path::Path;
 /// size. (Keys are read straight into their vector, 16 MiB a thread at a time.)
 ///
 /// ```
-/// assert_eq!(gpusort::files::CHUNK_BYTES % 8, 0);
+/// assert_eq!(gpusort_cli::files::CHUNK_BYTES % 8, 0);
 /// ```
 pub const CHUNK_BYTES: usize = 64 << 20;
 
@@ -72,14 +72,13 @@ pub const CHUNK_BYTES: usize = 64 << 20;
 /// # Examples
 ///
 /// ```
-/// use gpusort::files::FileFormat;
+/// use gpusort_cli::files::FileFormat;
 /// use std::path::Path;
 ///
 /// assert_eq!(FileFormat::from_path(Path::new("keys.npy")), FileFormat::Npy);
 /// assert_eq!(FileFormat::from_path(Path::new("keys.f32")), FileFormat::Raw);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum FileFormat {
     /// NumPy's `.npy`: a header naming dtype and shape, then the data.
     Npy,
@@ -92,7 +91,7 @@ impl FileFormat {
     /// else raw. Only the name is looked at.
     ///
     /// ```
-    /// use gpusort::files::FileFormat;
+    /// use gpusort_cli::files::FileFormat;
     /// use std::path::Path;
     ///
     /// assert_eq!(FileFormat::from_path(Path::new("DATA.NPY")), FileFormat::Npy);
@@ -115,7 +114,7 @@ impl FileFormat {
 /// # Examples
 ///
 /// ```
-/// use gpusort::files::same_file;
+/// use gpusort_cli::files::same_file;
 ///
 /// let dir = tempfile::tempdir()?;
 /// let keys = dir.path().join("keys.npy");

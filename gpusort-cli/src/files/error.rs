@@ -12,7 +12,7 @@ use std::path::PathBuf;
 /// # Examples
 ///
 /// ```
-/// use gpusort::files::{FileError, FileFormat, KeyFile};
+/// use gpusort_cli::files::{FileError, FileFormat, KeyFile};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("keys.bin");
