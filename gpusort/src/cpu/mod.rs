@@ -242,7 +242,9 @@ pub fn start_threads() -> Result<usize> {
         loop {
             match can_start(threads) {
                 Ok(()) => {
-                    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads);
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .spawn_handler(spawn_retrying);
                     // An error here means that the program started the pool first: its
                     // pool stands.
                     let _ = pool.build_global();
@@ -254,6 +256,41 @@ pub fn start_threads() -> Result<usize> {
         }
     });
     started.clone().map_err(Error::NoThreads)
+}
+
+/// Starts one of the global pool's threads, trying again a few times where the system refuses
+/// a thread for a moment (`EAGAIN` under load): a pool that fails to start cannot be started
+/// again, and every parallel call after it would panic.
+fn spawn_retrying(thread: rayon::ThreadBuilder) -> std::io::Result<()> {
+    let (name, stack) = (thread.name().map(str::to_owned), thread.stack_size());
+    // The thread's work, taken by the one spawn that succeeds.
+    let work = std::sync::Arc::new(Mutex::new(Some(thread)));
+    let mut pause = std::time::Duration::from_millis(1);
+    for attempt in 0.. {
+        let mut builder = std::thread::Builder::new();
+        if let Some(name) = &name {
+            builder = builder.name(name.clone());
+        }
+        if let Some(bytes) = stack {
+            builder = builder.stack_size(bytes);
+        }
+        let mine = work.clone();
+        let run = move || {
+            let thread = mine.lock().unwrap_or_else(PoisonError::into_inner).take();
+            if let Some(thread) = thread {
+                thread.run();
+            }
+        };
+        match builder.spawn(run) {
+            Ok(_) => return Ok(()),
+            Err(e) if attempt == 6 => return Err(e),
+            Err(_) => {
+                std::thread::sleep(pause);
+                pause *= 4;
+            }
+        }
+    }
+    unreachable!("the loop returns")
 }
 
 /// The address space a thread of rayon's takes for its stack (std's default, which rayon keeps).
