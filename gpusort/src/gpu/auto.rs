@@ -6,7 +6,9 @@
 //! calls read the memory and apply them.
 
 use super::{GpuAlgo, merge, radix};
-use kernels_gpu::tuning::auto::{AutoSort, AutoTable, Choices, HOPPER};
+#[cfg(test)]
+use kernels_gpu::tuning::auto::HOPPER;
+use kernels_gpu::tuning::auto::{AutoSort, AutoTable, Choices};
 
 impl From<AutoSort> for GpuAlgo {
     fn from(sort: AutoSort) -> GpuAlgo {
@@ -42,12 +44,12 @@ pub enum Sorting {
 
 impl Sorting {
     /// Whether only stable sorts may run.
-    pub fn is_stable(self) -> bool {
+    pub(crate) fn is_stable(self) -> bool {
         self != Sorting::Unstable
     }
 
     /// Bytes per value (0 for keys alone).
-    pub fn value_bytes(self) -> usize {
+    pub(crate) fn value_bytes(self) -> usize {
         match self {
             Sorting::Pairs { value_bytes } => value_bytes,
             Sorting::Unstable | Sorting::Stable => 0,
@@ -55,33 +57,17 @@ impl Sorting {
     }
 }
 
+#[cfg(test)]
 impl GpuAlgo {
-    /// The fastest sort of `n` keys alone of `key_bytes` (4 or 8) bytes already on the device,
-    /// by the Hopper table ([`kernels_gpu::tuning::auto::HOPPER`]; a sorter
-    /// uses its device's table and checks the memory:
-    /// [`GpuSorter::auto_device`](super::GpuSorter::auto_device); host slices have choices of
-    /// their own: [`GpuSorter::auto_host`](super::GpuSorter::auto_host)).
-    ///
-    /// ```
-    /// use gpusort::gpu::GpuAlgo;
-    /// assert_eq!(GpuAlgo::fastest_for(1 << 16, 4), GpuAlgo::Bitonic);
-    /// assert_eq!(GpuAlgo::fastest_for(1 << 20, 8), GpuAlgo::Merge);
-    /// assert_eq!(GpuAlgo::fastest_for(1 << 25, 4), GpuAlgo::Radix);
-    /// ```
-    pub fn fastest_for(n: usize, key_bytes: usize) -> GpuAlgo {
+    /// The fastest sort of `n` keys of `key_bytes` already on the device by the Hopper table,
+    /// memory aside.
+    pub(crate) fn fastest_for(n: usize, key_bytes: usize) -> GpuAlgo {
         fastest(&HOPPER.device, Sorting::Unstable, n as u64, key_bytes)
     }
 
-    /// The fastest stable sort (merge or radix) of `n` keys of `key_bytes` (4 or 8) bytes with
-    /// values of `value_bytes` bytes (0: keys alone) already on the device, by the Hopper table
-    /// (see [`GpuAlgo::fastest_for`]).
-    ///
-    /// ```
-    /// use gpusort::gpu::GpuAlgo;
-    /// assert_eq!(GpuAlgo::fastest_stable_for(1 << 16, 4, 0), GpuAlgo::Merge);
-    /// assert_eq!(GpuAlgo::fastest_stable_for(1 << 25, 8, 8), GpuAlgo::Radix);
-    /// ```
-    pub fn fastest_stable_for(n: usize, key_bytes: usize, value_bytes: usize) -> GpuAlgo {
+    /// The fastest stable sort of `n` keys of `key_bytes` with values of `value_bytes` (0: keys
+    /// alone) already on the device by the Hopper table.
+    pub(crate) fn fastest_stable_for(n: usize, key_bytes: usize, value_bytes: usize) -> GpuAlgo {
         let sorting = if value_bytes == 0 {
             Sorting::Stable
         } else {

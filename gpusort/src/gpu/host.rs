@@ -320,8 +320,8 @@ impl GpuSorter {
     /// device's measured table for host slices (the Hopper table: the merge sort, whose chunks are
     /// sorted as they land, but for 2^17 to 2^20 4-byte keys: the radix sort); [`Options`] with
     /// `algo: Some(..)` runs the one you name. On the device: [`Queue::sort`].
-    /// Device memory: the keys plus the sort's scratch ([`merge::scratch_bytes`],
-    /// [`radix::scratch_bytes`]: about as much again). Keys whose sort does not fit (or exceeds
+    /// Device memory: the keys plus the sort's scratch ([`GpuSorter::scratch_bytes`]: about as much
+    /// again). Keys whose sort does not fit (or exceeds
     /// [`GpuSorter::set_memory_budget`]) are sorted in chunks that fit and merged on the CPU,
     /// stably, with a host buffer as large as the keys.
     ///

@@ -22,10 +22,10 @@ use cust::device::{Device, DeviceAttribute};
 use cust::sys as cuda;
 use kernels_gpu::segments::radix_shared_bytes;
 use kernels_gpu::tuning::auto::{self, AutoTable};
-use kernels_gpu::tuning::{merge_sort_compact, prefetch_ahead_tiles, segments_radix, window_log2};
+use kernels_gpu::tuning::{prefetch_ahead_tiles, segments_radix, window_log2};
 
 /// The limits of a device that the choice of kernels depends on, as the driver reports them
-/// (and, for tests, capped by a [`DeviceProfile`]).
+/// (and, for tests, capped by a device profile).
 ///
 /// Every NVIDIA GPU from sm_70 runs every sort. The kernels are tuned for Hopper (sm_90), whose
 /// devices run them as tuned; on a device whose blocks cannot have a kernel's shared memory (a
@@ -69,7 +69,7 @@ impl DeviceLimits {
     ///
     /// # Errors
     /// [`crate::Error::Cuda`] if the driver cannot tell.
-    pub fn read(device: &Device) -> Result<Self> {
+    pub(crate) fn read(device: &Device) -> Result<Self> {
         let get = |attribute: DeviceAttribute| -> Result<u32> {
             let value = device
                 .get_attribute(attribute)
@@ -91,7 +91,7 @@ impl DeviceLimits {
     }
 
     /// These limits, each no larger than `profile`'s caps.
-    pub fn capped(self, profile: DeviceProfile) -> Self {
+    pub(crate) fn capped(self, profile: DeviceProfile) -> Self {
         DeviceLimits {
             max_shared_per_block: self.max_shared_per_block.min(profile.max_shared_per_block),
             multiprocessors: self.multiprocessors.min(profile.multiprocessors),
@@ -101,32 +101,22 @@ impl DeviceLimits {
     }
 
     /// Whether a block with `bytes` of dynamic shared memory launches.
-    pub fn fits(&self, bytes: u32) -> bool {
+    pub(crate) fn fits(&self, bytes: u32) -> bool {
         bytes <= self.max_shared_per_block
     }
 
     /// Whether segments padded to 2^`row_log2` keys of `key_bytes` (with their positions where
     /// `indexed`) take the radix sort of a segment ([`kernels_gpu::tuning::segments_radix`])
     /// on this device: where the tuning says so and its block's shared memory fits.
-    pub fn segments_radix(&self, row_log2: u32, key_bytes: usize, indexed: bool) -> bool {
+    pub(crate) fn segments_radix(&self, row_log2: u32, key_bytes: usize, indexed: bool) -> bool {
         segments_radix(row_log2)
             && self.fits(radix_shared_bytes(row_log2, key_bytes as u32, indexed))
     }
 
     /// log2 of the keys per block of the bitonic window passes of `key_bytes`-byte keys
     /// ([`kernels_gpu::tuning::window_log2`]).
-    pub fn window_log2(&self, key_bytes: usize) -> u32 {
+    pub(crate) fn window_log2(&self, key_bytes: usize) -> u32 {
         window_log2(key_bytes as u32, self.max_shared_per_block)
-    }
-
-    /// Whether the stable sort of `key_bytes`-byte keys with `value_bytes`-byte values runs the
-    /// compact tile sort ([`kernels_gpu::tuning::merge_sort_compact`]).
-    pub fn merge_sort_compact(&self, key_bytes: usize, value_bytes: usize) -> bool {
-        merge_sort_compact(
-            key_bytes as u32,
-            value_bytes as u32,
-            self.max_shared_per_block,
-        )
     }
 
     /// `auto`'s measured choices for this device's policy
@@ -141,7 +131,7 @@ impl DeviceLimits {
     /// `tile_bytes`: [`prefetch_ahead_tiles`] of the blocks resident on the device, and no more
     /// than a quarter of the L2 cache holds (on an H100 or H200 the first is always the
     /// smaller).
-    pub fn prefetch_ahead(&self, per_multiprocessor: u32, tile_bytes: u32) -> u64 {
+    pub(crate) fn prefetch_ahead(&self, per_multiprocessor: u32, tile_bytes: u32) -> u64 {
         let resident = u64::from(per_multiprocessor) * u64::from(self.multiprocessors);
         let l2_tiles = u64::from(self.l2_bytes) / 4 / u64::from(tile_bytes.max(1));
         prefetch_ahead_tiles(resident).min(l2_tiles)
@@ -176,6 +166,7 @@ pub struct DeviceProfile {
     pub l2_bytes: u32,
 }
 
+#[cfg(any(test, feature = "testing"))]
 impl DeviceProfile {
     /// Tesla V100 (sm_70): 96 KiB, 80 multiprocessors, 6 MiB of L2.
     pub const V100: DeviceProfile = DeviceProfile {
@@ -218,7 +209,8 @@ impl DeviceProfile {
     }
 
     /// An H100's limits capped by this profile (what the tests run under).
-    pub fn on_h100(self) -> DeviceLimits {
+    #[cfg(test)]
+    pub(crate) fn on_h100(self) -> DeviceLimits {
         DeviceLimits::H100.capped(self)
     }
 }

@@ -275,7 +275,7 @@ pub(super) fn configure(module: &Module, limits: &DeviceLimits) -> Result<[u64; 
 /// in one tile of the tile sort on every device (it works in place).
 /// [`GpuSorter::scratch_bytes`](crate::GpuSorter::scratch_bytes) says what its device needs, which may be less (zero up to one
 /// tile of its tile sort).
-pub fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64 {
+pub(crate) fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64 {
     scratch_bytes_on(n, key_bytes, value_bytes, MIN_SHARED_BYTES)
 }
 

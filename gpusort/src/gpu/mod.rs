@@ -12,7 +12,7 @@
 //! Three sorts ([`GpuAlgo`]): the bitonic network (unstable, in place, no scratch per call; up
 //! to 2^16 keys in one launch through a 512 KiB workspace each sorter allocates once), the
 //! stable merge-path merge sort and the stable LSD radix sort (each with a scratch buffer as
-//! large as the keys and values; [`merge::scratch_bytes`], [`radix::scratch_bytes`]). Given an
+//! large as the keys and values; [`GpuSorter::scratch_bytes`]). Given an
 //! [`Order`](crate::Order) (or [`Options`] with `algo: None`), a sort runs `auto`'s choice
 //! ([`Sorting`], [`GpuSorter::auto_device`]): the fastest by n, key width and values on the
 //! device's measured table, among all three for `sort_unstable`, among the stable two for
@@ -30,14 +30,14 @@ mod device;
 mod host;
 mod launch;
 mod limits;
-pub mod merge;
+pub(crate) mod merge;
 mod modules;
 mod overlap;
 mod pairs;
 mod pinned;
 mod progress;
 mod queue;
-pub mod radix;
+pub(crate) mod radix;
 mod scratch;
 mod segments;
 mod staging;
@@ -45,8 +45,10 @@ pub mod topk;
 
 pub use auto::{HostPlan, Sorting};
 pub use limits::DeviceLimits;
-#[doc(hidden)]
+#[cfg(any(test, feature = "testing"))]
 pub use limits::DeviceProfile;
+#[cfg(not(any(test, feature = "testing")))]
+pub(crate) use limits::DeviceProfile;
 pub use pinned::PinnedBuffer;
 pub use progress::{Phase, Progress, ProgressHook};
 pub use queue::{
@@ -133,17 +135,16 @@ fn configure(family: Family, module: &Module, limits: &DeviceLimits) -> Result<S
 /// ```
 pub const KERNELS_PTX: &str = include_str!("../../kernels.ptx");
 
-/// The GPU sorts. `auto` chooses among them ([`GpuAlgo::fastest_for`],
-/// [`GpuSorter::auto_device`]) unless [`Options::algo`] names one.
+/// The GPU sorts. `auto` chooses among them ([`GpuSorter::auto_device`]) unless [`Options::algo`] names one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum GpuAlgo {
     /// The bitonic network: unstable, in place, no scratch.
     Bitonic,
-    /// The merge-path merge sort: stable, with scratch ([`merge::scratch_bytes`]).
+    /// The merge-path merge sort: stable, with scratch ([`GpuSorter::scratch_bytes`]).
     Merge,
     /// The least-significant-digit radix sort (Onesweep): stable, with scratch
-    /// ([`radix::scratch_bytes`]); a pass per 8-bit digit.
+    /// ([`GpuSorter::scratch_bytes`]); a pass per 8-bit digit.
     Radix,
 }
 
@@ -284,11 +285,11 @@ impl GpuSorter {
 
     /// A sorter on CUDA device `ordinal` that chooses its kernels and shapes as on a device
     /// with `profile`'s limits (each the smaller of the device's and the profile's): for tests,
-    /// which run the GPU suite on one device as it would run on others.
+    /// which run the GPU suite on one device as it would run on others (feature `testing`).
     ///
     /// # Errors
     /// As [`GpuSorter::with_device`].
-    #[doc(hidden)]
+    #[cfg(any(test, feature = "testing"))]
     pub fn with_profile(ordinal: u32, profile: DeviceProfile) -> Result<Self> {
         Self::with_context(ordinal, ContextKind::Primary, Some(profile))
     }

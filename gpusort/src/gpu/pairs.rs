@@ -28,7 +28,7 @@ impl GpuSorter {
     /// sweep with values exists, those measured with keys alone:
     /// [`kernels_gpu::tuning::auto::HOST_PAIRS_32`]); [`Options`] with `algo: Some(..)` runs
     /// the one you name. On the device: [`Queue::sort_by_key`]. Device memory: keys and payload
-    /// slots, twice over ([`merge::scratch_bytes`], [`radix::scratch_bytes`]). When that does
+    /// slots, twice over ([`GpuSorter::scratch_bytes`]). When that does
     /// not fit in free device memory (or the budget of [`GpuSorter::set_memory_budget`]),
     /// chunks that fit are sorted one after another and merged on the CPU, stably and on all
     /// cores, with host buffers as large as the keys and payloads; [`GpuSorter::set_progress`]

@@ -96,7 +96,7 @@ pub(super) fn configure(module: &Module, limits: &super::DeviceLimits) -> Result
 /// assert_eq!(scratch_bytes(0, 4, 0), 0);
 /// assert!(scratch_bytes(1 << 20, 4, 0) > 4 << 20);
 /// ```
-pub fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64 {
+pub(crate) fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64 {
     if n <= 1 {
         return 0;
     }
@@ -114,7 +114,7 @@ pub fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64 {
 /// assert!(gathered_scratch_bytes(1 << 20, 8) < scratch_bytes(1 << 20, 8, 4) - (8 << 20) + 4096);
 /// assert!(gathered_scratch_bytes(1 << 20, 4) < 5 << 20);
 /// ```
-pub fn gathered_scratch_bytes(n: u64, key_bytes: usize) -> u64 {
+pub(crate) fn gathered_scratch_bytes(n: u64, key_bytes: usize) -> u64 {
     if n <= 1 {
         return 0;
     }

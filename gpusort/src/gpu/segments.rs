@@ -151,7 +151,7 @@ pub(crate) struct Plan {
 
 impl Plan {
     /// Whether there is nothing to launch.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.launches.is_empty() && self.long.is_empty() && self.tile_rows.is_none()
     }
 }

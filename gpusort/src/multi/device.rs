@@ -5,14 +5,13 @@
 use super::select::{Ranks, SortedParts};
 use crate::error::{Result, driver};
 use crate::gpu::{GpuSorter, Shape};
-use cust::memory::{DeviceBuffer, DeviceCopy, LockedBuffer};
+use cust::memory::{DeviceCopy, LockedBuffer};
 use cust::sys as cuda;
 use kernels_gpu::kernels::{
-    Kernel, multi_check_u32, multi_check_u64, multi_fill_u32, multi_fill_u64, multi_ranks_u32,
-    multi_ranks_u64, multi_sample_u32, multi_sample_u64,
+    Kernel, multi_ranks_u32, multi_ranks_u64, multi_sample_u32, multi_sample_u64,
 };
-use kernels_gpu::multi::{CheckArgs, FillArgs, RanksArgs, SampleArgs, sample_count};
-use kernels_gpu::tuning::{MULTI_CHECK_BLOCKS, MULTI_THREADS};
+use kernels_gpu::multi::{RanksArgs, SampleArgs, sample_count};
+use kernels_gpu::tuning::MULTI_THREADS;
 use std::marker::PhantomData;
 use std::ops::Range;
 
@@ -32,41 +31,9 @@ fn ranks_kernel(key_bytes: usize) -> Kernel<RanksArgs> {
     }
 }
 
-/// The random fill of keys of `key_bytes` (4 or 8).
-fn fill_kernel(key_bytes: usize) -> Kernel<FillArgs> {
-    match key_bytes {
-        4 => multi_fill_u32,
-        _ => multi_fill_u64,
-    }
-}
-
-/// The check of keys of `key_bytes` (4 or 8).
-fn check_kernel(key_bytes: usize) -> Kernel<CheckArgs> {
-    match key_bytes {
-        4 => multi_check_u32,
-        _ => multi_check_u64,
-    }
-}
-
 /// Blocks of `MULTI_THREADS` threads for one thread per item.
-fn blocks_for(items: u64) -> u32 {
+pub(super) fn blocks_for(items: u64) -> u32 {
     items.div_ceil(u64::from(MULTI_THREADS)).max(1) as u32
-}
-
-/// `len` values of `T` at device address `ptr` of `gpu`, copied to the host (after the work
-/// queued on the sorter's stream: it is blocking, and the copy runs on the legacy stream).
-pub(crate) fn read<T: DeviceCopy + Default>(gpu: &GpuSorter, ptr: u64, len: u64) -> Result<Vec<T>> {
-    gpu.bind()?;
-    let mut out = vec![T::default(); len as usize];
-    let bytes = len as usize * size_of::<T>();
-    if bytes > 0 {
-        // SAFETY: `out` has room for `bytes`; the caller's `ptr` holds `len` values.
-        let status = unsafe { cuda::cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), ptr, bytes) };
-        driver(status, "cuMemcpyDtoH", || {
-            format!("reading {bytes} bytes from {}", gpu.device_name())
-        })?;
-    }
-    Ok(out)
 }
 
 /// Words (`u64`) of each GPU's workspace for the cuts: three regions of [`WORKSPACE_PROBES`]
@@ -282,72 +249,6 @@ fn regions(work: u64) -> (u64, u64) {
     (work + region, work + 2 * region)
 }
 
-/// Queues the filling of `n` keys of `key_bytes` at `ptr` with random keys `first..first + n`
-/// of stream `seed` ([`kernels_gpu::multi::random_key`]).
-pub(crate) fn fill(
-    gpu: &GpuSorter,
-    key_bytes: usize,
-    ptr: u64,
-    n: u64,
-    seed: u64,
-    first: u64,
-) -> Result<()> {
-    if n == 0 {
-        return Ok(());
-    }
-    let blocks = blocks_for(n).min(MULTI_CHECK_BLOCKS * 8);
-    let args = FillArgs {
-        keys: ptr,
-        n,
-        seed,
-        first,
-    };
-    let shape = Shape::new(blocks, MULTI_THREADS, 0);
-    // SAFETY: `ptr` holds n keys.
-    unsafe {
-        gpu.on_own_stream()
-            .launch(fill_kernel(key_bytes), shape, args)
-    }
-}
-
-/// How `n` keys of `key_bytes` at `ptr` stand: neighbours out of the order of key map `map`,
-/// and the multiset checksum of their raw bits ([`kernels_gpu::multi::checksum_term`]).
-pub(crate) fn check(
-    gpu: &GpuSorter,
-    key_bytes: usize,
-    ptr: u64,
-    n: u64,
-    map: u32,
-) -> Result<(u64, u64)> {
-    if n == 0 {
-        return Ok((0, 0));
-    }
-    gpu.bind()?;
-    let partials: DeviceBuffer<u64> =
-        gpu.alloc(2 * MULTI_CHECK_BLOCKS as usize, "check results")?;
-    let out = partials.as_device_ptr().as_raw();
-    let args = CheckArgs {
-        keys: ptr,
-        n,
-        map,
-        partials: out,
-    };
-    let shape = Shape::new(MULTI_CHECK_BLOCKS, MULTI_THREADS, 2 * MULTI_THREADS * 8);
-    // SAFETY: `ptr` holds n keys; two partials per block.
-    unsafe {
-        gpu.on_own_stream()
-            .launch(check_kernel(key_bytes), shape, args)?
-    };
-    let partials: Vec<u64> = read(gpu, out, 2 * u64::from(MULTI_CHECK_BLOCKS))?;
-    let descents = partials.iter().step_by(2).sum();
-    let checksum = partials
-        .iter()
-        .skip(1)
-        .step_by(2)
-        .fold(0u64, |s, &c| s.wrapping_add(c));
-    Ok((descents, checksum))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,8 +259,6 @@ mod tests {
             let kernels = [
                 ("sample", sample_kernel(kb).name()),
                 ("ranks", ranks_kernel(kb).name()),
-                ("fill", fill_kernel(kb).name()),
-                ("check", check_kernel(kb).name()),
             ];
             for (what, name) in kernels {
                 assert_eq!(name, format!("multi_{what}_u{bits}"));

@@ -17,16 +17,20 @@
 //! stable sort of the parts laid end to end.
 
 mod device;
+#[cfg(any(test, feature = "testing"))]
+mod inputs;
+#[cfg(any(test, feature = "testing"))]
+pub use inputs::PartsCheck;
 mod plan;
 mod select;
 
 use crate::error::{Error, Result, driver};
-use crate::gpu::{ContextKind, GpuSorter, merge};
+use crate::gpu::{ContextKind, DeviceProfile, GpuSorter, merge};
 use crate::keys::{Order, SortKey};
 use cust::memory::{CopyDestination, DeviceBuffer, LockedBuffer};
 use cust::stream::{Stream, StreamFlags};
 use cust::sys as cuda;
-use kernels_gpu::keys::{IDENTITY, KeyBits};
+use kernels_gpu::keys::IDENTITY;
 use kernels_gpu::merge::MergeTwoArgs;
 use kernels_gpu::tuning::{MAX_KEYS, MERGE_TILE, MULTI_SAMPLES};
 use std::fmt;
@@ -125,28 +129,6 @@ impl fmt::Display for MultiStats {
     }
 }
 
-/// The state of keys spread over GPUs, from [`MultiGpuSorter::check`]: sortedness and a
-/// checksum of the multiset, computed on the GPUs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PartsCheck {
-    /// Keys in all parts.
-    pub n: u64,
-    /// Neighbours out of order inside the parts.
-    pub descents: u64,
-    /// Neighbouring parts whose boundary is out of order (last key of one above the first of
-    /// the next non-empty one).
-    pub bad_boundaries: u64,
-    /// Order-independent checksum of the keys' bits: equal before and after a sort.
-    pub checksum: u64,
-}
-
-impl PartsCheck {
-    /// Sorted within and across parts.
-    pub fn sorted(&self) -> bool {
-        self.descents == 0 && self.bad_boundaries == 0
-    }
-}
-
 /// Per GPU, the device workspace of the cuts and the pinned host memory their reads go through.
 type Workspaces = (Vec<DeviceBuffer<u64>>, Vec<LockedBuffer<u8>>);
 
@@ -237,19 +219,28 @@ impl MultiGpuSorter {
     /// # Errors
     /// As [`GpuSorter::with_device`].
     pub fn with_devices(ordinals: &[u32], exchange: Exchange) -> Result<Self> {
-        Self::with_profile(ordinals, exchange, None)
+        Self::with_limits(ordinals, exchange, None)
     }
 
     /// As [`MultiGpuSorter::with_devices`], every part's sorter with `profile`'s limits
-    /// ([`GpuSorter::with_profile`]): for tests.
+    /// ([`GpuSorter::with_profile`]): for tests (feature `testing`).
     ///
     /// # Errors
     /// As [`GpuSorter::with_device`].
-    #[doc(hidden)]
+    #[cfg(any(test, feature = "testing"))]
     pub fn with_profile(
         ordinals: &[u32],
         exchange: Exchange,
-        profile: Option<crate::gpu::DeviceProfile>,
+        profile: Option<DeviceProfile>,
+    ) -> Result<Self> {
+        Self::with_limits(ordinals, exchange, profile)
+    }
+
+    /// A sorter of parts on `ordinals`, each sorter's limits capped by `profile`.
+    fn with_limits(
+        ordinals: &[u32],
+        exchange: Exchange,
+        profile: Option<DeviceProfile>,
     ) -> Result<Self> {
         let gpus: Vec<GpuSorter> = ordinals
             .iter()
@@ -324,12 +315,12 @@ impl MultiGpuSorter {
     }
 
     /// The lengths of the parts that split `n` keys evenly (the first `n % G` one longer).
-    pub fn part_lens(&self, n: u64) -> Vec<u64> {
+    pub(crate) fn part_lens(&self, n: u64) -> Vec<u64> {
         let g = self.gpus.len() as u64;
         (0..g).map(|i| n / g + u64::from(i < n % g)).collect()
     }
 
-    /// Uninitialised parts for `n` keys split evenly ([`MultiGpuSorter::part_lens`]), part `i`
+    /// Uninitialised parts for `n` keys split evenly (the first `n % G` one longer), part `i`
     /// on GPU `i`.
     ///
     /// # Errors
@@ -340,56 +331,6 @@ impl MultiGpuSorter {
             .zip(self.part_lens(n))
             .map(|(gpu, len)| gpu.alloc::<K>(len as usize, "a part of the keys"))
             .collect()
-    }
-
-    /// Fills the parts with random keys (key `k` of the whole, counting across parts in order,
-    /// is [`kernels_gpu::multi::random_key`]`(seed, k)` cut to the key's width), on the GPUs.
-    ///
-    /// # Errors
-    /// [`Error::PartCount`] or [`Error::Cuda`].
-    pub fn fill_random<K: SortKey>(&self, parts: &mut [DeviceBuffer<K>], seed: u64) -> Result<()> {
-        self.check_parts(parts.len())?;
-        let mut first = 0;
-        for (gpu, part) in self.gpus.iter().zip(parts.iter()) {
-            let (ptr, n) = (part.as_device_ptr().as_raw(), part.len() as u64);
-            device::fill(gpu, size_of::<K>(), ptr, n, seed, first)?;
-            first += n;
-        }
-        self.synchronize("filling the parts with random keys")
-    }
-
-    /// Checks the parts on the GPUs: sortedness in `order` inside each part and across the
-    /// boundaries, and the multiset checksum.
-    ///
-    /// # Errors
-    /// [`Error::PartCount`] or [`Error::Cuda`].
-    pub fn check<K: SortKey>(&self, parts: &[DeviceBuffer<K>], order: Order) -> Result<PartsCheck> {
-        self.check_parts(parts.len())?;
-        let map = K::key_map(order);
-        let mut result = PartsCheck {
-            n: 0,
-            descents: 0,
-            bad_boundaries: 0,
-            checksum: 0,
-        };
-        let mut last_key: Option<K::Bits> = None;
-        for (gpu, part) in self.gpus.iter().zip(parts) {
-            let (ptr, n) = (part.as_device_ptr().as_raw(), part.len() as u64);
-            if n == 0 {
-                continue;
-            }
-            let (descents, checksum) = device::check(gpu, size_of::<K>(), ptr, n, map)?;
-            result.n += n;
-            result.descents += descents;
-            result.checksum = result.checksum.wrapping_add(checksum);
-            let kb = size_of::<K>() as u64;
-            let first: Vec<K::Bits> = device::read(gpu, ptr, 1)?;
-            if let Some(last) = last_key {
-                result.bad_boundaries += u64::from(last.encode(map) > first[0].encode(map));
-            }
-            last_key = Some(device::read::<K::Bits>(gpu, ptr + (n - 1) * kb, 1)?[0]);
-        }
-        Ok(result)
     }
 
     /// Copies host keys into parts split evenly over the GPUs.
