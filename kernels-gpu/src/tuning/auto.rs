@@ -1,7 +1,7 @@
 //! What `auto` sorts with: the fastest of the bitonic, merge and radix sorts by n, key width,
 //! whether values travel and where the keys are, measured per device policy. The host's default
-//! calls read it (`gpusort::gpu::GpuAlgo::fastest_for`, and a sorter's `sort_unstable`, `sort`,
-//! `sort_pairs`, `argsort` and the `_device` forms of the first three); whether the chosen sort's
+//! calls read it (a sorter's `sort_unstable`, `sort`, `sort_by_key` and `argsort`, on host slices
+//! and on a `Queue`); whether the chosen sort's
 //! scratch fits is the host's to check: an unstable sort that does not fit falls back to the
 //! in-place bitonic sort, a stable one has no such fallback.
 //!
@@ -102,7 +102,7 @@ pub const STABLE_KEYS_32: [Span; 2] = [span(16, Merge), span(ALL, Radix)];
 /// [`KEYS_64`], the merge sort up to 2^21, the radix sort from 2^22.
 pub const STABLE_KEYS_64: [Span; 2] = [span(21, Merge), span(ALL, Radix)];
 
-/// 4-byte keys with values on the device (`sort_pairs_device`, `GpuAlgo::fastest_stable_for`),
+/// 4-byte keys with values on the device (`Queue::sort_by_key`),
 /// measured with 4-byte values (`tests/data/h100-auto-sweep-pairs.csv`, u32 keys with u32
 /// values, 2^10..2^27): the merge sort up to 2^15, the radix sort from 2^16. Wider values
 /// follow the same spans, unmeasured.
@@ -142,7 +142,7 @@ pub const HOST_STABLE_KEYS_32: [Span; 3] = [span(16, Merge), span(20, Radix), sp
 /// faster of the two at every size).
 pub const HOST_STABLE_KEYS_64: [Span; 1] = [span(ALL, Merge)];
 
-/// Host slices of 4-byte keys with values (`sort_pairs`, `sort_by_key`, `argsort`). Not
+/// Host slices of 4-byte keys with values (`sort_by_key`, `argsort`). Not
 /// measured end to end with values: the spans of [`HOST_STABLE_KEYS_32`] (the radix sort
 /// cannot overlap the copies with values either).
 pub const HOST_PAIRS_32: [Span; 3] = [span(16, Merge), span(20, Radix), span(ALL, Merge)];
@@ -156,10 +156,9 @@ pub const HOST_PAIRS_64: [Span; 1] = [span(ALL, Merge)];
 pub struct AutoTable {
     /// The device(s) it was measured on, for reports.
     pub measured_on: &'static str,
-    /// For keys already on the device (`sort_unstable_device`, `sort_device`,
-    /// `sort_pairs_device`, `enqueue_sort_unstable`).
+    /// For keys already on the device (the calls of a `Queue`).
     pub device: Choices,
-    /// For host slices (`sort_unstable`, `sort`, `sort_pairs`, `sort_by_key`, `argsort`).
+    /// For host slices (`sort_unstable`, `sort`, `sort_by_key`, `argsort`).
     pub host: Choices,
 }
 
