@@ -195,6 +195,9 @@ fn foreign_memory_on_a_foreign_stream_is_queued_without_waiting() {
     let d_top = Foreign::upload(&vec![f32::NAN; rows * k]);
     let d_top_indices = Foreign::upload(&vec![u64::MAX; rows * k]);
     let stream = ForeignStream::new();
+    let raw = stream.raw();
+    // Made first: the first queue of a sorter loads its kernels, which waits for the context.
+    let mut queue = gpu.queue_on(&raw).expect("a queue on the foreign stream");
     let mut gate = Gate::hold(stream.0);
     let mut after_gate = std::ptr::null_mut();
     // SAFETY: out pointer; the primary context is current.
@@ -208,8 +211,6 @@ fn foreign_memory_on_a_foreign_stream_is_queued_without_waiting() {
         "cuEventRecord",
     );
 
-    let raw = stream.raw();
-    let mut queue = gpu.queue_on(&raw).expect("a queue on the foreign stream");
     queue
         .sort_unstable(&mut d_keys.slice::<u32>(), Order::Ascending)
         .unwrap();
