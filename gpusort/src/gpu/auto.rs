@@ -23,9 +23,13 @@ impl From<AutoSort> for GpuAlgo {
 /// What a call asks of `auto`: which sorts it may run, and whether values travel.
 ///
 /// ```
+/// use gpusort::GpuSorter;
 /// use gpusort::gpu::Sorting;
-/// assert_eq!(Sorting::Pairs { value_bytes: 4 }.value_bytes(), 4);
-/// assert!(!Sorting::Unstable.is_stable());
+///
+/// # fn ask(gpu: &GpuSorter) -> gpusort::Result<()> {
+/// println!("{:?}", gpu.auto_device::<u32>(Sorting::Pairs { value_bytes: 4 }, 1 << 20)?);
+/// # Ok(())
+/// # }
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Sorting {
@@ -211,6 +215,13 @@ pub(crate) fn plan_host(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn sortings_say_what_they_need() {
+        assert_eq!(super::Sorting::Pairs { value_bytes: 4 }.value_bytes(), 4);
+        assert!(!super::Sorting::Unstable.is_stable());
+        assert!(super::Sorting::Stable.is_stable());
+    }
+
     use super::*;
     use kernels_gpu::tuning::MAX_SHARED_BYTES;
     use kernels_gpu::tuning::auto::table;

@@ -90,12 +90,6 @@ pub(super) fn configure(module: &Module, limits: &super::DeviceLimits) -> Result
 /// Bytes of scratch a radix sort of `n` keys of `key_bytes` with values of `value_bytes`
 /// needs: a second buffer for the keys and for the values, the histograms and tile counters,
 /// and a status word per digit per tile (8 bytes per 32 keys of 4-byte keys alone).
-///
-/// ```
-/// use gpusort::gpu::radix::scratch_bytes;
-/// assert_eq!(scratch_bytes(0, 4, 0), 0);
-/// assert!(scratch_bytes(1 << 20, 4, 0) > 4 << 20);
-/// ```
 pub(crate) fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64 {
     if n <= 1 {
         return 0;
@@ -107,13 +101,6 @@ pub(crate) fn scratch_bytes(n: u64, key_bytes: usize, value_bytes: usize) -> u64
 /// ([`Queue::argsort`](crate::Queue::argsort)) needs: a second buffer of `u32` indices, the
 /// histograms and tile counters, and the status words (about 4.3 bytes per key in all); no copy
 /// of the keys.
-///
-/// ```
-/// use gpusort::gpu::radix::{gathered_scratch_bytes, scratch_bytes};
-/// assert_eq!(gathered_scratch_bytes(1, 8), 0);
-/// assert!(gathered_scratch_bytes(1 << 20, 8) < scratch_bytes(1 << 20, 8, 4) - (8 << 20) + 4096);
-/// assert!(gathered_scratch_bytes(1 << 20, 4) < 5 << 20);
-/// ```
 pub(crate) fn gathered_scratch_bytes(n: u64, key_bytes: usize) -> u64 {
     if n <= 1 {
         return 0;
@@ -304,6 +291,16 @@ impl ChunkedSort for Chunked<'_, Launch> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn scratch_is_about_the_keys_and_less_for_an_argsort() {
+        assert_eq!(super::scratch_bytes(0, 4, 0), 0);
+        assert!(super::scratch_bytes(1 << 20, 4, 0) > 4 << 20);
+        assert_eq!(super::gathered_scratch_bytes(1, 8), 0);
+        let pairs = super::scratch_bytes(1 << 20, 8, 4);
+        assert!(super::gathered_scratch_bytes(1 << 20, 8) < pairs - (8 << 20) + 4096);
+        assert!(super::gathered_scratch_bytes(1 << 20, 4) < 5 << 20);
+    }
+
     use super::*;
 
     #[test]
