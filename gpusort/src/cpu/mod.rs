@@ -265,8 +265,8 @@ fn spawn_retrying(thread: rayon::ThreadBuilder) -> std::io::Result<()> {
     let (name, stack) = (thread.name().map(str::to_owned), thread.stack_size());
     // The thread's work, taken by the one spawn that succeeds.
     let work = std::sync::Arc::new(Mutex::new(Some(thread)));
-    let mut pause = std::time::Duration::from_millis(1);
-    for attempt in 0.. {
+    let (mut pause, mut tries) = (std::time::Duration::from_millis(1), 1);
+    loop {
         let mut builder = std::thread::Builder::new();
         if let Some(name) = &name {
             builder = builder.name(name.clone());
@@ -283,14 +283,13 @@ fn spawn_retrying(thread: rayon::ThreadBuilder) -> std::io::Result<()> {
         };
         match builder.spawn(run) {
             Ok(_) => return Ok(()),
-            Err(e) if attempt == 6 => return Err(e),
+            Err(e) if tries == 7 => return Err(e),
             Err(_) => {
                 std::thread::sleep(pause);
-                pause *= 4;
+                (pause, tries) = (pause * 4, tries + 1);
             }
         }
     }
-    unreachable!("the loop returns")
 }
 
 /// The address space a thread of rayon's takes for its stack (std's default, which rayon keeps).

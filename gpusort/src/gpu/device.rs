@@ -2,8 +2,9 @@
 
 #[cfg(doc)]
 use super::Queue;
+use super::auto::Pick;
 use super::auto::{self};
-use super::{GpuAlgo, GpuSorter, Sorting, merge};
+use super::{GpuAlgo, GpuSorter, Options, Sorting, merge, pick};
 use crate::error::Result;
 use crate::keys::SortKey;
 
@@ -44,6 +45,20 @@ impl GpuSorter {
         Ok(auto::choose(
             table, sorting, n as u64, key_bytes, spare, max_shared,
         ))
+    }
+
+    /// The sort a device call with `options` runs for `sorting` of `n` keys of type `K`: the one
+    /// named (a stable one where `sorting` needs it), or [`GpuSorter::auto_device`]'s.
+    pub(crate) fn device_choice<K: SortKey>(
+        &self,
+        options: Options,
+        sorting: Sorting,
+        n: usize,
+    ) -> Result<GpuAlgo> {
+        match pick(options, sorting)? {
+            Pick::Algo(algo) => Ok(algo),
+            Pick::Auto(sorting) => self.auto_device::<K>(sorting, n),
+        }
     }
 
     /// The device table's fastest sort for `sorting` of `n` keys of type `K`, whatever the

@@ -149,6 +149,15 @@ pub enum GpuAlgo {
 }
 
 impl GpuAlgo {
+    /// What its scratch is called in an out-of-memory error.
+    pub(crate) fn scratch_name(self) -> &'static str {
+        match self {
+            GpuAlgo::Bitonic => "",
+            GpuAlgo::Merge => "the merge sort's scratch",
+            GpuAlgo::Radix => "the radix sort's scratch",
+        }
+    }
+
     /// Its name on command lines and in reports.
     pub fn name(self) -> &'static str {
         match self {
@@ -595,6 +604,22 @@ fn pick(options: Options, sorting: Sorting) -> Result<Pick> {
         Some(algo) if sorting.is_stable() => stable(algo).map(Pick::Algo),
         Some(algo) => Ok(Pick::Algo(algo)),
     }
+}
+
+/// Refuses more keys than indices of `index_bytes` number.
+fn check_indices(len: usize, index_bytes: usize) -> Result<()> {
+    let max = if index_bytes < 8 {
+        1 << (8 * index_bytes)
+    } else {
+        u64::MAX
+    };
+    if len as u64 > max {
+        return Err(Error::TooLong {
+            len: len as u64,
+            max,
+        });
+    }
+    Ok(())
 }
 
 fn check_len(len: usize) -> Result<()> {

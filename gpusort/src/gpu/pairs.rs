@@ -3,7 +3,7 @@
 use super::auto::Pick;
 #[cfg(doc)]
 use super::{GpuAlgo, Queue, radix};
-use super::{GpuSorter, HostKeys, Options, Sorting, merge, pick};
+use super::{GpuSorter, HostKeys, Options, Sorting, check_indices, merge, pick};
 use crate::error::{Error, Result};
 use crate::keys::{Order, SortKey, SortValue};
 use rayon::prelude::*;
@@ -121,17 +121,7 @@ impl GpuSorter {
     ) -> Result<Vec<I>> {
         let options = options.into();
         let index_bytes = size_of::<I>();
-        let max = if index_bytes < 8 {
-            1 << (8 * index_bytes)
-        } else {
-            u64::MAX
-        };
-        if keys.len() as u64 > max {
-            return Err(Error::TooLong {
-                len: keys.len() as u64,
-                max,
-            });
-        }
+        check_indices(keys.len(), index_bytes)?;
         let pick = pick(
             options,
             Sorting::Pairs {

@@ -13,7 +13,7 @@ use super::auto::Sorting;
 use super::launch::On;
 use super::modules::Family;
 use super::scratch::StreamScratch;
-use super::{GpuAlgo, GpuSorter, check_len, radix, stable};
+use super::{GpuAlgo, GpuSorter, check_indices, check_len, radix};
 use crate::error::{Error, Result, driver};
 use crate::keys::{Order, SortKey, SortValue};
 use cust::memory::{DeviceBuffer, DeviceCopy, DeviceSlice};
@@ -362,13 +362,9 @@ impl GpuSorter {
         work: Work,
         options: impl Into<Options>,
     ) -> Result<u64> {
-        let algo = options.into().algo;
+        let options = options.into();
         let sorted = |sorting: Sorting, len: usize| -> Result<u64> {
-            let algo = match algo {
-                Some(algo) if sorting.is_stable() => stable(algo)?,
-                Some(algo) => algo,
-                None => self.auto_device::<K>(sorting, len)?,
-            };
+            let algo = self.device_choice::<K>(options, sorting, len)?;
             Ok(self.scratch_bytes_of::<K>(algo, len, sorting.value_bytes()))
         };
         match work {
@@ -386,7 +382,7 @@ impl GpuSorter {
                 }
             }
             Work::Argsort(len) => {
-                check_u32_indices(len)?;
+                check_indices(len, 4)?;
                 Ok(radix::gathered_scratch_bytes(len as u64, size_of::<K>()))
             }
             Work::TopK { len, row_len, k } => self.top_k_scratch_bytes::<K>(len, row_len, k),
@@ -475,10 +471,7 @@ impl<'a> Queue<'a> {
         let options = options.into();
         let len = keys.len();
         check_len(len)?;
-        let algo = match options.algo {
-            Some(algo) => stable(algo)?,
-            None => self.on.auto_device::<K>(Sorting::Stable, len)?,
-        };
+        let algo = self.on.device_choice::<K>(options, Sorting::Stable, len)?;
         let keys = self.write(keys, "the keys")?;
         self.run_sort::<K>(algo, (keys.address, 0, 0), len, options.order)
     }
@@ -505,21 +498,22 @@ impl<'a> Queue<'a> {
             (None, Some(_)) => self.on.auto_device_table::<K>(Sorting::Unstable, len),
             (None, None) => self.on.auto_device::<K>(Sorting::Unstable, len)?,
         };
-        if options.algo.is_none() && algo != GpuAlgo::Bitonic {
-            let bytes = self.on.scratch_bytes_of::<K>(algo, len, 0);
-            if let Some(scratch) = self.scratch_of(bytes)? {
-                let (at, _) = scratch.range();
-                let keys = (keys, 0, 0);
-                return self
-                    .on
-                    .enqueue_sort::<K>(algo, keys, len, options.order, (at, bytes));
-            }
-            let keys = (keys, 0, 0);
-            return self
-                .on
-                .enqueue_sort::<K>(GpuAlgo::Bitonic, keys, len, options.order, (0, 0));
+        let keys = (keys, 0, 0);
+        if options.algo.is_some() || algo == GpuAlgo::Bitonic {
+            return self.run_sort::<K>(algo, keys, len, options.order);
         }
-        self.run_sort::<K>(algo, (keys, 0, 0), len, options.order)
+        // `auto`'s choice where its scratch is there, else the bitonic sort, in place.
+        let bytes = self.on.scratch_bytes_of::<K>(algo, len, 0);
+        match self.scratch_of(bytes)? {
+            Some(scratch) => {
+                let scratch = (scratch.range().0, bytes);
+                self.on
+                    .enqueue_sort::<K>(algo, keys, len, options.order, scratch)
+            }
+            None => self
+                .on
+                .enqueue_sort::<K>(GpuAlgo::Bitonic, keys, len, options.order, (0, 0)),
+        }
     }
 
     /// Queues the stable sort of `keys` with `values` (one per key) moved along: the device
@@ -539,12 +533,9 @@ impl<'a> Queue<'a> {
         super::check_pairs(len, values.len())?;
         check_len(len)?;
         let value_bytes = size_of::<V>();
-        let algo = match options.algo {
-            Some(algo) => stable(algo)?,
-            None => self
-                .on
-                .auto_device::<K>(Sorting::Pairs { value_bytes }, len)?,
-        };
+        let algo = self
+            .on
+            .device_choice::<K>(options, Sorting::Pairs { value_bytes }, len)?;
         let keys = self.write(keys, "the keys")?;
         let values = self.write(values, "the values")?;
         let buffers = (keys.address, values.address, value_bytes);
@@ -567,7 +558,7 @@ impl<'a> Queue<'a> {
     ) -> Result<()> {
         let len = keys.len();
         super::check_pairs(len, indices.len())?;
-        check_u32_indices(len)?;
+        check_indices(len, 4)?;
         let bytes = radix::gathered_scratch_bytes(len as u64, size_of::<K>());
         let scratch = self.require_scratch(bytes, "the argsort's scratch")?;
         let keys = self.read(keys, "the keys")?;
@@ -717,12 +708,7 @@ impl<'a> Queue<'a> {
         order: Order,
     ) -> Result<()> {
         let bytes = self.on.scratch_bytes_of::<K>(algo, len, buffers.2);
-        let what = match algo {
-            GpuAlgo::Bitonic => "",
-            GpuAlgo::Merge => "the merge sort's scratch",
-            GpuAlgo::Radix => "the radix sort's scratch",
-        };
-        let scratch = self.require_scratch(bytes, what)?;
+        let scratch = self.require_scratch(bytes, algo.scratch_name())?;
         let scratch = (scratch.range().0, bytes);
         self.on
             .enqueue_sort::<K>(algo, buffers, len, order, scratch)
@@ -761,17 +747,6 @@ impl<'a> Queue<'a> {
             }
         }
     }
-}
-
-/// Refuses more keys than `u32` indices number.
-fn check_u32_indices(len: usize) -> Result<()> {
-    if len as u64 > 1 << 32 {
-        return Err(Error::TooLong {
-            len: len as u64,
-            max: 1 << 32,
-        });
-    }
-    Ok(())
 }
 
 /// Scratch for one call: the caller's, or the pool's (given back in the stream's order when

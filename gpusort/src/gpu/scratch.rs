@@ -23,11 +23,7 @@ impl GpuSorter {
         value_bytes: usize,
     ) -> Result<Scratch> {
         let bytes = self.scratch_bytes_of::<K>(algo, len, value_bytes);
-        let what = match algo {
-            GpuAlgo::Bitonic => "",
-            GpuAlgo::Merge => "the merge sort's scratch",
-            GpuAlgo::Radix => "the radix sort's scratch",
-        };
+        let what = algo.scratch_name();
         // Device allocations start 256-aligned; the layouts align each part within.
         let buffer = if bytes == 0 {
             None
