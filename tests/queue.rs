@@ -9,9 +9,10 @@ use cust::memory::CopyDestination;
 use cust::sys as cuda;
 use gpusort::argsort::argsort_cpu_u32;
 use gpusort::topk::top_k_cpu;
-use gpusort::{Error, GpuAlgo, Options, Order, RawDeviceSlice, RawStream, SortKey, Work};
+use gpusort::{Error, GpuAlgo, Options, Order, RawDeviceSlice, RawStream, Segments, SortKey, Work};
 use gpusort_cli::inputs::{Dist, generate};
 use gpusort_suite::{gpu_or_skip, test_seed};
+use rand::{Rng, SeedableRng, rngs::StdRng};
 use std::ffi::c_void;
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
@@ -229,6 +230,33 @@ fn foreign_memory_on_a_foreign_stream_is_queued_without_waiting() {
     queue
         .top_k(&rows_in, (row_len, k), Order::Descending, &mut tk, &mut ti)
         .unwrap();
+    // Segments of every kind of length, long ones among them, whose offsets are gone before
+    // the stream reaches the sorts: the calls copy them as they queue the work.
+    let (d_segment_keys, d_segment_indices) = (
+        Foreign::upload(&pair_keys),
+        Foreign::upload(&vec![u32::MAX; n]),
+    );
+    let offsets = segment_offsets(n, seed + 3);
+    {
+        let offsets = offsets.clone();
+        let segments = Segments::Offsets(&offsets);
+        let sorted_keys = d_segment_keys.slice::<u64>();
+        queue
+            .argsort_segments(
+                &sorted_keys,
+                &mut d_segment_indices.slice::<u32>(),
+                segments,
+                Order::Descending,
+            )
+            .unwrap();
+        queue
+            .sort_segments(
+                &mut d_segment_keys.slice::<u64>(),
+                segments,
+                Order::Descending,
+            )
+            .unwrap();
+    }
     assert!(
         !passed(after_gate),
         "the stream passed its gate while the calls were queued"
@@ -264,6 +292,24 @@ fn foreign_memory_on_a_foreign_stream_is_queued_without_waiting() {
         floats.iter().map(|f| f.to_bits()).collect::<Vec<_>>(),
         "argsort's keys are only read"
     );
+    let (segment_keys, segment_indices): (Vec<u64>, Vec<u32>) =
+        (d_segment_keys.download(), d_segment_indices.download());
+    let mut want_indices = vec![0u32; n];
+    for w in offsets.windows(2) {
+        let segment = &pair_keys[w[0]..w[1]];
+        let mut positions: Vec<u32> = (0..segment.len() as u32).collect();
+        positions.sort_by_key(|&i| std::cmp::Reverse(segment[i as usize])); // stable
+        let keys: Vec<u64> = positions.iter().map(|&i| segment[i as usize]).collect();
+        assert_eq!(segment_keys[w[0]..w[1]], keys, "segment at {}", w[0]);
+        want_indices[w[0]..w[1]].copy_from_slice(&positions);
+    }
+    let end = *offsets.last().unwrap();
+    assert_eq!(
+        segment_keys[end..],
+        pair_keys[end..],
+        "keys past the segments"
+    );
+    assert_eq!(segment_indices, want_indices, "argsort_segments");
     let (top_keys, top_indices): (Vec<f32>, Vec<u64>) =
         (d_top.download(), d_top_indices.download());
     for row in 0..rows {
@@ -281,6 +327,27 @@ fn foreign_memory_on_a_foreign_stream_is_queued_without_waiting() {
             &want.indices[..],
             "top-k indices of row {row}"
         );
+    }
+}
+
+/// Offsets of `n` keys cut into segments of every kind: empty, one key, short, a block's, and
+/// a few longer than a block sorts; the last ends short of `n`.
+fn segment_offsets(n: usize, seed: u64) -> Vec<usize> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut offsets = vec![0];
+    let mut at = 0;
+    loop {
+        let len = match rng.random_range(0..100) {
+            0 => rng.random_range(9000..60_000),
+            1..10 => rng.random_range(257..8192),
+            10..20 => rng.random_range(0..2),
+            _ => rng.random_range(2..256),
+        };
+        if at + len > n - 10 {
+            return offsets;
+        }
+        at += len;
+        offsets.push(at);
     }
 }
 
@@ -343,6 +410,18 @@ fn the_callers_scratch_serves_the_sort_it_was_sized_for() {
             .unwrap(),
         0
     );
+    // The sorts lay their scratch out from an aligned start.
+    let scratch = gpu.alloc::<u8>(1024, "scratch").unwrap();
+    // SAFETY: inside the allocation, which outlives the queue.
+    let mut skewed =
+        unsafe { RawDeviceSlice::<u8>::new(scratch.as_device_ptr().as_raw() + 8, 512) };
+    assert!(matches!(
+        gpu.queue().unwrap().with_scratch(&mut skewed),
+        Err(Error::BadDeviceMemory {
+            what: "the scratch",
+            ..
+        })
+    ));
 }
 
 /// Short sorts that share the sorter's one-launch workspace, queued on two streams at once

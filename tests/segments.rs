@@ -1,5 +1,5 @@
-//! The segmented sorts (`GpuSorter::sort_segments`, `_pairs`, `argsort_segments`, on host slices
-//! and device buffers) against std's sort of each segment: rows of every length around each
+//! The segmented sorts (`sort_segments`, `sort_segments_by_key`, `argsort_segments`, on host
+//! slices and on a `Queue`, with the caller's scratch and the pool's) against std's sort of each segment: rows of every length around each
 //! power of two up to past a block's tile (the longest rows sorted one by one), rows of every
 //! length that the register sort of short segments takes (up to 64) for every key type,
 //! variable-length segments mixing empty, single-key, short, tile-sized and huge ones, offsets
@@ -10,9 +10,8 @@
 //! have tests of their own: rows of a power of two and not, among short ones, one huge one. Runs when a CUDA device is present; skipped
 //! (said on stderr) when not; fails without one under `REQUIRE_GPU=1`.
 
-use cust::memory::{CopyDestination, DeviceSlice};
-use gpusort::gpu::Segments;
-use gpusort::{Error, GpuSorter, Order, SortKey, SortValue};
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
+use gpusort::{Error, GpuSorter, Order, Segments, SortKey, SortValue, Work};
 use gpusort_cli::inputs::{Dist, generate};
 use gpusort_suite::{gpu_or_skip, sprinkle_specials, test_seed};
 use kernels_gpu::segments::SHORT_TILE;
@@ -92,8 +91,15 @@ fn assert_segments_sort<K: SortKey>(
     padded.extend(std::iter::repeat_n(poison, GUARD));
     let device = gpu.upload(&padded).unwrap();
     let mut part: DeviceSlice<K> = device.index(..n);
-    gpu.sort_segments_device(&mut part, segments, order)
+    // The caller's scratch, of the size asked for, on the sorter's stream.
+    let work = Work::SortSegments { len: n, segments };
+    let bytes = gpu.scratch_bytes::<K>(work, order).unwrap();
+    let mut scratch = DeviceBuffer::<u8>::zeroed(bytes.max(1) as usize).unwrap();
+    let mut queue = gpu.queue().unwrap().with_scratch(&mut scratch).unwrap();
+    queue
+        .sort_segments(&mut part, segments, order)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
+    queue.synchronize().unwrap();
     let mut back = padded.clone();
     device.copy_to(&mut back[..]).unwrap();
     assert_eq!(bits(&back[..n]), want_bits, "{what}: keys on the device");
@@ -104,9 +110,14 @@ fn assert_segments_sort<K: SortKey>(
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(indices, perm, "{what}: argsort");
     let device_keys = gpu.upload(keys).unwrap();
-    let mut device_indices = gpu.alloc::<u32>(n, "indices").unwrap();
-    gpu.argsort_segments_device(&device_keys, &mut device_indices, segments, order)
+    // Poisoned: positions outside every segment must come back 0.
+    let mut device_indices = gpu.upload(&vec![u32::MAX; n]).unwrap();
+    // The pool's scratch.
+    let mut queue = gpu.queue().unwrap();
+    queue
+        .argsort_segments(&device_keys, &mut device_indices, segments, order)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
+    queue.synchronize().unwrap();
     let mut got = vec![0u32; n];
     device_indices.copy_to(&mut got[..]).unwrap();
     let mut unchanged = keys.to_vec();
@@ -116,9 +127,7 @@ fn assert_segments_sort<K: SortKey>(
         bits(keys),
         "{what}: argsort changed the keys"
     );
-    for i in (0..n).filter(|&i| covered[i]) {
-        assert_eq!(got[i], perm[i], "{what}: device argsort at {i}");
-    }
+    assert_eq!(got, perm, "{what}: argsort on the device");
 
     assert_pairs::<K, u32>(gpu, keys, segments, order, &want_bits, &source, what);
     assert_pairs::<K, u64>(gpu, keys, segments, order, &want_bits, &source, what);
@@ -140,7 +149,7 @@ fn assert_pairs<K: SortKey, V: SortValue + PartialEq + std::fmt::Debug>(
         .map(|i| V::from_index(i * 0x1_0001 % (1 << 31)))
         .collect();
     let (mut k, mut v) = (keys.to_vec(), values.clone());
-    gpu.sort_segments_pairs(&mut k, &mut v, segments, order)
+    gpu.sort_segments_by_key(&mut k, &mut v, segments, order)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     let got: Vec<K::Bits> = k.iter().map(|k| k.to_bits()).collect();
     assert_eq!(
@@ -311,7 +320,7 @@ fn empty_inputs_and_bad_segments() {
         }
         let mut values = vec![0u64; 5];
         assert!(matches!(
-            gpu.sort_segments_pairs(&mut keys, &mut values, segments, Order::Ascending),
+            gpu.sort_segments_by_key(&mut keys, &mut values, segments, Order::Ascending),
             Err(Error::BadSegments { .. })
         ));
         assert!(matches!(
@@ -322,16 +331,44 @@ fn empty_inputs_and_bad_segments() {
     }
     let mut values = vec![0u32; 4];
     assert!(matches!(
-        gpu.sort_segments_pairs(&mut keys, &mut values, Segments::Rows(5), Order::Ascending),
+        gpu.sort_segments_by_key(&mut keys, &mut values, Segments::Rows(5), Order::Ascending),
         Err(Error::LengthMismatch { keys: 5, values: 4 })
     ));
     let device_keys = gpu.upload(&keys).unwrap();
-    let mut short = gpu.alloc::<u32>(4, "indices").unwrap();
-    let short: &mut DeviceSlice<u32> = &mut short;
+    let mut short = gpu.upload(&[0u32; 4]).unwrap();
+    let mut queue = gpu.queue().unwrap();
     assert!(matches!(
-        gpu.argsort_segments_device(&device_keys, short, Segments::Rows(5), Order::Ascending),
+        queue.argsort_segments(
+            &device_keys,
+            &mut short,
+            Segments::Rows(5),
+            Order::Ascending
+        ),
         Err(Error::LengthMismatch { .. })
     ));
+    let bad = Work::SortSegments {
+        len: 5,
+        segments: Segments::Rows(2),
+    };
+    assert!(matches!(
+        gpu.scratch_bytes::<u32>(bad, Order::Ascending),
+        Err(Error::BadSegments { .. })
+    ));
+    // A caller's scratch smaller than asked for is refused before anything is queued.
+    let offsets = [0, 1, 5];
+    let segments = Segments::Offsets(&offsets);
+    let work = Work::SortSegments { len: 5, segments };
+    let bytes = gpu.scratch_bytes::<u32>(work, Order::Ascending).unwrap();
+    assert!(bytes > 0, "offsets go to the device through the scratch");
+    let mut scratch = DeviceBuffer::<u8>::zeroed(bytes as usize - 1).unwrap();
+    let mut device_keys = gpu.upload(&keys).unwrap();
+    let mut queue = gpu.queue().unwrap().with_scratch(&mut scratch).unwrap();
+    assert!(matches!(
+        queue.sort_segments(&mut device_keys, segments, Order::Ascending),
+        Err(Error::OutOfDeviceMemory { .. })
+    ));
+    queue.synchronize().unwrap();
+    assert_eq!(device_keys.as_host_vec().unwrap(), before);
 }
 
 #[test]

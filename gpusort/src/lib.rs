@@ -181,7 +181,7 @@ pub mod topk;
 pub use error::{Error, Result};
 pub use gpu::{
     AsStream, DeviceMemory, DeviceMemoryMut, GpuAlgo, GpuSorter, Options, PinnedBuffer, Queue,
-    RawDeviceSlice, RawStream, Work,
+    RawDeviceSlice, RawStream, Segments, Work,
 };
 pub use keys::{DType, Order, SortKey, SortValue};
 pub use multi::MultiGpuSorter;

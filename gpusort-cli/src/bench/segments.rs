@@ -143,6 +143,7 @@ fn time_as<K: SortKey>(
     let pristine_values = gpu.upload(&positions)?;
     let mut values = gpu.alloc::<u32>(n, "the working values or indices")?;
     let stream = gpu.stream();
+    let mut queue = gpu.queue()?;
     let what = format!("the segmented sort ({})", work.name());
     let ms = timing::gpu_like_peers(gpu, reps, &what, |sort| {
         restore(&mut keys, &pristine, stream)?;
@@ -153,9 +154,9 @@ fn time_as<K: SortKey>(
             return Ok(());
         }
         match work {
-            Work::Keys => gpu.sort_segments_device(&mut keys, segments, order),
-            Work::Pairs => gpu.sort_segments_pairs_device(&mut keys, &mut values, segments, order),
-            Work::Argsort => gpu.argsort_segments_device(&keys, &mut values, segments, order),
+            Work::Keys => queue.sort_segments(&mut keys, segments, order),
+            Work::Pairs => queue.sort_segments_by_key(&mut keys, &mut values, segments, order),
+            Work::Argsort => queue.argsort_segments(&keys, &mut values, segments, order),
         }
     })?;
     let mut got_keys = input.clone();

@@ -5,11 +5,12 @@
 //! steps) turned into kernel launches with their grid math, whole or chunk by chunk
 //! ([`Chunked`]).
 
+use super::event::Event;
 use super::launch::{On, Shape};
 use super::modules::{Family, set_shared_attributes};
 use super::overlap::ChunkedSort;
 use super::{DeviceLimits, prefetch_ahead, resident_blocks};
-use crate::error::{CudaContext, Result, driver};
+use crate::error::{CudaContext, Result};
 use cust::memory::DeviceBuffer;
 use cust::module::Module;
 use cust::sys as cuda;
@@ -46,21 +47,7 @@ pub(super) struct Workspace {
     scratch: DeviceBuffer<u64>,
     barrier: DeviceBuffer<u32>,
     /// Recorded after the latest launch that uses the workspace, on its stream.
-    last_use: Mutex<LastUse>,
-}
-
-/// A CUDA event (without timing) of the sorter's context, destroyed on drop.
-struct LastUse(cuda::CUevent);
-
-// SAFETY: an event handle may be recorded and waited on from any thread; the mutex around it
-// orders its uses.
-unsafe impl Send for LastUse {}
-
-impl Drop for LastUse {
-    fn drop(&mut self) {
-        // SAFETY: created by cuEventCreate, destroyed once. A failure leaves it to the context.
-        let _ = unsafe { cuda::cuEventDestroy_v2(self.0) };
-    }
+    last_use: Mutex<Event>,
 }
 
 impl Workspace {
@@ -72,14 +59,7 @@ impl Workspace {
             .context("allocating the small sort's scratch")?;
         let barrier =
             DeviceBuffer::from_slice(&[0u32]).context("allocating the grid barrier's counter")?;
-        let mut event = std::ptr::null_mut();
-        let flags = cuda::CUevent_flags_enum::CU_EVENT_DISABLE_TIMING as u32;
-        // SAFETY: an out pointer; the sorter's context is current.
-        let status = unsafe { cuda::cuEventCreate(&mut event, flags) };
-        driver(status, "cuEventCreate", || {
-            "creating the small sort's event".into()
-        })?;
-        let last_use = LastUse(event);
+        let last_use = Event::new("the small sort's workspace")?;
         Ok(Workspace {
             scratch,
             barrier,
@@ -92,19 +72,10 @@ impl Workspace {
     /// in turn; the host never waits.
     fn in_turn(&self, stream: cuda::CUstream, launch: impl FnOnce() -> Result<()>) -> Result<()> {
         let last_use = self.last_use.lock().unwrap_or_else(PoisonError::into_inner);
-        let event = last_use.0;
-        // SAFETY: a live event and a live stream of the sorter's context; an event never
-        // recorded is complete, so the first launch does not wait.
-        let status = unsafe { cuda::cuStreamWaitEvent(stream, event, 0) };
-        driver(status, "cuStreamWaitEvent", || {
-            "ordering the small sort after the one before".into()
-        })?;
+        // An event never recorded counts as reached, so the first launch does not wait.
+        last_use.wait_on(stream, "the small sort before")?;
         launch()?;
-        // SAFETY: as above.
-        let status = unsafe { cuda::cuEventRecord(event, stream) };
-        driver(status, "cuEventRecord", || {
-            "recording the small sort's use".into()
-        })
+        last_use.record(stream, "the small sort's use")
     }
 }
 

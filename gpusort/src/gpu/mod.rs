@@ -27,6 +27,7 @@ mod auto;
 mod bitonic;
 mod context;
 mod device;
+mod event;
 mod host;
 mod launch;
 mod limits;
@@ -41,6 +42,7 @@ pub(crate) mod radix;
 mod scratch;
 mod segments;
 mod staging;
+mod tables;
 pub mod topk;
 
 pub use auto::{HostPlan, Sorting};
@@ -218,6 +220,8 @@ pub struct GpuSorter {
     progress: Option<ProgressHook>,
     /// Scratch and barrier counter of the one-launch small sort.
     small: bitonic::Workspace,
+    /// Page-locked slots for tables that queued work copies to the device.
+    table_slots: tables::TableSlots,
     /// The device's limits (capped by a test profile), from which the kernels and shapes of
     /// every sort are chosen.
     limits: DeviceLimits,
@@ -344,6 +348,7 @@ impl GpuSorter {
             memory_budget: None,
             progress: None,
             small,
+            table_slots: tables::TableSlots::default(),
             limits,
             context,
             device,

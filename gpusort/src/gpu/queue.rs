@@ -13,6 +13,7 @@ use super::auto::Sorting;
 use super::launch::On;
 use super::modules::Family;
 use super::scratch::StreamScratch;
+use super::segments::Segments;
 use super::{GpuAlgo, GpuSorter, check_indices, check_len, radix};
 use crate::error::{Error, Result, driver};
 use crate::keys::{Order, SortKey, SortValue};
@@ -124,7 +125,7 @@ pub trait DeviceMemoryMut<T>: DeviceMemory<T> {
 /// queued (`cudarc` records the stream's progress in the buffer's events).
 #[doc(hidden)]
 pub struct Access<'s> {
-    address: u64,
+    pub(super) address: u64,
     _owner: Owner<'s>,
 }
 
@@ -235,7 +236,7 @@ impl<T> DeviceMemoryMut<T> for RawDeviceSlice<T> {
 /// What a scratch size is asked for ([`GpuSorter::scratch_bytes`]): the operation and the
 /// number of keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Work {
+pub enum Work<'a> {
     /// [`Queue::sort`] of this many keys.
     Sort(usize),
     /// [`Queue::sort_unstable`] of this many keys.
@@ -258,11 +259,38 @@ pub enum Work {
         /// Keys selected per row.
         k: usize,
     },
+    /// [`Queue::sort_segments`] of this many keys.
+    SortSegments {
+        /// Keys in all.
+        len: usize,
+        /// The segments, as the call is given them.
+        segments: Segments<'a>,
+    },
+    /// [`Queue::sort_segments_by_key`] with values of `value_bytes` (4, 8 or 16).
+    SortSegmentsByKey {
+        /// Keys (and values) in all.
+        len: usize,
+        /// The segments, as the call is given them.
+        segments: Segments<'a>,
+        /// Bytes per value.
+        value_bytes: usize,
+    },
+    /// [`Queue::argsort_segments`] of this many keys.
+    ArgsortSegments {
+        /// Keys in all.
+        len: usize,
+        /// The segments, as the call is given them.
+        segments: Segments<'a>,
+    },
 }
+
+/// The alignment of a caller's scratch: the sorts lay their parts out from its start at this
+/// alignment.
+const SCRATCH_ALIGNMENT: u64 = 256;
 
 /// The kernel families a queue's calls launch: loaded when a queue is made, since loading a
 /// module waits for the work queued in its context.
-const QUEUED_FAMILIES: [Family; 7] = [
+const QUEUED_FAMILIES: [Family; 9] = [
     Family::Small,
     Family::Tiles,
     Family::Windows,
@@ -270,6 +298,8 @@ const QUEUED_FAMILIES: [Family; 7] = [
     Family::Merge,
     Family::Radix,
     Family::TopK,
+    Family::Segments,
+    Family::ShortSegments,
 ];
 
 impl GpuSorter {
@@ -359,7 +389,7 @@ impl GpuSorter {
     /// ```
     pub fn scratch_bytes<K: SortKey>(
         &self,
-        work: Work,
+        work: Work<'_>,
         options: impl Into<Options>,
     ) -> Result<u64> {
         let options = options.into();
@@ -386,6 +416,11 @@ impl GpuSorter {
                 Ok(radix::gathered_scratch_bytes(len as u64, size_of::<K>()))
             }
             Work::TopK { len, row_len, k } => self.top_k_scratch_bytes::<K>(len, row_len, k),
+            Work::SortSegments { .. }
+            | Work::SortSegmentsByKey { .. }
+            | Work::ArgsortSegments { .. } => {
+                self.on_own_stream().segments_scratch_bytes::<K>(work)
+            }
         }
     }
 }
@@ -421,7 +456,7 @@ impl GpuSorter {
 /// # Ok::<(), gpusort::Error>(())
 /// ```
 pub struct Queue<'a> {
-    on: On<'a>,
+    pub(super) on: On<'a>,
     #[cfg(feature = "cudarc")]
     cudarc: Option<&'a cudarc::driver::CudaStream>,
     /// The caller's scratch: address and bytes.
@@ -439,18 +474,26 @@ impl std::fmt::Debug for Queue<'_> {
 
 impl<'a> Queue<'a> {
     /// The queue with `scratch` as the scratch of every call: at least
-    /// [`GpuSorter::scratch_bytes`] for each. The queue borrows it for its lifetime; the
-    /// stream must have run the work queued before it is used otherwise.
+    /// [`GpuSorter::scratch_bytes`] for each, starting 256-byte aligned (as allocations do).
+    /// The queue borrows it for its lifetime; the stream must have run the work queued before
+    /// it is used otherwise.
     ///
     /// # Errors
-    /// As taking the memory's address: a `cudarc` buffer on a queue not made from a `cudarc`
-    /// stream.
+    /// [`Error::BadDeviceMemory`] for memory that is not aligned or not on the sorter's
+    /// device, or a `cudarc` buffer on a queue not made from a `cudarc` stream.
     pub fn with_scratch(
         mut self,
         scratch: &'a mut (impl DeviceMemoryMut<u8> + ?Sized),
     ) -> Result<Self> {
         let bytes = scratch.len() as u64;
         let address = self.write(scratch, "the scratch")?.address;
+        if !address.is_multiple_of(SCRATCH_ALIGNMENT) {
+            let reason = format!("it starts at {address:#x}, not {SCRATCH_ALIGNMENT}-byte aligned");
+            return Err(Error::BadDeviceMemory {
+                what: "the scratch",
+                reason,
+            });
+        }
         self.scratch = Some((address, bytes));
         Ok(self)
     }
@@ -624,7 +667,7 @@ impl<'a> Queue<'a> {
 
     /// The address of `memory`, read by the work about to be queued, once it is checked to be
     /// `len` elements of `T` on the sorter's device; `what` names it in an error.
-    fn read<'s, T>(
+    pub(super) fn read<'s, T>(
         &'s self,
         memory: &'s (impl DeviceMemory<T> + ?Sized),
         what: &'static str,
@@ -635,7 +678,7 @@ impl<'a> Queue<'a> {
     }
 
     /// As [`Queue::read`], for memory the work writes.
-    fn write<'s, T>(
+    pub(super) fn write<'s, T>(
         &'s self,
         memory: &'s mut (impl DeviceMemoryMut<T> + ?Sized),
         what: &'static str,
@@ -728,7 +771,7 @@ impl<'a> Queue<'a> {
     }
 
     /// As [`Queue::scratch_of`], where `what` cannot do without.
-    fn require_scratch(&self, bytes: u64, what: &'static str) -> Result<ScratchUse> {
+    pub(super) fn require_scratch(&self, bytes: u64, what: &'static str) -> Result<ScratchUse> {
         match self.scratch_of(bytes)? {
             Some(scratch) => Ok(scratch),
             None => {
@@ -751,14 +794,14 @@ impl<'a> Queue<'a> {
 
 /// Scratch for one call: the caller's, or the pool's (given back in the stream's order when
 /// dropped, after the call's work is queued).
-enum ScratchUse {
+pub(super) enum ScratchUse {
     Caller((u64, u64)),
     Pool(StreamScratch),
 }
 
 impl ScratchUse {
     /// Its device address and bytes.
-    fn range(&self) -> (u64, u64) {
+    pub(super) fn range(&self) -> (u64, u64) {
         match self {
             ScratchUse::Caller(range) => *range,
             ScratchUse::Pool(pool) => pool.range,

@@ -9,12 +9,12 @@
 mod long;
 
 use super::launch::{On, Shape};
+use super::queue::{DeviceMemory, DeviceMemoryMut, Queue, Work};
 use super::{GpuSorter, bitonic, check_len, check_pairs};
-use crate::error::{CudaContext, Error, Result, driver};
+use crate::error::{CudaContext, Error, Result};
 use crate::keys::{Order, SortKey, SortValue};
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
+use cust::memory::CopyDestination;
 use cust::module::Module;
-use cust::sys as cuda;
 use kernels_gpu::kernels::{
     Kernel, segments_group, segments_indexed_u32_u32, segments_indexed_u32_u64,
     segments_indexed_u32_u128, segments_indexed_u64_u32, segments_indexed_u64_u64,
@@ -28,7 +28,6 @@ use kernels_gpu::segments::{
     row_log2, row_tile_stages, shared_bytes, short_blocks, short_shared_bytes, threads, tile_log2,
 };
 use kernels_gpu::tuning::SHORT_SEGMENTS_THREADS;
-use std::borrow::Cow;
 
 /// How the keys are cut into independently sorted segments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -333,63 +332,90 @@ fn count_by_padded_length(
     Ok(Counts { per_length, long })
 }
 
-/// The offsets as `u64`, which the kernels read: the same memory where `usize` is 64 bits.
-fn offsets_as_u64(offsets: &[usize]) -> Cow<'_, [u64]> {
-    #[cfg(target_pointer_width = "64")]
-    // SAFETY: usize and u64 have the same size, alignment and bit validity on this target.
-    let offsets = Cow::Borrowed(unsafe {
-        std::slice::from_raw_parts(offsets.as_ptr() as *const u64, offsets.len())
-    });
-    #[cfg(not(target_pointer_width = "64"))]
-    let offsets = Cow::Owned(offsets.iter().map(|&o| o as u64).collect());
-    offsets
-}
-
-/// A plan and, for offsets, its table on the device.
-struct Planned {
+/// A plan and the offsets it was made from (none for rows).
+pub(super) struct Planned<'o> {
     plan: Plan,
-    table: Option<Table>,
+    offsets: &'o [usize],
 }
 
-/// The offsets of segments on the device, and room for their ids grouped by padded length
-/// ([`Grouping`]): `segments + 1` offsets (`u64`), the grouping's [`GROUP_LENGTHS`] cursors,
-/// `segments` ids (both `u32`). One allocation, freed once.
-struct Table {
-    buffer: DeviceBuffer<u64>,
-    segments: usize,
-}
-
-impl Table {
-    /// `offsets` (at least one) copied to the device, from pageable memory: waits for the work
-    /// queued before it.
-    fn upload(gpu: &GpuSorter, offsets: &[usize]) -> Result<Table> {
-        let segments = offsets.len() - 1;
-        let words = offsets.len() + GROUP_LENGTHS / 2 + segments.div_ceil(2);
-        let buffer = gpu.alloc::<u64>(words, "the segments' offsets and ids")?;
-        let mut head = buffer.index(..offsets.len());
-        head.copy_from(&*offsets_as_u64(offsets))
-            .context("copying the segments' offsets to the device")?;
-        Ok(Table { buffer, segments })
-    }
-
-    fn offsets(&self) -> u64 {
-        self.buffer.as_device_ptr().as_raw()
-    }
-
-    fn cursors(&self) -> u64 {
-        self.offsets() + (self.segments as u64 + 1) * 8
-    }
-
-    fn ids(&self) -> u64 {
-        self.cursors() + GROUP_LENGTHS as u64 * 4
-    }
-}
-
-impl std::ops::Deref for Planned {
+impl std::ops::Deref for Planned<'_> {
     type Target = Plan;
 
     fn deref(&self) -> &Plan {
         &self.plan
+    }
+}
+
+/// The device memory of one segmented sort beside its keys (values, indices), in one block of
+/// [`Memory::bytes`] (the caller's scratch or the pool's), as byte offsets from its start: the
+/// table copied from the host (the offsets as `u64`, the first entry of each padded length
+/// in the grouping's ids as `u32`, the long segments' tables), the segment ids grouped by
+/// length, an argsort's copy of its keys, and the long segments' buffer.
+struct Memory {
+    /// Offsets, then cursors, then the long segments' tables: `head` words from the start.
+    head: usize,
+    cursors: u64,
+    long_tables: Vec<u64>,
+    long_tables_at: u64,
+    ids: u64,
+    /// The keys' copy (0 bytes but where the sort must not write the keys).
+    keys_copy: (u64, u64),
+    long: (u64, u64),
+    bytes: u64,
+}
+
+impl Memory {
+    /// What `plan` of the launch `l` needs.
+    ///
+    /// # Errors
+    /// As [`long::long_needs`].
+    fn new(plan: &Planned, l: &Launch) -> Result<Memory> {
+        let align = |bytes: u64| bytes.next_multiple_of(256);
+        let long::LongNeeds { bytes, tables } = long::long_needs(plan, l)?;
+        let offsets = plan.offsets.len() as u64;
+        let cursors = offsets * 8;
+        let cursor_bytes = if plan.grouping.is_some() {
+            GROUP_LENGTHS as u64 * 4
+        } else {
+            0
+        };
+        let long_tables_at = cursors + cursor_bytes;
+        let ids = long_tables_at + tables.len() as u64 * 8;
+        let keys_copy_at = align(ids + offsets.saturating_sub(1) * 4);
+        let copy_bytes = if l.copy_keys {
+            l.n * l.key_bytes as u64
+        } else {
+            0
+        };
+        let long_at = align(keys_copy_at + copy_bytes);
+        let ids_end = ids + offsets.saturating_sub(1) * 4;
+        let end = if copy_bytes == 0 && bytes == 0 {
+            ids_end
+        } else {
+            long_at + bytes
+        };
+        Ok(Memory {
+            head: (ids / 8) as usize,
+            cursors,
+            long_tables: tables,
+            long_tables_at,
+            ids,
+            keys_copy: (keys_copy_at, copy_bytes),
+            long: (long_at, bytes),
+            bytes: end,
+        })
+    }
+
+    /// The table's words, as the device reads them from the start of the memory.
+    fn head(&self, plan: &Planned) -> Vec<u64> {
+        let mut head = Vec::with_capacity(self.head);
+        head.extend(plan.offsets.iter().map(|&o| o as u64));
+        if let Some(grouping) = &plan.grouping {
+            let pairs = grouping.firsts.chunks(2);
+            head.extend(pairs.map(|p| u64::from(p[0]) | u64::from(p[1]) << 32));
+        }
+        head.extend_from_slice(&self.long_tables);
+        head
     }
 }
 
@@ -412,6 +438,8 @@ struct Launch {
     /// (indices) hold, less what the call took beside them (an argsort's copy of the keys), so
     /// that a sort needs at most twice the memory of what it sorts.
     spare: u64,
+    /// Whether the keys are only read: the sort works on a copy of them in its memory.
+    copy_keys: bool,
 }
 
 impl Launch {
@@ -427,26 +455,7 @@ impl Launch {
             key_bytes: size_of::<K>(),
             map: K::key_map(order),
             spare: n as u64 * size_of::<K>() as u64,
-        }
-    }
-
-    /// The sort of `keys` alone, in place.
-    fn of<K: SortKey>(keys: &mut DeviceSlice<K>, order: Order) -> Launch {
-        Launch::keys::<K>(keys.as_device_ptr().as_raw(), keys.len(), order)
-    }
-
-    /// The sort of `keys` with their `values`, in place.
-    fn pairs<K: SortKey, V: SortValue>(
-        keys: &mut DeviceSlice<K>,
-        values: &mut DeviceSlice<V>,
-        order: Order,
-    ) -> Launch {
-        let n = keys.len() as u64;
-        Launch {
-            values: values.as_device_ptr().as_raw(),
-            value_bytes: size_of::<V>(),
-            spare: n * (size_of::<K>() + size_of::<V>()) as u64,
-            ..Launch::of(keys, order)
+            copy_keys: false,
         }
     }
 
@@ -497,8 +506,7 @@ impl GpuSorter {
     /// # Examples
     ///
     /// ```no_run
-    /// use gpusort::gpu::Segments;
-    /// use gpusort::{GpuSorter, Order};
+    /// use gpusort::{GpuSorter, Order, Segments};
     ///
     /// let gpu = GpuSorter::new()?;
     /// let mut matrix = [3u32, 1, 2, /* next row */ 9, 7, 8];
@@ -516,35 +524,13 @@ impl GpuSorter {
         segments: Segments<'_>,
         order: Order,
     ) -> Result<()> {
-        let plan = self
-            .on_own_stream()
-            .plan_segments::<K>(segments, keys.len(), false, false)?;
-        if plan.is_empty() {
-            return Ok(());
-        }
         let mut device = self.upload(keys)?;
-        self.on_own_stream()
-            .run_segments(&plan, &Launch::of(&mut device, order))?;
+        let mut queue = self.queue()?;
+        queue.sort_segments(&mut device, segments, order)?;
+        queue.synchronize()?;
         device
             .copy_to(keys)
             .context("copying sorted segments to the host")
-    }
-
-    /// [`GpuSorter::sort_segments`] on device keys, in place; waits.
-    ///
-    /// # Errors
-    /// As [`GpuSorter::sort_segments`].
-    pub fn sort_segments_device<K: SortKey>(
-        &self,
-        keys: &mut DeviceSlice<K>,
-        segments: Segments<'_>,
-        order: Order,
-    ) -> Result<()> {
-        let plan = self
-            .on_own_stream()
-            .plan_segments::<K>(segments, keys.len(), false, false)?;
-        self.on_own_stream()
-            .run_segments(&plan, &Launch::of(keys, order))
     }
 
     /// Sorts every segment of `keys` stably (equal keys keep their order) and moves each value
@@ -556,17 +542,16 @@ impl GpuSorter {
     /// # Examples
     ///
     /// ```no_run
-    /// use gpusort::gpu::Segments;
-    /// use gpusort::{GpuSorter, Order};
+    /// use gpusort::{GpuSorter, Order, Segments};
     ///
     /// let gpu = GpuSorter::new()?;
     /// let mut keys = [2i64, 1, 2, /* next row */ 0, 0, -1];
     /// let mut values = [10u32, 11, 12, 13, 14, 15];
-    /// gpu.sort_segments_pairs(&mut keys, &mut values, Segments::Rows(3), Order::Ascending)?;
+    /// gpu.sort_segments_by_key(&mut keys, &mut values, Segments::Rows(3), Order::Ascending)?;
     /// assert_eq!(values, [11, 10, 12, 15, 13, 14]);
     /// # Ok::<(), gpusort::Error>(())
     /// ```
-    pub fn sort_segments_pairs<K: SortKey, V: SortValue>(
+    pub fn sort_segments_by_key<K: SortKey, V: SortValue>(
         &self,
         keys: &mut [K],
         values: &mut [V],
@@ -574,41 +559,17 @@ impl GpuSorter {
         order: Order,
     ) -> Result<()> {
         check_pairs(keys.len(), values.len())?;
-        let plan = self
-            .on_own_stream()
-            .plan_segments::<K>(segments, keys.len(), true, false)?;
-        if plan.is_empty() {
-            return Ok(());
-        }
         let mut device_keys = self.upload(keys)?;
         let mut device_values = self.upload(values)?;
-        let launch = Launch::pairs(&mut device_keys, &mut device_values, order);
-        self.on_own_stream().run_segments(&plan, &launch)?;
+        let mut queue = self.queue()?;
+        queue.sort_segments_by_key(&mut device_keys, &mut device_values, segments, order)?;
+        queue.synchronize()?;
         device_keys
             .copy_to(keys)
             .context("copying sorted segments to the host")?;
         device_values
             .copy_to(values)
             .context("copying sorted segments' values to the host")
-    }
-
-    /// [`GpuSorter::sort_segments_pairs`] on device buffers, in place; waits.
-    ///
-    /// # Errors
-    /// As [`GpuSorter::sort_segments_pairs`].
-    pub fn sort_segments_pairs_device<K: SortKey, V: SortValue>(
-        &self,
-        keys: &mut DeviceSlice<K>,
-        values: &mut DeviceSlice<V>,
-        segments: Segments<'_>,
-        order: Order,
-    ) -> Result<()> {
-        check_pairs(keys.len(), values.len())?;
-        let plan = self
-            .on_own_stream()
-            .plan_segments::<K>(segments, keys.len(), true, false)?;
-        self.on_own_stream()
-            .run_segments(&plan, &Launch::pairs(keys, values, order))
     }
 
     /// The stable sorting permutation of every segment of `keys`, as positions within the
@@ -622,8 +583,7 @@ impl GpuSorter {
     /// # Examples
     ///
     /// ```no_run
-    /// use gpusort::gpu::Segments;
-    /// use gpusort::{GpuSorter, Order};
+    /// use gpusort::{GpuSorter, Order, Segments};
     ///
     /// let gpu = GpuSorter::new()?;
     /// let scores = [0.5f32, 0.9, 0.5, /* next row */ 0.1, 0.3, 0.2];
@@ -637,77 +597,189 @@ impl GpuSorter {
         segments: Segments<'_>,
         order: Order,
     ) -> Result<Vec<u32>> {
-        let plan = self
-            .on_own_stream()
-            .plan_segments::<K>(segments, keys.len(), true, true)?;
-        let mut indices = vec![0u32; keys.len()];
-        if plan.is_empty() {
-            return Ok(indices);
-        }
-        let device_keys = self.upload(keys)?;
+        let mut device_keys = self.upload(keys)?;
         let mut device_indices = self.alloc::<u32>(keys.len(), "the segments' indices")?;
-        let at = device_keys.as_device_ptr().as_raw();
-        // The upload is the sort's own: sorted in place unless the keys need no writing.
-        let sorted_keys = if self.on_own_stream().radix_alone(&plan, size_of::<K>()) {
-            0
-        } else {
-            at
-        };
-        let n = keys.len() as u64;
-        let launch = Launch {
-            sorted_keys,
-            spare: n * (size_of::<K>() as u64 + 4),
-            ..Launch::keys::<K>(at, keys.len(), order)
-        };
-        self.on_own_stream()
-            .argsort_planned(&plan, launch, &mut device_indices)?;
+        let queue = self.queue()?;
+        let plan = queue.on.plan_segments::<K>(segments, keys.len(), true)?;
+        let keys_at = queue.write(&mut device_keys, "the keys")?.address;
+        let indices_at = queue.write(&mut device_indices, "the indices")?.address;
+        // The upload is the sort's own, sorted in place: no copy.
+        let launch = queue
+            .on
+            .argsort_launch::<K>(&plan, keys_at, keys.len(), order, false);
+        queue.run_segments(
+            &plan,
+            Launch {
+                indices: indices_at,
+                ..launch
+            },
+        )?;
+        queue.synchronize()?;
+        let mut indices = vec![0u32; keys.len()];
         device_indices
             .copy_to(&mut indices[..])
             .context("copying segment indices to the host")?;
         Ok(indices)
     }
+}
 
-    /// [`GpuSorter::argsort_segments`] of device keys into device `indices` (as many as keys);
-    /// the keys are not changed (a device copy of them is sorted). Waits.
+impl Queue<'_> {
+    /// Queues the sort of every segment of `keys` on its own, in place: the device counterpart
+    /// of [`GpuSorter::sort_segments`]. The offsets are copied (through page-locked memory the
+    /// sorter keeps) as the call queues its work: they may be dropped once it returns.
     ///
     /// # Errors
-    /// [`Error::LengthMismatch`] if `indices` and `keys` differ in length; otherwise as
-    /// [`GpuSorter::sort_segments`].
-    pub fn argsort_segments_device<K: SortKey>(
-        &self,
-        keys: &DeviceSlice<K>,
-        indices: &mut DeviceSlice<u32>,
+    /// As [`GpuSorter::sort_segments`]; [`Error::OutOfDeviceMemory`] where the scratch
+    /// ([`Work::SortSegments`]) cannot be had.
+    pub fn sort_segments<K: SortKey>(
+        &mut self,
+        keys: &mut (impl DeviceMemoryMut<K> + ?Sized),
         segments: Segments<'_>,
         order: Order,
     ) -> Result<()> {
-        check_pairs(keys.len(), indices.len())?;
-        let plan = self
-            .on_own_stream()
-            .plan_segments::<K>(segments, keys.len(), true, true)?;
-        if self.on_own_stream().radix_alone(&plan, size_of::<K>()) {
-            // The radix sorts of segments read the keys and need not write them back: no copy.
-            let at = keys.as_device_ptr().as_raw();
-            let launch = Launch {
-                sorted_keys: 0,
-                ..Launch::keys::<K>(at, keys.len(), order)
-            };
-            return self.on_own_stream().argsort_planned(&plan, launch, indices);
-        }
-        let mut copy = self.alloc::<K>(keys.len(), "a copy of the keys to argsort")?;
-        if !keys.is_empty() {
-            copy.copy_from(keys)
-                .context("copying the keys to argsort on the device")?;
-        }
-        // The copy takes the keys' share of the memory to spare: the indices' is left.
+        let n = keys.len();
+        let plan = self.on.plan_segments::<K>(segments, n, false)?;
+        let keys_at = self.write(keys, "the keys")?;
+        let launch = Launch::keys::<K>(keys_at.address, n, order);
+        self.run_segments(&plan, launch)
+    }
+
+    /// Queues the stable sort of every segment of `keys` with `values` (one per key) moved
+    /// along: the device counterpart of [`GpuSorter::sort_segments_by_key`].
+    ///
+    /// # Errors
+    /// As [`Queue::sort_segments`], and [`Error::LengthMismatch`].
+    pub fn sort_segments_by_key<K: SortKey, V: SortValue>(
+        &mut self,
+        keys: &mut (impl DeviceMemoryMut<K> + ?Sized),
+        values: &mut (impl DeviceMemoryMut<V> + ?Sized),
+        segments: Segments<'_>,
+        order: Order,
+    ) -> Result<()> {
+        let n = keys.len();
+        check_pairs(n, values.len())?;
+        let plan = self.on.plan_segments::<K>(segments, n, true)?;
+        let keys_at = self.write(keys, "the keys")?;
+        let values_at = self.write(values, "the values")?;
         let launch = Launch {
-            spare: keys.len() as u64 * 4,
-            ..Launch::of(&mut copy, order)
+            values: values_at.address,
+            value_bytes: size_of::<V>(),
+            spare: n as u64 * (size_of::<K>() + size_of::<V>()) as u64,
+            ..Launch::keys::<K>(keys_at.address, n, order)
         };
-        self.on_own_stream().argsort_planned(&plan, launch, indices)
+        self.run_segments(&plan, launch)
+    }
+
+    /// Queues the stable argsort of every segment of `keys` into `indices` (as many, positions
+    /// within the segment, 0 outside every segment): the device counterpart of
+    /// [`GpuSorter::argsort_segments`]. `keys` is only read.
+    ///
+    /// # Errors
+    /// As [`Queue::sort_segments`], and [`Error::LengthMismatch`].
+    pub fn argsort_segments<K: SortKey>(
+        &mut self,
+        keys: &(impl DeviceMemory<K> + ?Sized),
+        indices: &mut (impl DeviceMemoryMut<u32> + ?Sized),
+        segments: Segments<'_>,
+        order: Order,
+    ) -> Result<()> {
+        let n = keys.len();
+        check_pairs(n, indices.len())?;
+        let plan = self.on.plan_segments::<K>(segments, n, true)?;
+        let keys_at = self.read(keys, "the keys")?;
+        let indices_at = self.write(indices, "the indices")?;
+        let launch = self
+            .on
+            .argsort_launch::<K>(&plan, keys_at.address, n, order, true);
+        let launch = Launch {
+            indices: indices_at.address,
+            ..launch
+        };
+        self.run_segments(&plan, launch)
+    }
+
+    /// Queues `plan` of the launch `l` in memory of its own, the caller's scratch or the
+    /// pool's.
+    fn run_segments(&self, plan: &Planned, l: Launch) -> Result<()> {
+        if plan.is_empty() && (l.indices == 0 || plan.covers_all) {
+            return Ok(());
+        }
+        let memory = Memory::new(plan, &l)?;
+        let scratch = self.require_scratch(memory.bytes, "the segmented sort's memory")?;
+        self.on
+            .enqueue_segments(plan, l, &memory, scratch.range().0)
     }
 }
 
 impl On<'_> {
+    /// Bytes of scratch the segmented sort `work` of keys of type `K` takes.
+    pub(super) fn segments_scratch_bytes<K: SortKey>(&self, work: Work<'_>) -> Result<u64> {
+        let (segments, n, value_bytes, argsort) = match work {
+            Work::SortSegments { len, segments } => (segments, len, 0, false),
+            Work::SortSegmentsByKey {
+                len,
+                segments,
+                value_bytes,
+            } => (segments, len, value_bytes, false),
+            Work::ArgsortSegments { len, segments } => (segments, len, 0, true),
+            _ => return Ok(0),
+        };
+        let plan = self.plan_segments::<K>(segments, n, argsort || value_bytes > 0)?;
+        // Any nonzero address stands for the memory the launch will have.
+        let mut l = Launch::keys::<K>(1, n, Order::Ascending);
+        if argsort {
+            l = Launch {
+                indices: 1,
+                ..self.argsort_launch::<K>(&plan, 1, n, Order::Ascending, true)
+            };
+        } else if value_bytes > 0 {
+            let value_bytes = [4, 8, 16]
+                .into_iter()
+                .find(|&slot| slot >= value_bytes)
+                .ok_or(Error::PayloadTooLarge {
+                    size: value_bytes,
+                    max: 16,
+                })?;
+            l = Launch {
+                values: 1,
+                value_bytes,
+                spare: n as u64 * (size_of::<K>() + value_bytes) as u64,
+                ..l
+            };
+        }
+        if plan.is_empty() && (l.indices == 0 || plan.covers_all) {
+            return Ok(0);
+        }
+        Ok(Memory::new(&plan, &l)?.bytes)
+    }
+
+    /// The launch of an argsort of `plan` of the `n` keys at `keys`, which it may sort in place
+    /// unless `read_only` (then a copy, where a launch must write them); the indices to be set.
+    fn argsort_launch<K: SortKey>(
+        &self,
+        plan: &Plan,
+        keys: u64,
+        n: usize,
+        order: Order,
+        read_only: bool,
+    ) -> Launch {
+        // The radix sorts of segments read the keys and need not write them back.
+        let writes_keys = !self.radix_alone(plan, size_of::<K>());
+        let copy_keys = read_only && writes_keys;
+        Launch {
+            sorted_keys: if writes_keys { keys } else { 0 },
+            // A copy takes the keys' share of the memory to spare: the indices' is left.
+            spare: n as u64
+                * if copy_keys {
+                    4
+                } else {
+                    size_of::<K>() as u64 + 4
+                },
+            copy_keys,
+            ..Launch::keys::<K>(keys, n, order)
+        }
+    }
+
     /// Whether every launch of `plan`, for keys of `key_bytes` with their positions, is a radix
     /// sort of a segment.
     fn radix_alone(&self, plan: &Plan, key_bytes: usize) -> bool {
@@ -719,117 +791,75 @@ impl On<'_> {
                 .all(|&(p, _, _)| !is_short(p) && self.limits.segments_radix(p, key_bytes, true))
     }
 
-    /// The argsort of `plan` into `indices`; `keys`: the launch of the keys alone, with where
-    /// their sorted copy goes (`sorted_keys`: the keys' address, sorted in place; 0, not
-    /// written, where every launch is a radix sort of a segment) and the memory to spare.
-    fn argsort_planned(
+    /// The plan of a segmented sort of `n` keys of type `K`, with positions if `indexed` (an
+    /// argsort's segments of one key too, which write their index).
+    fn plan_segments<'o, K: SortKey>(
         &self,
-        plan: &Planned,
-        keys: Launch,
-        indices: &mut DeviceSlice<u32>,
-    ) -> Result<()> {
-        let at = indices.as_device_ptr().as_raw();
-        if !plan.covers_all && !indices.is_empty() {
-            self.bind()?;
-            // SAFETY: the indices' own buffer, as many words as keys.
-            let status = unsafe { cuda::cuMemsetD32Async(at, 0, indices.len(), self.stream) };
-            driver(status, "cuMemsetD32Async", || {
-                "zeroing the indices outside every segment".into()
-            })?;
-        }
-        self.run_segments(
-            plan,
-            &Launch {
-                indices: at,
-                ..keys
-            },
-        )
-    }
-
-    /// The plan of a segmented sort of `n` keys of type `K`, with positions if `indexed`, and
-    /// the offsets on the device: their copy from pageable memory, which holds up the calling
-    /// thread, runs beside the plan's pass over them.
-    fn plan_segments<K: SortKey>(
-        &self,
-        segments: Segments<'_>,
+        segments: Segments<'o>,
         n: usize,
         indexed: bool,
-        singles: bool,
-    ) -> Result<Planned> {
+    ) -> Result<Planned<'o>> {
         check_len(n)?;
         let bytes = element_bytes(size_of::<K>() as u32, indexed);
         let max = max_row_log2(bytes, self.limits.max_shared_per_block).unwrap_or(0);
         let tile = (!indexed).then(|| self.limits.window_log2(size_of::<K>()));
-        let planning = || plan(segments, n, (max, tile), singles);
-        let offsets = match segments {
-            Segments::Offsets(offsets) if !offsets.is_empty() => offsets,
-            _ => {
-                return Ok(Planned {
-                    plan: planning()?,
-                    table: None,
-                });
-            }
-        };
-        // Both threads in the sorter's context: the copy's, and this one, which frees the
-        // buffer if the plan fails.
-        self.bind()?;
-        let upload = || {
-            self.bind()?;
-            Table::upload(self, offsets)
-        };
-        let (plan, table) = rayon::join(planning, upload);
         Ok(Planned {
-            plan: plan?,
-            table: Some(table?),
+            plan: plan(segments, n, (max, tile), indexed)?,
+            offsets: match segments {
+                Segments::Offsets(offsets) => offsets,
+                Segments::Rows(_) => &[],
+            },
         })
     }
 
-    /// Queues `plan`'s launches and waits for them.
-    fn run_segments(&self, plan: &Planned, l: &Launch) -> Result<()> {
-        let _long = self.enqueue_segments(plan, l)?;
-        self.synchronize("running the segmented sort")
-    }
-
-    /// Lists the ids of `grouping`'s segments in `table`, by length: the cursors copied to the
-    /// device, then `segments_group`.
-    fn enqueue_grouping(&self, table: &Table, grouping: &Grouping) -> Result<()> {
-        // SAFETY: the cursors' room in the table holds GROUP_LENGTHS words.
-        let status = unsafe {
-            cuda::cuMemcpyHtoD_v2(
-                table.cursors(),
-                grouping.firsts.as_ptr().cast(),
-                GROUP_LENGTHS * 4,
-            )
-        };
-        driver(status, "cuMemcpyHtoD", || {
-            "copying the first entry of each segment length to the device".into()
-        })?;
-        let grid = (table.segments as u64).div_ceil(256).min(1 << 16) as u32;
+    /// Lists the ids of `plan`'s segments by length (`segments_group`), from the offsets and
+    /// the cursors in the memory at `at`.
+    fn enqueue_grouping(&self, plan: &Planned, memory: &Memory, at: u64) -> Result<()> {
+        let segments = plan.offsets.len().saturating_sub(1) as u64;
+        let grid = segments.div_ceil(256).min(1 << 16) as u32;
         let args = GroupArgs {
-            offsets: table.offsets(),
-            segments: table.segments as u64,
-            singles: u32::from(grouping.singles),
-            cursors: table.cursors(),
-            ids: table.ids(),
+            offsets: at,
+            segments,
+            singles: u32::from(plan.grouping.as_ref().is_some_and(|g| g.singles)),
+            cursors: at + memory.cursors,
+            ids: at + memory.ids,
         };
-        // SAFETY: the table holds the segments' offsets (non-decreasing, checked by `plan`),
+        // SAFETY: the memory holds the segments' offsets (non-decreasing, checked by `plan`),
         // the cursors, the first entry of each length, and room for every listed segment, the
         // grouping's counts of each length; any grid of 256 threads does.
         unsafe { self.launch(segments_group, Shape::new(grid, 256, 0), args) }
     }
 
-    /// Queues `plan`'s launches; what it returns must live until they are done.
-    fn enqueue_segments(&self, plan: &Planned, l: &Launch) -> Result<long::Long> {
+    /// Queues `plan`'s launches of `l` with their memory at `at` (`memory.bytes`): the table
+    /// copied there, an argsort's keys copied where they are only read and its indices outside
+    /// every segment zeroed, the ids grouped, the long segments' sorts, then the blocks'.
+    fn enqueue_segments(&self, plan: &Planned, l: Launch, memory: &Memory, at: u64) -> Result<()> {
         self.bind()?;
-        let (offsets_at, ids_at) = match (&plan.table, &plan.grouping) {
-            (Some(table), Some(grouping)) => {
-                if grouping.entries > 0 {
-                    self.enqueue_grouping(table, grouping)?;
-                }
-                (table.offsets(), table.ids())
+        self.upload_table(&memory.head(plan), at, "the segments' offsets and tables")?;
+        let l = if l.copy_keys {
+            let copy = at + memory.keys_copy.0;
+            self.copy((l.keys, copy), memory.keys_copy.1, "the keys to argsort")?;
+            Launch {
+                keys: copy,
+                sorted_keys: copy,
+                ..l
             }
-            _ => (0, 0),
+        } else {
+            l
         };
+        if l.indices != 0 && !plan.covers_all && l.n > 0 {
+            self.zero(l.indices, l.n * 4, "the indices outside every segment")?;
+        }
+        let (offsets_at, ids_at) = match &plan.grouping {
+            Some(grouping) => {
+                if grouping.entries > 0 {
+                    self.enqueue_grouping(plan, memory, at)?;
+                }
+                (at, at + memory.ids)
+            }
+            None => (0, 0),
+        };
+        let l = &l;
         let bytes = element_bytes(l.key_bytes as u32, l.indexed());
         let value_words = if l.values == 0 {
             0
@@ -842,9 +872,13 @@ impl On<'_> {
                 max: u64::from(u32::MAX),
             })
         };
-        // The long segments first: the tables of their radix sorts go up from pageable memory,
-        // which would wait for the blocks' launches queued before them.
-        let long = self.enqueue_long_segments(plan, l, (offsets_at, ids_at))?;
+        let long = long::LongMemory {
+            offsets: offsets_at,
+            ids: ids_at,
+            buffer: at + memory.long.0,
+            tables: at + memory.long_tables_at,
+        };
+        self.enqueue_long_segments(plan, l, long)?;
         for &(p, count, first) in &plan.launches {
             let list = if ids_at == 0 {
                 0
@@ -910,7 +944,7 @@ impl On<'_> {
         if let Some((stages, n)) = plan.tile_rows {
             bitonic::enqueue_row_tiles(self, l.keys, n, l.key_bytes, stages, l.map)?;
         }
-        Ok(long)
+        Ok(())
     }
 }
 
@@ -918,6 +952,59 @@ impl On<'_> {
 mod tests {
     use super::*;
     use kernels_gpu::kernels::Family;
+
+    /// The table (offsets, cursors, long tables) heads the memory, in the words the device
+    /// reads; the ids follow it, and an argsort's keys' copy and the long segments' buffer
+    /// lie apart from everything, 256-aligned, within the bytes asked for.
+    #[test]
+    fn a_segmented_sorts_memory_holds_its_parts_apart() {
+        let offsets: Vec<usize> = vec![0, 3, 3, 20_000, 20_100, 70_000];
+        let n = 70_000;
+        let planned = Planned {
+            plan: plan(Segments::Offsets(&offsets), n, (13, None), true).unwrap(),
+            offsets: &offsets,
+        };
+        assert_eq!(planned.long.len(), 2, "two segments longer than a block");
+        let argsort = Launch {
+            indices: 1 << 41,
+            spare: n as u64 * 4,
+            copy_keys: true,
+            ..Launch::keys::<u64>(1 << 40, n, Order::Ascending)
+        };
+        let memory = Memory::new(&planned, &argsort).unwrap();
+        let head = memory.head(&planned);
+        assert_eq!(head.len(), memory.head);
+        assert_eq!(head[..offsets.len()], [0, 3, 3, 20_000, 20_100, 70_000]);
+        assert_eq!(memory.cursors, offsets.len() as u64 * 8);
+        let firsts = &planned.grouping.as_ref().unwrap().firsts;
+        let cursor = |i: usize| head[offsets.len() + i / 2] >> (32 * (i % 2)) & 0xffff_ffff;
+        assert!((0..GROUP_LENGTHS).all(|i| cursor(i) == u64::from(firsts[i])));
+        assert_eq!(
+            memory.long_tables_at,
+            memory.cursors + GROUP_LENGTHS as u64 * 4
+        );
+        assert!(
+            !memory.long_tables.is_empty(),
+            "8-byte keys' runs have tables"
+        );
+        assert_eq!(memory.ids, head.len() as u64 * 8);
+        let ids_end = memory.ids + 5 * 4;
+        let (copy, copy_bytes) = memory.keys_copy;
+        let (long, long_bytes) = memory.long;
+        assert_eq!(copy_bytes, n as u64 * 8);
+        assert!(copy >= ids_end && copy % 256 == 0);
+        assert!(long >= copy + copy_bytes && long % 256 == 0 && long_bytes > 0);
+        assert_eq!(memory.bytes, long + long_bytes);
+
+        // Rows of keys alone, sorted in place by one launch: no memory at all.
+        let rows = Planned {
+            plan: plan(Segments::Rows(100), 1000, (13, None), false).unwrap(),
+            offsets: &[],
+        };
+        let keys = Launch::keys::<u32>(1 << 40, 1000, Order::Ascending);
+        let memory = Memory::new(&rows, &keys).unwrap();
+        assert_eq!((memory.head, memory.bytes), (0, 0));
+    }
 
     #[test]
     fn rows_launch_once_and_long_rows_sort_alone() {

@@ -8,11 +8,10 @@
 //! sorts, by key and then by segment ([`LongSegments`]).
 
 use super::{Launch, Plan};
-use crate::error::{CudaContext, Error, Result};
+use crate::error::{Error, Result};
 use crate::gpu::launch::On;
 use crate::gpu::launch::Shape;
 use crate::gpu::{bitonic, radix};
-use cust::memory::DeviceBuffer;
 use kernels_gpu::kernels::{
     Kernel, segments_long_collect_u64, segments_long_gather_u64, segments_long_ids,
     segments_long_scatter_u64, segments_pack_keys_u32, segments_pack_keys_u64, segments_pack_u32,
@@ -28,11 +27,48 @@ use std::ops::Range;
 /// Most keys of long segments sorted together by the radix sorts: compact positions are `u32`.
 const MAX_COMPACT: u64 = 1 << 32;
 
-/// What the sorts of the long segments use until they are done.
-#[derive(Default)]
-pub(super) struct Long {
-    _buffer: Option<DeviceBuffer<u64>>,
-    _tables: Option<DeviceBuffer<u64>>,
+/// How the long segments of a plan are sorted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Way {
+    /// There are none.
+    Nothing,
+    /// Rows of keys alone of a power of two: one network over all of them, in place.
+    Rows,
+    /// Packed into padded rows of these items.
+    Padded(Items),
+    /// 8-byte keys with their positions: the radix sorts of runs.
+    Radix,
+}
+
+/// How `plan`'s long segments of the launch `l` are sorted.
+fn way(plan: &Plan, l: &Launch) -> Way {
+    let Some(longest) = plan.long.iter().map(|&(_, len, _)| len).max() else {
+        return Way::Nothing;
+    };
+    match (l.indexed(), l.key_bytes) {
+        (false, _) if plan.row_len == longest && longest.is_power_of_two() => Way::Rows,
+        (false, _) => Way::Padded(Items::Keys),
+        (true, 4) => Way::Padded(Items::Indexed),
+        (true, _) => Way::Radix,
+    }
+}
+
+/// What the sorts of long segments need beside the keys: the bytes of their buffer, and their
+/// tables, which go to the device with the segments' offsets.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct LongNeeds {
+    pub(super) bytes: u64,
+    pub(super) tables: Vec<u64>,
+}
+
+/// Where the sorts of long segments find their memory: the segments' offsets and their ids
+/// grouped by length (0 for rows), the buffer, and the tables ([`LongNeeds`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct LongMemory {
+    pub(super) offsets: u64,
+    pub(super) ids: u64,
+    pub(super) buffer: u64,
+    pub(super) tables: u64,
 }
 
 /// What the padded rows of long segments hold.
@@ -152,31 +188,118 @@ impl RadixLayout {
     }
 }
 
+/// What the sorts of `plan`'s long segments of the launch `l` need beside the keys.
+///
+/// # Errors
+/// [`Error::TooLong`] for an argsort's segment of more than 2^32 keys of 8 bytes.
+pub(super) fn long_needs(plan: &Plan, l: &Launch) -> Result<LongNeeds> {
+    Ok(match way(plan, l) {
+        Way::Nothing | Way::Rows => LongNeeds::default(),
+        Way::Padded(items) => {
+            let padded = Padded::new(l, pack_kernel(items, l.key_bytes as u64).1);
+            LongNeeds {
+                bytes: padded.bytes(&padded_lengths(&plan.long), &plan.long),
+                tables: Vec::new(),
+            }
+        }
+        Way::Radix => {
+            let runs = RadixRuns::new(plan, l)?;
+            LongNeeds {
+                bytes: runs.bytes,
+                tables: runs.tables,
+            }
+        }
+    })
+}
+
+/// The long segments of 8-byte keys with their positions (argsorts, pairs), laid end to end in
+/// runs that fit the launch's spare memory (and 2^32 keys), each sorted by two stable radix
+/// sorts. A run of one segment of pairs takes the radix sort of its keys and values in place;
+/// one of an argsort whose sort by key and segment would not fit, the radix sort that moves
+/// only indices.
+struct RadixRuns {
+    runs: Vec<Range<usize>>,
+    /// Each run's tables ([`tables`]), where their sort by key and segment needs them.
+    tables: Vec<u64>,
+    /// Where each run's tables start in `tables`, in bytes.
+    table_at: Vec<u64>,
+    /// The buffer the largest run needs.
+    bytes: u64,
+    pairs: bool,
+    value_bytes: u64,
+}
+
+impl RadixRuns {
+    /// # Errors
+    /// [`Error::TooLong`] for an argsort's segment longer than 2^32 keys (its positions would
+    /// not fit their `u32`).
+    fn new(plan: &Plan, l: &Launch) -> Result<RadixRuns> {
+        if l.indices != 0
+            && let Some(&(_, len, _)) = plan.long.iter().find(|&&(_, len, _)| len > MAX_COMPACT)
+        {
+            return Err(Error::TooLong {
+                len,
+                max: MAX_COMPACT,
+            });
+        }
+        let pairs = l.values != 0;
+        let value_bytes = if pairs { l.value_bytes as u64 } else { 0 };
+        let cap = run_cap(l.spare, value_bytes, in_place(&plan.long, l));
+        let mut runs = RadixRuns {
+            runs: batches(plan.long.iter().map(|&(_, len, _)| len), cap),
+            tables: Vec::new(),
+            table_at: Vec::new(),
+            bytes: 0,
+            pairs,
+            value_bytes,
+        };
+        for run in &runs.runs {
+            let segments = &plan.long[run.clone()];
+            runs.table_at.push(runs.tables.len() as u64 * 8);
+            let bytes = match segments {
+                [(_, len, _)] if pairs => radix::scratch_bytes(*len, l.key_bytes, l.value_bytes),
+                [(_, len, _), ..] if gathers(segments, l) => {
+                    radix::gathered_scratch_bytes(*len, l.key_bytes)
+                }
+                _ => {
+                    // Rows need no tables.
+                    if plan.row_len == 0 {
+                        runs.tables.extend(tables(segments));
+                    }
+                    runs.layout(segments, l).bytes
+                }
+            };
+            runs.bytes = runs.bytes.max(bytes);
+        }
+        Ok(runs)
+    }
+
+    /// The parts of the buffer of the sort by key and segment of `segments` of `l`.
+    fn layout(&self, segments: &[(u64, u64, u32)], l: &Launch) -> RadixLayout {
+        let m = segments.iter().map(|&(_, len, _)| len).sum();
+        RadixLayout::new(m, self.value_bytes, in_place(segments, l))
+    }
+}
+
 impl On<'_> {
-    /// Queues the sorts of `plan`'s segments too long for a block. `table`: the device
-    /// addresses of the offsets and of the ids grouped by length (0 for rows).
+    /// Queues the sorts of `plan`'s segments too long for a block, in `memory` (at least what
+    /// [`long_needs`] asks for, its tables on the device).
     pub(super) fn enqueue_long_segments(
         &self,
         plan: &Plan,
         l: &Launch,
-        table: (u64, u64),
-    ) -> Result<Long> {
-        let Some(longest) = plan.long.iter().map(|&(_, len, _)| len).max() else {
-            return Ok(Long::default());
-        };
-        if !l.indexed() && plan.row_len == longest && plan.row_len.is_power_of_two() {
-            // Rows of a power of two: one network over all of them.
-            let n = plan.long.len() as u64 * longest;
-            bitonic::enqueue_rows(self, l.keys, n, l.key_bytes, row_log2(longest), l.map)?;
-            return Ok(Long::default());
+        memory: LongMemory,
+    ) -> Result<()> {
+        match way(plan, l) {
+            Way::Nothing => Ok(()),
+            Way::Rows => {
+                let longest = plan.row_len;
+                let n = plan.long.len() as u64 * longest;
+                bitonic::enqueue_rows(self, l.keys, n, l.key_bytes, row_log2(longest), l.map)
+            }
+            Way::Padded(items) => self.enqueue_padded(plan, l, memory, items),
+            Way::Radix => self.enqueue_radix_long(plan, l, memory),
         }
-        if !l.indexed() {
-            return self.enqueue_padded(plan, l, table, Items::Keys);
-        }
-        if l.key_bytes == 4 {
-            return self.enqueue_padded(plan, l, table, Items::Indexed);
-        }
-        self.enqueue_radix_long(plan, l)
     }
 
     /// The long segments of `plan` by padded length: packed (the keys alone, or 4-byte keys
@@ -191,15 +314,14 @@ impl On<'_> {
         &self,
         plan: &Plan,
         l: &Launch,
-        (offsets_at, ids_at): (u64, u64),
+        memory: LongMemory,
         items: Items,
-    ) -> Result<Long> {
+    ) -> Result<()> {
+        let (offsets_at, ids_at, at) = (memory.offsets, memory.ids, memory.buffer);
         let (kb, vb) = (l.key_bytes as u64, l.value_bytes as u64);
         let (pack, item_bytes) = pack_kernel(items, kb);
         let lengths = padded_lengths(&plan.long);
         let padded = Padded::new(l, item_bytes);
-        let buffer = self.long_buffer(padded.bytes(&lengths, &plan.long))?;
-        let at = buffer.as_ref().map_or(0, |b| b.as_device_ptr().as_raw());
         // The segments sorted alone first: the values' copy then takes their scratch.
         for &(begin, len, _) in &plan.long {
             let p = row_log2(len);
@@ -278,99 +400,31 @@ impl On<'_> {
                 }
             }
         }
-        Ok(Long {
-            _buffer: buffer,
-            ..Long::default()
-        })
+        Ok(())
     }
 
-    /// The buffer of the long segments' sorts, of `bytes` bytes (none for 0).
-    fn long_buffer(&self, bytes: u64) -> Result<Option<DeviceBuffer<u64>>> {
-        if bytes == 0 {
-            return Ok(None);
-        }
-        let words = bytes.div_ceil(8) as usize;
-        Ok(Some(self.alloc::<u64>(words, "the long segments' sorts")?))
-    }
-
-    /// The long segments of 8-byte keys with their positions (argsorts, pairs): laid end to end
-    /// in runs that fit the launch's spare memory (and 2^32 keys), sorted by two stable radix
-    /// sorts, all runs in one buffer in turn. A run of one segment of pairs takes the radix sort
-    /// of its keys and values in place. An argsort's segment longer than 2^32 keys is an error
-    /// (its positions would not fit their `u32`: [`Error::TooLong`]).
-    fn enqueue_radix_long(&self, plan: &Plan, l: &Launch) -> Result<Long> {
-        if l.indices != 0
-            && let Some(&(_, len, _)) = plan.long.iter().find(|&&(_, len, _)| len > MAX_COMPACT)
-        {
-            return Err(Error::TooLong {
-                len,
-                max: MAX_COMPACT,
-            });
-        }
-        let words = if l.values != 0 { l.value_bytes / 4 } else { 0 } as u32;
-        let layout = |segments: &[(u64, u64, u32)]| {
-            let m = segments.iter().map(|&(_, len, _)| len).sum();
-            RadixLayout::new(m, u64::from(words) * 4, in_place(segments, l))
-        };
-        let cap = run_cap(l.spare, u64::from(words) * 4, in_place(&plan.long, l));
-        let runs = batches(plan.long.iter().map(|&(_, len, _)| len), cap);
-        // A run of one segment of pairs is sorted alone, in place; one of an argsort whose
-        // sort by key and segment would not fit, by the radix sort that moves only indices.
-        let pairs = l.values != 0;
-        let gathered = |segments: &[(u64, u64, u32)]| gathers(segments, l);
-        let bytes = runs
-            .iter()
-            .map(|run| match &plan.long[run.clone()] {
-                [(_, len, _)] if pairs => radix::scratch_bytes(*len, l.key_bytes, l.value_bytes),
-                segments if gathered(segments) => {
-                    radix::gathered_scratch_bytes(segments[0].1, l.key_bytes)
-                }
-                segments => layout(segments).bytes,
-            })
-            .max()
-            .unwrap_or(0);
-        // Every run's tables in one upload before anything is queued (rows need none).
-        let mut all_tables = Vec::new();
-        let mut table_at = Vec::with_capacity(runs.len());
-        for run in &runs {
-            table_at.push(all_tables.len() as u64 * 8);
+    /// The long segments of 8-byte keys with their positions (argsorts, pairs), by the runs of
+    /// [`RadixRuns`], all in the one buffer in turn.
+    fn enqueue_radix_long(&self, plan: &Plan, l: &Launch, memory: LongMemory) -> Result<()> {
+        let runs = RadixRuns::new(plan, l)?;
+        let at = memory.buffer;
+        for (run, &table) in runs.runs.iter().zip(&runs.table_at) {
             let segments = &plan.long[run.clone()];
-            if plan.row_len == 0 && !(pairs && segments.len() == 1) && !gathered(segments) {
-                all_tables.extend(tables(segments));
-            }
-        }
-        let tables_buffer = if all_tables.is_empty() {
-            None
-        } else {
-            let t = DeviceBuffer::from_slice(&all_tables)
-                .context("copying the long segments' tables to the device")?;
-            Some(t)
-        };
-        let buffer = self.long_buffer(bytes)?;
-        let at = buffer.as_ref().map_or(0, |b| b.as_device_ptr().as_raw());
-        let tables_at = tables_buffer
-            .as_ref()
-            .map_or(0, |t| t.as_device_ptr().as_raw());
-        for (run, table) in runs.into_iter().zip(table_at) {
-            let segments = &plan.long[run];
             match segments {
-                [(begin, len, _)] if pairs => self.enqueue_radix_alone(*begin, *len, l, at)?,
-                [(begin, len, _)] if gathered(segments) => {
+                [(begin, len, _)] if runs.pairs => self.enqueue_radix_alone(*begin, *len, l, at)?,
+                [(begin, len, _)] if gathers(segments, l) => {
                     self.enqueue_gathered_alone(*begin, *len, l, at)?
                 }
                 _ => self.enqueue_radix_run(
                     segments,
                     plan.row_len,
                     l,
-                    (at, layout(segments)),
-                    tables_at + table,
+                    (at, runs.layout(segments, l)),
+                    memory.tables + table,
                 )?,
             }
         }
-        Ok(Long {
-            _buffer: buffer,
-            _tables: tables_buffer,
-        })
+        Ok(())
     }
 
     /// One segment of pairs: the radix sort of its keys and values, in place, with the scratch
