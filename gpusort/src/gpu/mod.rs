@@ -44,6 +44,7 @@ mod segments;
 mod staging;
 mod tables;
 pub mod topk;
+mod work;
 
 pub use auto::{HostPlan, Sorting};
 pub use limits::DeviceLimits;
@@ -54,9 +55,10 @@ pub(crate) use limits::DeviceProfile;
 pub use pinned::PinnedBuffer;
 pub use progress::{Phase, Progress, ProgressHook};
 pub use queue::{
-    AsStream, DeviceMemory, DeviceMemoryMut, Options, Queue, RawDeviceSlice, RawStream, Work,
+    AsStream, DeviceMemory, DeviceMemoryMut, Options, Queue, RawDeviceSlice, RawStream,
 };
 pub use segments::Segments;
+pub use work::Work;
 
 use crate::error::{CudaContext, Error, Result};
 use auto::Pick;

@@ -9,7 +9,7 @@
 mod long;
 
 use super::launch::{On, Shape};
-use super::queue::{DeviceMemory, DeviceMemoryMut, Queue, Work};
+use super::queue::{DeviceMemory, DeviceMemoryMut, Queue};
 use super::{GpuSorter, bitonic, check_len, check_pairs};
 use crate::error::{CudaContext, Error, Result};
 use crate::keys::{Order, SortKey, SortValue};
@@ -332,6 +332,16 @@ fn count_by_padded_length(
     Ok(Counts { per_length, long })
 }
 
+/// What a segmented sort moves with its keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Carried {
+    Nothing,
+    /// Values of this many bytes (4, 8 or 16).
+    Values(usize),
+    /// Their positions in the segment (an argsort).
+    Indices,
+}
+
 /// A plan and the offsets it was made from (none for rows).
 pub(super) struct Planned<'o> {
     plan: Plan,
@@ -630,7 +640,7 @@ impl Queue<'_> {
     ///
     /// # Errors
     /// As [`GpuSorter::sort_segments`]; [`Error::OutOfDeviceMemory`] where the scratch
-    /// ([`Work::SortSegments`]) cannot be had.
+    /// ([`Work::SortSegments`](super::Work::SortSegments)) cannot be had.
     pub fn sort_segments<K: SortKey>(
         &mut self,
         keys: &mut (impl DeviceMemoryMut<K> + ?Sized),
@@ -712,41 +722,30 @@ impl Queue<'_> {
 }
 
 impl On<'_> {
-    /// Bytes of scratch the segmented sort `work` of keys of type `K` takes.
-    pub(super) fn segments_scratch_bytes<K: SortKey>(&self, work: Work<'_>) -> Result<u64> {
-        let (segments, n, value_bytes, argsort) = match work {
-            Work::SortSegments { len, segments } => (segments, len, 0, false),
-            Work::SortSegmentsByKey {
-                len,
-                segments,
-                value_bytes,
-            } => (segments, len, value_bytes, false),
-            Work::ArgsortSegments { len, segments } => (segments, len, 0, true),
-            _ => return Ok(0),
-        };
-        let plan = self.plan_segments::<K>(segments, n, argsort || value_bytes > 0)?;
+    /// Bytes of scratch the segmented sort of `n` keys of type `K` in `segments` takes,
+    /// carrying `carried` along.
+    pub(super) fn segments_scratch_bytes<K: SortKey>(
+        &self,
+        segments: Segments<'_>,
+        n: usize,
+        carried: Carried,
+    ) -> Result<u64> {
+        let plan = self.plan_segments::<K>(segments, n, carried != Carried::Nothing)?;
         // Any nonzero address stands for the memory the launch will have.
-        let mut l = Launch::keys::<K>(1, n, Order::Ascending);
-        if argsort {
-            l = Launch {
+        let keys = Launch::keys::<K>(1, n, Order::Ascending);
+        let l = match carried {
+            Carried::Nothing => keys,
+            Carried::Indices => Launch {
                 indices: 1,
                 ..self.argsort_launch::<K>(&plan, 1, n, Order::Ascending, true)
-            };
-        } else if value_bytes > 0 {
-            let value_bytes = [4, 8, 16]
-                .into_iter()
-                .find(|&slot| slot >= value_bytes)
-                .ok_or(Error::PayloadTooLarge {
-                    size: value_bytes,
-                    max: 16,
-                })?;
-            l = Launch {
+            },
+            Carried::Values(value_bytes) => Launch {
                 values: 1,
                 value_bytes,
                 spare: n as u64 * (size_of::<K>() + value_bytes) as u64,
-                ..l
-            };
-        }
+                ..keys
+            },
+        };
         if plan.is_empty() && (l.indices == 0 || plan.covers_all) {
             return Ok(0);
         }
