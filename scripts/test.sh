@@ -10,9 +10,10 @@ export PATH="$HOME/.cargo/bin:$PATH"
 cargo fmt --all --check
 # The committed PTX (gpusort/kernels.ptx) must be what the Rust kernels compile to.
 cargo xtask ptx --check
-# In release, so that the build scripts and procedural macros it compiles serve the tests too.
-cargo clippy --workspace --all-targets --locked --release -- -D warnings
-cargo test --workspace --release --locked
+# Profile `tests` (release without link-time optimisation) for both, so that the build scripts and
+# procedural macros clippy compiles serve the tests too.
+cargo clippy --workspace --all-targets --locked --profile tests -- -D warnings
+cargo test --workspace --locked --profile tests
 # A project outside the workspace (examples/downstream) builds with the stable toolchain, with the
 # library as a path dependency, and runs: on the GPU where there is one, else on the CPU. Its
 # build and the packages' below share one target directory, so the dependencies build once.
