@@ -494,7 +494,8 @@ pub fn cpu<K: SortKey>(algo: CpuAlgo, input: &[K], order: Order, reps: u32) -> (
 pub fn gpu_top_k<K: SortKey>(
     gpu: &GpuSorter,
     input: &[K],
-    (row_len, k): (usize, usize),
+    row_len: usize,
+    k: usize,
     order: Order,
     reps: u32,
 ) -> Result<(Timing, gpusort::TopK<K>)> {
@@ -513,7 +514,7 @@ pub fn gpu_top_k<K: SortKey>(
     let samples = event_samples(gpu, reps, "selecting the top k", |start| {
         record(start, gpu.stream())?;
         let outputs = (&mut out_keys, &mut out_indices);
-        queue.top_k(&keys, (row_len, k), order, outputs.0, outputs.1)
+        queue.top_k(&keys, row_len, k, order, outputs.0, outputs.1)
     })?;
     // The scratch's checks refused an empty input: there is a first key to fill with.
     let mut top = gpusort::TopK {

@@ -70,7 +70,7 @@
 //! | `<[T]>::sort` (stable) | [`GpuSorter::sort`] and [`Queue::sort`]: the faster of the two stable sorts (merge-path merge sort, LSD radix sort) |
 //! | sorting (key, value) pairs | [`GpuSorter::sort_by_key`] (any `Copy` payload of up to 16 bytes), [`Queue::sort_by_key`] (`u32`/`u64`/`u128` values) |
 //! | argsort (the sorting permutation) | [`GpuSorter::argsort`] (`u32`, `u64` or `u128` indices), [`Queue::argsort`] (`u32` indices); [`argsort::argsort_cpu`] on the CPU |
-//! | the k smallest or largest | [`GpuSorter::top_k`], [`GpuSorter::top_k_rows`], [`Queue::top_k`]; [`topk`] on the CPU |
+//! | the k smallest or largest | [`GpuSorter::top_k`] and [`Queue::top_k`], of an array or of each row; [`topk`] on the CPU |
 //!
 //! Host slices too large for the device are sorted in chunks and merged on the CPU
 //! ([`GpuSorter::set_memory_budget`], [`GpuSorter::set_progress`]).

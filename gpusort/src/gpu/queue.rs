@@ -581,7 +581,8 @@ impl<'a> Queue<'a> {
     pub fn top_k<K: SortKey>(
         &mut self,
         keys: &(impl DeviceMemory<K> + ?Sized),
-        (row_len, k): (usize, usize),
+        row_len: usize,
+        k: usize,
         order: Order,
         out_keys: &mut (impl DeviceMemoryMut<K> + ?Sized),
         out_indices: &mut (impl DeviceMemoryMut<u64> + ?Sized),
