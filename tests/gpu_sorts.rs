@@ -98,7 +98,7 @@ fn assert_pairs_sort<K: SortKey, V: SortValue>(
         let device_values = gpu.upload(&values).expect("upload values");
         let mut k: DeviceSlice<K> = device_keys.index(..n);
         let mut v: DeviceSlice<V> = device_values.index(..n);
-        let context = format!("{what} ({}): n = {n}, {} {order:?}", algo.name(), K::DTYPE);
+        let context = format!("{what} ({}): n = {n}, {} {order:?}", algo, K::DTYPE);
         queued(gpu, |q| q.sort_by_key(&mut k, &mut v, with(algo, order)))
             .unwrap_or_else(|e| panic!("{context}: {e}"));
         device_keys.copy_to(&mut keys[..]).expect("download");
@@ -144,9 +144,9 @@ fn assert_sorts<K: SortKey>(gpu: &GpuSorter, input: &[K], order: Order, poison: 
         .chain([DeviceCall::Unstable, DeviceCall::Stable])
     {
         let name = match call {
-            DeviceCall::With(algo) => algo.name(),
-            DeviceCall::Unstable => "Queue::sort_unstable",
-            DeviceCall::Stable => "Queue::sort",
+            DeviceCall::With(algo) => algo.to_string(),
+            DeviceCall::Unstable => "Queue::sort_unstable".into(),
+            DeviceCall::Stable => "Queue::sort".into(),
         };
         let context = format!("{what} ({name}): n = {n}, {} {order:?}", K::DTYPE);
         let mut host = vec![poison; n + GUARD];
@@ -406,9 +406,9 @@ fn assert_host_slice_sorts<K: SortKey>(gpu: &GpuSorter, input: &[K], order: Orde
     for algo in ALGOS {
         let mut keys = input.to_vec();
         gpu.sort_unstable(&mut keys, with(algo, order))
-            .unwrap_or_else(|e| panic!("{context}, {}: {e}", algo.name()));
+            .unwrap_or_else(|e| panic!("{context}, {}: {e}", algo));
         if let Some(d) = first_difference(&bits(&keys), &want) {
-            panic!("{context}, {}: {d}", algo.name());
+            panic!("{context}, {}: {d}", algo);
         }
     }
     let (mut keys, mut values) = (input.to_vec(), indices.clone());
@@ -504,9 +504,9 @@ fn pinned_host_buffers_sort_in_place() {
                 "n = {n}: not detected as pinned"
             );
             gpu.sort_unstable(&mut keys, with(algo, order))
-                .unwrap_or_else(|e| panic!("n = {n}, {}: {e}", algo.name()));
+                .unwrap_or_else(|e| panic!("n = {n}, {}: {e}", algo));
             if let Some(d) = first_difference(&bits(&keys), &want) {
-                panic!("pinned n = {n}, {} {order:?}: {d}", algo.name());
+                panic!("pinned n = {n}, {} {order:?}: {d}", algo);
             }
         }
         let mut keys = gpu.pinned_from_slice(&input).expect("pinned keys");
@@ -724,7 +724,7 @@ fn keys_beyond_the_memory_budget_are_sorted_in_chunks_and_merged() {
                 if let Some(d) = first_difference(&bits(&keys), &want) {
                     panic!(
                         "{} chunked, n = {}, {} {order:?}: {d}",
-                        algo.name(),
+                        algo,
                         input.len(),
                         K::DTYPE
                     );
@@ -983,7 +983,7 @@ fn enqueued_sorts_with_scratch_in_stream_order() {
             let got = buffer.as_host_vec().expect("download");
             if let Some(d) = first_difference(&bits(&got), &want) {
                 let n = input.len();
-                panic!("seed {seed}, round {round}, n = {n}, {}: {d}", algo.name());
+                panic!("seed {seed}, round {round}, n = {n}, {}: {d}", algo);
             }
         }
         let want = stable_reference(&wide, &vec![(); wide.len()], order).0;
@@ -1178,7 +1178,7 @@ fn assert_sort_by_key<K: SortKey, P: Copy + Send + Sync + PartialEq + std::fmt::
         let (mut keys, mut payload) = (keys_in.to_vec(), payload_in.clone());
         let context = format!(
             "{what} ({}): n = {}, {}/{} ({} bytes) {order:?}",
-            algo.name(),
+            algo,
             keys.len(),
             K::DTYPE,
             std::any::type_name::<P>(),

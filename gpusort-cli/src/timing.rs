@@ -139,7 +139,7 @@ pub fn gpu_kernel<K: SortKey>(
             Timing::of(copies).median
         }
     };
-    let what = format!("running the {} sort", algo.name());
+    let what = format!("running the {algo} sort");
     let samples = event_samples(gpu, reps, &what, |start| {
         if timing == GpuTiming::Sort {
             restore(&mut work, &pristine, stream)?;
@@ -254,7 +254,7 @@ pub fn gpu_kernel_pairs<K: SortKey, V: SortValue>(
             Timing::of(copies).median
         }
     };
-    let what = format!("running the {} sort of pairs", algo.name());
+    let what = format!("running the {algo} sort of pairs");
     let samples = event_samples(gpu, reps, &what, |start| {
         if timing == GpuTiming::Sort {
             restore_both(&mut work_keys, &mut work_values)?;

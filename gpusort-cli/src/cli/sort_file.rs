@@ -408,7 +408,7 @@ fn py_shape(shape: &[u64]) -> String {
 /// it was merged on the CPU (only `auto`'s plan is known to the report; a named sort that
 /// does not fit goes in chunks too).
 fn describe(plan: HostPlan, auto: bool, stable: &str) -> String {
-    let mut how = format!("{} sort{stable}", plan.algo.name());
+    let mut how = format!("{} sort{stable}", plan.algo);
     if auto {
         how += ", chosen by --algo auto";
     }
@@ -633,8 +633,11 @@ impl Job<'_> {
             for row in keys.chunks(chunk) {
                 perm.extend(gpu.argsort::<K, u64>(row, merge).with_context(context)?);
             }
-            let name = GpuAlgo::Merge.name();
-            let on = format!("{} ({name} sort of each row, stable)", gpu.device_name());
+            let on = format!(
+                "{} ({} sort of each row, stable)",
+                gpu.device_name(),
+                GpuAlgo::Merge
+            );
             return Ok((Perm::U64(perm), on));
         }
         let batch = rows_per_batch(gpu, chunk, size_of::<K>() + size_of::<u32>())?;

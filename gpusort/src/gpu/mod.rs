@@ -158,13 +158,28 @@ impl GpuAlgo {
         }
     }
 
-    /// Its name on command lines and in reports.
-    pub fn name(self) -> &'static str {
+    /// Its name on command lines and in reports, as [`Display`](std::fmt::Display) writes it;
+    /// static for the errors that carry it.
+    pub(crate) fn name(self) -> &'static str {
         match self {
             GpuAlgo::Bitonic => "bitonic",
             GpuAlgo::Merge => "merge",
             GpuAlgo::Radix => "radix",
         }
+    }
+}
+
+/// Its name on command lines and in reports: `bitonic`, `merge` or `radix`.
+///
+/// ```
+/// use gpusort::GpuAlgo;
+///
+/// assert_eq!(GpuAlgo::Radix.to_string(), "radix");
+/// assert_eq!(format!("the {} sort", GpuAlgo::Merge), "the merge sort");
+/// ```
+impl std::fmt::Display for GpuAlgo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
