@@ -262,7 +262,7 @@ fn multi_job(job: &MainJob, devices: &[u32]) -> Result<ExitCode> {
             r.ms.max,
             n as f64 / r.ms.median / 1e3,
             one.map_or("-".into(), |o| format!("{:.2}x", o / r.ms.median)),
-            r.median_stats.path(),
+            crate::bench::multi::path(&r.median_stats),
             if r.verified { "yes" } else { "FAILED" }
         );
     }
