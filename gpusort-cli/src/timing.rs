@@ -293,7 +293,7 @@ fn event_samples(
     for rep in 0..=reps {
         queue(&start)?;
         record(&stop, gpu.stream())?;
-        gpu.synchronize(what)?;
+        gpu.stream().synchronize().context(what)?;
         if rep > 0 {
             let ms = stop.elapsed_time_f32(&start).context("reading an event")?;
             samples.push(f64::from(ms));

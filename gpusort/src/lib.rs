@@ -63,7 +63,7 @@
 //!
 //! | on the CPU (`std`) | on the GPU (`gpusort`, `cust`) |
 //! |---|---|
-//! | `Vec<T>` (owned keys) | [`DeviceBuffer<T>`](cust::memory::DeviceBuffer), from [`GpuSorter::upload`] or [`GpuSorter::alloc`] |
+//! | `Vec<T>` (owned keys) | [`DeviceBuffer<T>`](cust::memory::DeviceBuffer), from [`GpuSorter::upload`] or `cust`'s constructors |
 //! | `&mut [T]` (borrowed keys) | [`&mut DeviceSlice<T>`](cust::memory::DeviceSlice) (a `DeviceBuffer` derefs to one); another library's memory: [`RawDeviceSlice`] |
 //! | `<[T]>::sort_unstable` | [`GpuSorter::sort_unstable`] (host slice: one upload, the sort, one download) and [`Queue::sort_unstable`] (in place on the device): the fastest of the three GPU sorts for the size and where the keys are (`auto`, below) |
 //! | spawning work and joining it | a [`Queue`] on the sorter's stream ([`GpuSorter::queue`]) or the caller's ([`GpuSorter::queue_on`]) queues sorts without waiting; [`Queue::synchronize`] waits for them |

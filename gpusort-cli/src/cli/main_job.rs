@@ -345,7 +345,7 @@ fn check_fits<K: SortKey>(n: usize, gpu: Option<&GpuSorter>) -> Result<()> {
         .checked_mul(3 * size_of::<K>() as u64)
         .with_context(|| format!("--n {n}: too many keys to count their bytes"))?;
     if let Some(gpu) = gpu {
-        let (free, total) = gpu.memory_info()?;
+        let (free, total) = crate::memory::device_memory(gpu)?;
         if need > free {
             anyhow::bail!(
                 "--n {n} is too large for device memory: {need} bytes needed (input, working copy \
@@ -480,7 +480,7 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
         order
     );
     if let (Some((on_device, on_host)), Some(gpu)) = (chose, &gpu) {
-        let table = gpu.limits().auto_table();
+        let table = kernels_gpu::tuning::auto::table(gpu.limits().compute_capability);
         let fastest = GpuAlgo::from(table.device.keys(n as u64, size_of::<K>() as u32));
         sayln!(
             "--algo auto chose the {} sort for the keys on the device{} and the {} sort for host \

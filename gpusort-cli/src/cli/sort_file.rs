@@ -306,7 +306,7 @@ fn check_memory(
         need = need.saturating_add(threads() as u64 * (4 << 20));
     }
     if let Some(gpu) = gpu {
-        let free = gpu.memory_info().map(|(free, _)| free).unwrap_or(0);
+        let free = crate::memory::device_memory(gpu).map_or(0, |(free, _)| free);
         // Whether the GPU sorts it whole is for it to decide: a sort that may go in chunks
         // (its working set beyond free device memory) is counted with the host copy.
         if n.saturating_mul(3 * (key + index)) > free {
@@ -717,7 +717,7 @@ impl Job<'_> {
 /// device copy, and the radix sort's scratch for rows longer than a block sorts), so that a
 /// file larger than the device is sorted in batches of whole rows.
 fn rows_per_batch(gpu: &GpuSorter, row_len: usize, key_bytes: usize) -> Result<usize> {
-    let (free, _) = gpu.memory_info().context("reading the GPU's free memory")?;
+    let (free, _) = crate::memory::device_memory(gpu).context("reading the GPU's free memory")?;
     let per_row = (row_len as u64).saturating_mul(2 * key_bytes as u64).max(1);
     Ok(usize::try_from(free / 2 / per_row)
         .unwrap_or(usize::MAX)

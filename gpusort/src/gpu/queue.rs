@@ -273,7 +273,7 @@ const QUEUED_FAMILIES: [Family; 7] = [
 ];
 
 impl GpuSorter {
-    /// A queue on the sorter's own stream ([`GpuSorter::synchronize`] waits for it).
+    /// A queue on the sorter's own stream ([`Queue::synchronize`] waits for it).
     ///
     /// # Errors
     /// As [`GpuSorter::queue_on`].
