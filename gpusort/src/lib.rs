@@ -163,8 +163,9 @@
 //! - [`error`]: [`Error`] and [`Result`].
 //!
 //! The programs in `gpusort/examples/` show each use end to end: `sort_vec`, `sort_device`,
-//! `sort_pairs` (`sort_by_key`) and `argsort` (`cargo run --release -p gpusort --example sort_vec`); without a
-//! GPU they say so and sort on the CPU. The command-line tool, `gpusort` (package
+//! `sort_pairs` (`sort_by_key`), `argsort` and `raw_pointers` (another library's memory and
+//! stream, through the driver API) (`cargo run --release -p gpusort --example sort_vec`);
+//! without a GPU they say so and sort on the CPU, or, for `raw_pointers`, stop. The command-line tool, `gpusort` (package
 //! `gpusort-cli`), sorts files and benchmarks the sorts; its example `sort_file` sorts a `.npy`
 //! file with the library and the tool's `files` module.
 #![warn(missing_docs)]
