@@ -1,6 +1,6 @@
 //! Criterion benchmarks: the GPU bitonic, merge and radix sorts on device-resident keys (2^16,
-//! 2^20, 2^25; u32 and f32; queued on the sorter's stream with the caller's scratch, allocated
-//! once, outside) and the CPU baselines. The GPU groups say they were skipped when no GPU is
+//! 2^20, 2^25; u32 and f32; queued on a stream of the benchmark's with the caller's scratch,
+//! allocated once, outside) and the CPU baselines. The GPU groups say they were skipped when no GPU is
 //! present.
 //!
 //! GPU timings include restoring the unsorted input by a device-to-device copy before each sort
@@ -8,6 +8,7 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use cust::memory::AsyncCopyDestination;
+use cust::stream::{Stream, StreamFlags};
 use gpusort::cpu::CpuAlgo;
 use gpusort::gpu::GpuAlgo;
 use gpusort::{GpuSorter, Options, Order, SortKey, Work};
@@ -15,7 +16,10 @@ use gpusort_cli::inputs::{Dist, generate};
 use gpusort_suite::gpu_or_skip;
 
 fn gpu_group<K: SortKey>(c: &mut Criterion, gpu: &GpuSorter, algo: GpuAlgo) {
-    let mut group = c.benchmark_group(format!("gpu_{}_{}", algo.name(), K::DTYPE));
+    let mut group = c.benchmark_group(format!("gpu_{algo}_{}", K::DTYPE));
+    // The stream belongs to the context current when it is made: the sorter's.
+    gpu.bind().expect("the sorter's context");
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("a stream");
     for log2 in [16, 20, 25] {
         let n = 1usize << log2;
         let input: Vec<K> = generate(n, Dist::Uniform, 1);
@@ -29,7 +33,7 @@ fn gpu_group<K: SortKey>(c: &mut Criterion, gpu: &GpuSorter, algo: GpuAlgo) {
         let bytes = bytes.expect("scratch bytes") as usize;
         let mut scratch = gpu.alloc::<u8>(bytes, "bench scratch").expect("scratch");
         let mut queue = gpu
-            .queue()
+            .queue_on(&stream)
             .expect("a queue")
             .with_scratch(&mut scratch)
             .expect("scratch");
@@ -37,9 +41,9 @@ fn gpu_group<K: SortKey>(c: &mut Criterion, gpu: &GpuSorter, algo: GpuAlgo) {
         group.bench_function(BenchmarkId::from_parameter(format!("2^{log2}")), |b| {
             b.iter(|| {
                 // SAFETY: both buffers outlive the synchronisation below.
-                unsafe { work.async_copy_from(&pristine, gpu.stream()) }.expect("copy");
+                unsafe { work.async_copy_from(&pristine, &stream) }.expect("copy");
                 queue.sort_unstable(&mut work, options).expect("sort");
-                gpu.synchronize("sorting").expect("sort");
+                queue.synchronize().expect("sort");
             })
         });
     }

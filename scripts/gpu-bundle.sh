@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds here, in release, every test executable, the gpusort binary and the benchmark into one
-# folder with a run.sh, so that a CUDA machine without Rust runs them all with one command:
+# Builds here, in release, every test executable, the gpusort binary, the library's examples and
+# the benchmark into one folder with a run.sh, so that a CUDA machine without Rust runs them all
+# with one command:
 #   scripts/gpu-bundle.sh [DIR]        (default DIR: bundle/, ignored by git)
-#   DIR/run.sh                         tests (REQUIRE_GPU=1) and the main job at 2^25
+#   DIR/run.sh                         tests (REQUIRE_GPU=1), the examples and the main job at 2^25
 #   DIR/run.sh sanitize                compute-sanitizer (memcheck, racecheck, synccheck, initcheck)
 #                                      over every family of kernels
 #   DIR/run.sh profiles [names]        the GPU test suites natively and under each device profile
@@ -20,6 +21,11 @@ executables() {
     | sed -n 's/.*"target":{"kind":\["\([a-z-]*\)"\][^}]*"name":"\([^"]*\)".*"executable":"\([^"]*\)".*/\1-\2 \3/p'
 }
 
+# cargo's JSON messages (stdin) → "example-NAME PATH" for each example program.
+examples() {
+  sed -n 's/.*"target":{"kind":\["example"\][^}]*"name":"\([^"]*\)".*"executable":"\([^"]*\)".*/example-\1 \2/p'
+}
+
 cargo build --release -p gpusort-cli --locked
 cp target/release/gpusort "$out/bin/" && strip "$out/bin/gpusort"
 # The PTX the binary embeds, for ptxas/cuobjdump/ncu on the device.
@@ -31,6 +37,11 @@ for kind in lib bin test; do
     cp "$exe" "$out/tests/$name" && strip "$out/tests/$name"
   done
 done
+# The library's examples, each a program that must exit 0 on the device (bin/example-NAME).
+cargo build --release -p gpusort --examples --locked --message-format=json 2>/dev/null \
+  | examples | while read -r name exe; do
+    cp "$exe" "$out/bin/$name" && strip "$out/bin/$name"
+  done
 # The project outside the workspace, built as a user builds it (stable Rust, the cudarc feature).
 cargo +stable build --release --locked --manifest-path examples/downstream/Cargo.toml \
   --target-dir target/stable
@@ -65,6 +76,8 @@ case "$mode" in
         --skip queued_without_waiting
       check --tool "$tool" bin/downstream
     done
+    # Another library's memory and stream (cuMemAlloc, cuStreamCreate) through raw pointers.
+    check --tool memcheck bin/example-raw_pointers
     for tool in memcheck racecheck synccheck initcheck; do
       for args in "--n 5000 --dtype f32" "--n 300001 --dtype u32" "--n 300001 --dtype i64 --order desc"; do
         for algo in bitonic merge radix; do
@@ -99,6 +112,10 @@ case "$mode" in
     done
     echo "=== bin/downstream (a crate outside the workspace, stable Rust, cudarc)"
     if bin/downstream; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: downstream"; fi
+    for example in bin/example-*; do
+      echo "=== $example (the library's example)"
+      if "$example"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $example"; fi
+    done
     for algo in bitonic merge radix; do
       echo "=== main job: gpusort --n 33554432 --algo $algo"
       if bin/gpusort --n 33554432 --algo "$algo"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi

@@ -17,7 +17,7 @@ use gpusort::{Error, GpuSorter, Options, Order, Queue, SortKey, SortValue, Work}
 use gpusort_cli::inputs::{Dist, generate};
 use gpusort_suite::{gpu_or_skip, lengths_around_powers_of_two, sprinkle_specials, test_seed};
 use kernels_gpu::tuning::{
-    MAX_KEYS, MERGE_SORT_TILE, MERGE_TILE, OVERLAP_CHUNK, TILE_KEYS, merge_overlap_chunk,
+    MAX_KEYS, MERGE_SORT_TILE, MERGE_TILE, OVERLAP_CHUNK, TILE_KEYS, auto, merge_overlap_chunk,
 };
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use std::sync::{Arc, Mutex};
@@ -98,7 +98,7 @@ fn assert_pairs_sort<K: SortKey, V: SortValue>(
         let device_values = gpu.upload(&values).expect("upload values");
         let mut k: DeviceSlice<K> = device_keys.index(..n);
         let mut v: DeviceSlice<V> = device_values.index(..n);
-        let context = format!("{what} ({}): n = {n}, {} {order:?}", algo.name(), K::DTYPE);
+        let context = format!("{what} ({}): n = {n}, {} {order:?}", algo, K::DTYPE);
         queued(gpu, |q| q.sort_by_key(&mut k, &mut v, with(algo, order)))
             .unwrap_or_else(|e| panic!("{context}: {e}"));
         device_keys.copy_to(&mut keys[..]).expect("download");
@@ -144,9 +144,9 @@ fn assert_sorts<K: SortKey>(gpu: &GpuSorter, input: &[K], order: Order, poison: 
         .chain([DeviceCall::Unstable, DeviceCall::Stable])
     {
         let name = match call {
-            DeviceCall::With(algo) => algo.name(),
-            DeviceCall::Unstable => "Queue::sort_unstable",
-            DeviceCall::Stable => "Queue::sort",
+            DeviceCall::With(algo) => algo.to_string(),
+            DeviceCall::Unstable => "Queue::sort_unstable".into(),
+            DeviceCall::Stable => "Queue::sort".into(),
         };
         let context = format!("{what} ({name}): n = {n}, {} {order:?}", K::DTYPE);
         let mut host = vec![poison; n + GUARD];
@@ -341,7 +341,7 @@ fn small_sorts_back_to_back_on_one_stream() {
                 .sort_unstable(buffer, Order::Descending)
                 .expect("enqueue");
         }
-        gpu.synchronize("small sorts").expect("sorts");
+        queue.synchronize().expect("small sorts");
         for (buffer, input) in buffers.iter().zip(&inputs) {
             let mut want = input.clone();
             want.sort_unstable_by(|a, b| b.cmp(a));
@@ -406,9 +406,9 @@ fn assert_host_slice_sorts<K: SortKey>(gpu: &GpuSorter, input: &[K], order: Orde
     for algo in ALGOS {
         let mut keys = input.to_vec();
         gpu.sort_unstable(&mut keys, with(algo, order))
-            .unwrap_or_else(|e| panic!("{context}, {}: {e}", algo.name()));
+            .unwrap_or_else(|e| panic!("{context}, {}: {e}", algo));
         if let Some(d) = first_difference(&bits(&keys), &want) {
-            panic!("{context}, {}: {d}", algo.name());
+            panic!("{context}, {}: {d}", algo);
         }
     }
     let (mut keys, mut values) = (input.to_vec(), indices.clone());
@@ -504,9 +504,9 @@ fn pinned_host_buffers_sort_in_place() {
                 "n = {n}: not detected as pinned"
             );
             gpu.sort_unstable(&mut keys, with(algo, order))
-                .unwrap_or_else(|e| panic!("n = {n}, {}: {e}", algo.name()));
+                .unwrap_or_else(|e| panic!("n = {n}, {}: {e}", algo));
             if let Some(d) = first_difference(&bits(&keys), &want) {
-                panic!("pinned n = {n}, {} {order:?}: {d}", algo.name());
+                panic!("pinned n = {n}, {} {order:?}: {d}", algo);
             }
         }
         let mut keys = gpu.pinned_from_slice(&input).expect("pinned keys");
@@ -724,7 +724,7 @@ fn keys_beyond_the_memory_budget_are_sorted_in_chunks_and_merged() {
                 if let Some(d) = first_difference(&bits(&keys), &want) {
                     panic!(
                         "{} chunked, n = {}, {} {order:?}: {d}",
-                        algo.name(),
+                        algo,
                         input.len(),
                         K::DTYPE
                     );
@@ -762,10 +762,8 @@ fn auto_follows_the_table_and_falls_back_to_the_bitonic_sort() {
     else {
         return;
     };
-    let (device, host) = (
-        gpu.limits().auto_table().device,
-        gpu.limits().auto_table().host,
-    );
+    let table = auto::table(gpu.limits().compute_capability);
+    let (device, host) = (table.device, table.host);
     for log2 in [10, 13, 16, 17, 19, 20, 21, 22, 23, 24, 25, 26, 27] {
         let n = 1usize << log2;
         let m = n as u64;
@@ -886,11 +884,11 @@ fn auto_follows_the_table_and_falls_back_to_the_bitonic_sort() {
         "bitonic on the device",
     );
     buffer.copy_from(&input[..]).expect("restore");
-    gpu.queue()
-        .unwrap()
+    let mut queue = gpu.queue().unwrap();
+    queue
         .sort_unstable(&mut buffer, Order::Ascending)
         .expect("enqueue, bitonic");
-    gpu.synchronize("the bitonic sort").expect("sort");
+    queue.synchronize().expect("the bitonic sort");
     check(&buffer.as_host_vec().expect("download"), "bitonic enqueued");
     // A stable sort keeps its choice: on the device the budget does not bind it; host slices go
     // in chunks with room for its scratch.
@@ -933,7 +931,7 @@ fn enqueued_sorts_with_scratch_in_stream_order() {
         .map(|&n| generate(n, Dist::Uniform, seed + n as u64))
         .collect();
     let wide: Vec<u64> = generate(1 << 20, Dist::Few, seed);
-    let table = gpu.limits().auto_table().device;
+    let table = auto::table(gpu.limits().compute_capability).device;
     let chosen: Vec<GpuAlgo> = lengths
         .iter()
         .map(|&n| table.keys(n as u64, 4).into())
@@ -977,13 +975,13 @@ fn enqueued_sorts_with_scratch_in_stream_order() {
         queue
             .sort_unstable(&mut wide_buffer, order)
             .expect("enqueue");
-        gpu.synchronize("the enqueued sorts").expect("sorts");
+        queue.synchronize().expect("the enqueued sorts");
         for ((buffer, input), algo) in buffers.iter().zip(&inputs).zip(&chosen) {
             let want = stable_reference(input, &vec![(); input.len()], order).0;
             let got = buffer.as_host_vec().expect("download");
             if let Some(d) = first_difference(&bits(&got), &want) {
                 let n = input.len();
-                panic!("seed {seed}, round {round}, n = {n}, {}: {d}", algo.name());
+                panic!("seed {seed}, round {round}, n = {n}, {}: {d}", algo);
             }
         }
         let want = stable_reference(&wide, &vec![(); wide.len()], order).0;
@@ -1178,7 +1176,7 @@ fn assert_sort_by_key<K: SortKey, P: Copy + Send + Sync + PartialEq + std::fmt::
         let (mut keys, mut payload) = (keys_in.to_vec(), payload_in.clone());
         let context = format!(
             "{what} ({}): n = {}, {}/{} ({} bytes) {order:?}",
-            algo.name(),
+            algo,
             keys.len(),
             K::DTYPE,
             std::any::type_name::<P>(),
@@ -1392,7 +1390,7 @@ fn too_large_allocation_names_bytes_needed_and_free() {
     let Some(gpu) = gpu_or_skip("too_large_allocation_names_bytes_needed_and_free") else {
         return;
     };
-    let (free, _) = gpu.memory_info().expect("memory info");
+    let (free, _) = gpusort_cli::memory::device_memory(&gpu).expect("memory info");
     let too_many = (free / 4 + (1 << 20)) as usize;
     match gpu.alloc::<u32>(too_many, "the keys") {
         Err(

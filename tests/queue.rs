@@ -228,7 +228,7 @@ fn foreign_memory_on_a_foreign_stream_is_queued_without_waiting() {
     // SAFETY: a prefix of the same allocation.
     let rows_in = unsafe { RawDeviceSlice::<f32>::new(d_floats.address, rows * row_len) };
     queue
-        .top_k(&rows_in, (row_len, k), Order::Descending, &mut tk, &mut ti)
+        .top_k(&rows_in, row_len, k, Order::Descending, &mut tk, &mut ti)
         .unwrap();
     // Segments of every kind of length, long ones among them, whose offsets are gone before
     // the stream reaches the sorts: the calls copy them as they queue the work.
@@ -314,7 +314,7 @@ fn foreign_memory_on_a_foreign_stream_is_queued_without_waiting() {
         (d_top.download(), d_top_indices.download());
     for row in 0..rows {
         let keys = &floats[row * row_len..][..row_len];
-        let want = top_k_cpu(keys, k, Order::Descending).unwrap();
+        let want = top_k_cpu(keys, row_len, k, Order::Descending).unwrap();
         let got = &top_keys[row * k..][..k];
         assert!(
             got.iter()
@@ -518,20 +518,14 @@ fn cudarc_buffers_on_a_cudarc_stream() {
         .argsort(&d_read, &mut d_indices, Order::Descending)
         .unwrap();
     queue
-        .top_k(
-            &d_read,
-            (n, 10),
-            Order::Ascending,
-            &mut top,
-            &mut top_indices,
-        )
+        .top_k(&d_read, n, 10, Order::Ascending, &mut top, &mut top_indices)
         .unwrap();
     let got: Vec<f64> = stream.clone_dtoh(&d_keys).unwrap();
     let got: Vec<u64> = got.iter().map(|k| k.to_bits()).collect();
     assert_eq!(got, sorted(&keys, Order::Descending));
     let got: Vec<u32> = stream.clone_dtoh(&d_indices).unwrap();
     assert_eq!(got, argsort_cpu_u32(&keys, Order::Descending));
-    let want = top_k_cpu(&keys, 10, Order::Ascending).unwrap();
+    let want = top_k_cpu(&keys, n, 10, Order::Ascending).unwrap();
     let got: Vec<f64> = stream.clone_dtoh(&top).unwrap();
     assert_eq!(got, want.keys);
     assert_eq!(stream.clone_dtoh(&top_indices).unwrap(), want.indices);

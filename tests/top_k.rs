@@ -9,7 +9,7 @@
 //! stderr) when not; fails without one under `REQUIRE_GPU=1`.
 
 use cust::memory::{CopyDestination, DeviceSlice};
-use gpusort::topk::{TopK, top_k_cpu, top_k_rows_cpu};
+use gpusort::topk::{TopK, top_k_cpu};
 use gpusort::{Error, GpuSorter, Order, SortKey, Work};
 use gpusort_cli::inputs::{Dist, generate};
 use gpusort_suite::{gpu_or_skip, sprinkle_specials, test_seed};
@@ -38,9 +38,9 @@ fn check<K: SortKey>(
 ) {
     let before: Vec<K::Bits> = keys.iter().map(|k| k.to_bits()).collect();
     let got = gpu
-        .top_k_rows(keys, row_len, k, order)
+        .top_k(keys, row_len, k, order)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
-    let want = top_k_rows_cpu(keys, row_len, k, order).unwrap();
+    let want = top_k_cpu(keys, row_len, k, order).unwrap();
     let (got, want) = (bits(&got), bits(&want));
     if got != want {
         let at = (0..want.0.len())
@@ -75,7 +75,8 @@ enum ScratchFrom {
 fn top_k_on_device<K: SortKey>(
     gpu: &GpuSorter,
     keys: &DeviceSlice<K>,
-    (row_len, k): (usize, usize),
+    row_len: usize,
+    k: usize,
     order: Order,
     scratch: ScratchFrom,
 ) -> gpusort::Result<TopK<K>> {
@@ -90,7 +91,7 @@ fn top_k_on_device<K: SortKey>(
         buffer = gpu.alloc::<u8>(bytes as usize, "the top-k's scratch")?;
         queue = queue.with_scratch(&mut buffer)?;
     }
-    queue.top_k(keys, (row_len, k), order, &mut out_keys, &mut out_indices)?;
+    queue.top_k(keys, row_len, k, order, &mut out_keys, &mut out_indices)?;
     queue.synchronize()?;
     let mut top = TopK {
         keys: vec![K::from_bits(Default::default()); out_len],
@@ -177,7 +178,7 @@ fn ties_go_to_the_lowest_indices() {
     for n in [1000, 1 << 20] {
         let equal = vec![3i64; n];
         for k in [1, 33, 1024].map(|k: usize| k.min(n)) {
-            let top = gpu.top_k(&equal, k, Order::Descending).unwrap();
+            let top = gpu.top_k(&equal, n, k, Order::Descending).unwrap();
             assert_eq!(top.indices, (0..k as u64).collect::<Vec<_>>(), "n = {n}");
         }
         let few: Vec<u32> = generate(n, Dist::Few, 3);
@@ -264,17 +265,17 @@ fn keys_on_the_device_stay_and_give_the_same_top_k() {
     let whole = keys.len();
     for scratch in [ScratchFrom::Pool, ScratchFrom::Caller] {
         for k in [5, 1024] {
-            let got = top_k_on_device(&gpu, &device, (whole, k), Order::Descending, scratch);
+            let got = top_k_on_device(&gpu, &device, whole, k, Order::Descending, scratch);
             assert_eq!(
                 got.unwrap(),
-                top_k_cpu(&keys, k, Order::Descending).unwrap(),
+                top_k_cpu(&keys, whole, k, Order::Descending).unwrap(),
                 "k = {k}, {scratch:?} scratch"
             );
         }
-        let rows = top_k_on_device(&gpu, &device, (1 << 11, 16), Order::Ascending, scratch);
+        let rows = top_k_on_device(&gpu, &device, 1 << 11, 16, Order::Ascending, scratch);
         assert_eq!(
             rows.unwrap(),
-            top_k_rows_cpu(&keys, 1 << 11, 16, Order::Ascending).unwrap(),
+            top_k_cpu(&keys, 1 << 11, 16, Order::Ascending).unwrap(),
             "{scratch:?} scratch"
         );
     }
@@ -283,7 +284,8 @@ fn keys_on_the_device_stay_and_give_the_same_top_k() {
     let refused = top_k_on_device(
         &gpu,
         &device,
-        (whole, k),
+        whole,
+        k,
         Order::Descending,
         ScratchFrom::Pool,
     );
@@ -302,8 +304,8 @@ fn keys_on_the_device_stay_and_give_the_same_top_k() {
     ));
     let host = device.as_host_vec().unwrap();
     assert_eq!(
-        gpu.top_k(&host, k, Order::Descending).unwrap(),
-        top_k_cpu(&keys, k, Order::Descending).unwrap(),
+        gpu.top_k(&host, whole, k, Order::Descending).unwrap(),
+        top_k_cpu(&keys, whole, k, Order::Descending).unwrap(),
         "k = {k}"
     );
     let mut after = vec![0u64; keys.len()];
@@ -316,12 +318,13 @@ fn check_device<K: SortKey>(
     gpu: &GpuSorter,
     keys: &DeviceSlice<K>,
     host: &[K],
-    (row_len, k): (usize, usize),
+    row_len: usize,
+    k: usize,
     what: &str,
 ) {
-    let want = top_k_rows_cpu(host, row_len, k, Order::Descending).unwrap();
+    let want = top_k_cpu(host, row_len, k, Order::Descending).unwrap();
     for scratch in [ScratchFrom::Pool, ScratchFrom::Caller] {
-        let got = top_k_on_device(gpu, keys, (row_len, k), Order::Descending, scratch)
+        let got = top_k_on_device(gpu, keys, row_len, k, Order::Descending, scratch)
             .unwrap_or_else(|e| panic!("{what}, {scratch:?} scratch: {e}"));
         assert!(
             bits(&got) == bits(&want),
@@ -349,7 +352,8 @@ fn keys_off_a_16_byte_boundary_select_like_aligned_ones() {
                 &gpu,
                 &tail,
                 host,
-                (host.len(), k),
+                host.len(),
+                k,
                 &format!("f32, {skip} keys in"),
             );
         }
@@ -358,20 +362,14 @@ fn keys_off_a_16_byte_boundary_select_like_aligned_ones() {
         let matrix = tail.index(..rows * row_len);
         for k in [8, 256] {
             let what = format!("f32 rows, {skip} keys in");
-            check_device(&gpu, &matrix, &host[..rows * row_len], (row_len, k), &what);
+            check_device(&gpu, &matrix, &host[..rows * row_len], row_len, k, &what);
         }
     }
     let wide: Vec<u64> = generate(300_001, Dist::Uniform, 13);
     let device = gpu.upload(&wide).unwrap();
     let tail = device.index(1..);
     for k in [3, 1000] {
-        check_device(
-            &gpu,
-            &tail,
-            &wide[1..],
-            (wide.len() - 1, k),
-            "u64, 1 key in",
-        );
+        check_device(&gpu, &tail, &wide[1..], wide.len() - 1, k, "u64, 1 key in");
     }
 }
 
@@ -382,23 +380,23 @@ fn bad_k_and_row_lengths_are_typed_errors() {
     };
     let keys = [1.0f32, 2.0, 3.0, 4.0];
     assert!(matches!(
-        gpu.top_k(&keys, 0, Order::Ascending),
+        gpu.top_k(&keys, 4, 0, Order::Ascending),
         Err(Error::KOutOfRange { k: 0, max: 4 })
     ));
     assert!(matches!(
-        gpu.top_k(&keys, 5, Order::Ascending),
+        gpu.top_k(&keys, 4, 5, Order::Ascending),
         Err(Error::KOutOfRange { k: 5, max: 4 })
     ));
     assert!(matches!(
-        gpu.top_k_rows(&keys, 3, 1, Order::Ascending),
+        gpu.top_k(&keys, 3, 1, Order::Ascending),
         Err(Error::RowLength { row_len: 3, len: 4 })
     ));
     assert!(matches!(
-        gpu.top_k_rows(&keys, 0, 1, Order::Ascending),
+        gpu.top_k(&keys, 0, 1, Order::Ascending),
         Err(Error::RowLength { row_len: 0, .. })
     ));
     assert!(matches!(
-        gpu.top_k_rows(&keys, 2, 3, Order::Ascending),
+        gpu.top_k(&keys, 2, 3, Order::Ascending),
         Err(Error::KOutOfRange { k: 3, max: 2 })
     ));
 }

@@ -1,7 +1,8 @@
 //! The tool's memory checks: each step that allocates in proportion to the data first asks
 //! whether the process can have that much ([`check`], on the library's [`gpusort::memory`],
 //! which reads `MemAvailable`, the cgroup's limits, `RLIMIT_AS` and `RLIMIT_DATA`) and refuses
-//! with a message naming the step; and an allocator that turns an allocation failure into a
+//! with a message naming the step; the device's free memory ([`device_memory`]), which the
+//! tool plans its GPU steps with; and an allocator that turns an allocation failure into a
 //! clean exit instead of an abort ([`ExitOnOom`]).
 //!
 //! Setting the environment variable `GPUSORT_NO_MEMORY_CHECK=1` skips the checks (for a machine
@@ -17,6 +18,8 @@
 //! assert!(memory::check(u64::MAX, "everything").is_err());
 //! ```
 
+use crate::error::{CudaContext, Result as GpuResult};
+use gpusort::GpuSorter;
 use std::alloc::{GlobalAlloc, Layout, System};
 
 pub use gpusort::memory::{Bound, Room, fallible, room};
@@ -53,6 +56,24 @@ pub fn check(need: u64, what: impl Into<String>) -> Result<(), MemoryError> {
         need,
         room,
     })
+}
+
+/// Free and total memory of `gpu`'s device, in bytes: the driver's answer in the sorter's
+/// context.
+///
+/// # Errors
+/// [`gpusort::Error::Cuda`] if the driver cannot tell.
+///
+/// ```no_run
+/// let gpu = gpusort::GpuSorter::new()?;
+/// let (free, total) = gpusort_cli::memory::device_memory(&gpu)?;
+/// println!("{} of {} MiB free", free >> 20, total >> 20);
+/// # Ok::<(), gpusort::Error>(())
+/// ```
+pub fn device_memory(gpu: &GpuSorter) -> GpuResult<(u64, u64)> {
+    gpu.bind()?;
+    let (free, total) = cust::memory::mem_get_info().context("reading free device memory")?;
+    Ok((free as u64, total as u64))
 }
 
 /// The system allocator, except that an allocation failure outside [`fallible`] removes the

@@ -139,7 +139,7 @@ pub fn gpu_kernel<K: SortKey>(
             Timing::of(copies).median
         }
     };
-    let what = format!("running the {} sort", algo.name());
+    let what = format!("running the {algo} sort");
     let samples = event_samples(gpu, reps, &what, |start| {
         if timing == GpuTiming::Sort {
             restore(&mut work, &pristine, stream)?;
@@ -254,7 +254,7 @@ pub fn gpu_kernel_pairs<K: SortKey, V: SortValue>(
             Timing::of(copies).median
         }
     };
-    let what = format!("running the {} sort of pairs", algo.name());
+    let what = format!("running the {algo} sort of pairs");
     let samples = event_samples(gpu, reps, &what, |start| {
         if timing == GpuTiming::Sort {
             restore_both(&mut work_keys, &mut work_values)?;
@@ -293,7 +293,7 @@ fn event_samples(
     for rep in 0..=reps {
         queue(&start)?;
         record(&stop, gpu.stream())?;
-        gpu.synchronize(what)?;
+        gpu.stream().synchronize().context(what)?;
         if rep > 0 {
             let ms = stop.elapsed_time_f32(&start).context("reading an event")?;
             samples.push(f64::from(ms));
@@ -494,7 +494,8 @@ pub fn cpu<K: SortKey>(algo: CpuAlgo, input: &[K], order: Order, reps: u32) -> (
 pub fn gpu_top_k<K: SortKey>(
     gpu: &GpuSorter,
     input: &[K],
-    (row_len, k): (usize, usize),
+    row_len: usize,
+    k: usize,
     order: Order,
     reps: u32,
 ) -> Result<(Timing, gpusort::TopK<K>)> {
@@ -513,7 +514,7 @@ pub fn gpu_top_k<K: SortKey>(
     let samples = event_samples(gpu, reps, "selecting the top k", |start| {
         record(start, gpu.stream())?;
         let outputs = (&mut out_keys, &mut out_indices);
-        queue.top_k(&keys, (row_len, k), order, outputs.0, outputs.1)
+        queue.top_k(&keys, row_len, k, order, outputs.0, outputs.1)
     })?;
     // The scratch's checks refused an empty input: there is a first key to fill with.
     let mut top = gpusort::TopK {

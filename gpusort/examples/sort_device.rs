@@ -4,7 +4,7 @@
 //!
 //!     cargo run --release -p gpusort --example sort_device
 
-use cust::memory::CopyDestination;
+use cust::memory::{CopyDestination, mem_get_info};
 use gpusort::cpu::CpuAlgo;
 use gpusort::{Error, GpuSorter, Order};
 
@@ -35,13 +35,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // `Vec<u64>` → `DeviceBuffer<u64>` (derefs to `DeviceSlice<u64>`, the device `&mut [u64]`).
     let mut on_device = gpu.upload(&input)?;
-    let (free_before, _) = gpu.memory_info()?;
+    // `cust`'s own calls act on the current context: the sorter's, once bound to this thread.
+    gpu.bind()?;
+    let (free_before, _) = mem_get_info()?;
     // `auto`'s sort, in place; the merge or radix sort's scratch comes from the device's memory
     // pool in the stream's order and goes back to it once the sort has run.
     let mut queue = gpu.queue()?;
     queue.sort_unstable(&mut on_device, order)?; // returns once the sort is queued
     queue.synchronize()?; // waits for it
-    let (free_after, _) = gpu.memory_info()?;
+    let (free_after, _) = mem_get_info()?;
 
     // Back to the host, and checked against std's sort.
     let mut keys = vec![0u64; input.len()];

@@ -60,8 +60,9 @@ pub enum Error {
         count: u32,
     },
     /// Not enough free device memory for a buffer: checked before allocating, and also
-    /// returned when the allocation itself runs out. From
-    /// [`GpuSorter::alloc`](crate::GpuSorter::alloc) and everything that allocates through it.
+    /// returned when the allocation itself runs out. From every call that allocates device
+    /// memory: [`GpuSorter::upload`](crate::GpuSorter::upload), the host-slice sorts, a
+    /// [`Queue`](crate::Queue)'s scratch from the memory pool.
     #[error(
         "out of device memory: {what} needs {requested} bytes, {free} bytes are free of {total}"
     )]

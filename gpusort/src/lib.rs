@@ -63,14 +63,14 @@
 //!
 //! | on the CPU (`std`) | on the GPU (`gpusort`, `cust`) |
 //! |---|---|
-//! | `Vec<T>` (owned keys) | [`DeviceBuffer<T>`](cust::memory::DeviceBuffer), from [`GpuSorter::upload`] or [`GpuSorter::alloc`] |
+//! | `Vec<T>` (owned keys) | [`DeviceBuffer<T>`](cust::memory::DeviceBuffer), from [`GpuSorter::upload`] or `cust`'s constructors |
 //! | `&mut [T]` (borrowed keys) | [`&mut DeviceSlice<T>`](cust::memory::DeviceSlice) (a `DeviceBuffer` derefs to one); another library's memory: [`RawDeviceSlice`] |
 //! | `<[T]>::sort_unstable` | [`GpuSorter::sort_unstable`] (host slice: one upload, the sort, one download) and [`Queue::sort_unstable`] (in place on the device): the fastest of the three GPU sorts for the size and where the keys are (`auto`, below) |
 //! | spawning work and joining it | a [`Queue`] on the sorter's stream ([`GpuSorter::queue`]) or the caller's ([`GpuSorter::queue_on`]) queues sorts without waiting; [`Queue::synchronize`] waits for them |
 //! | `<[T]>::sort` (stable) | [`GpuSorter::sort`] and [`Queue::sort`]: the faster of the two stable sorts (merge-path merge sort, LSD radix sort) |
 //! | sorting (key, value) pairs | [`GpuSorter::sort_by_key`] (any `Copy` payload of up to 16 bytes), [`Queue::sort_by_key`] (`u32`/`u64`/`u128` values) |
 //! | argsort (the sorting permutation) | [`GpuSorter::argsort`] (`u32`, `u64` or `u128` indices), [`Queue::argsort`] (`u32` indices); [`argsort::argsort_cpu`] on the CPU |
-//! | the k smallest or largest | [`GpuSorter::top_k`], [`GpuSorter::top_k_rows`], [`Queue::top_k`]; [`topk`] on the CPU |
+//! | the k smallest or largest | [`GpuSorter::top_k`] and [`Queue::top_k`], of an array or of each row; [`topk`] on the CPU |
 //!
 //! Host slices too large for the device are sorted in chunks and merged on the CPU
 //! ([`GpuSorter::set_memory_budget`], [`GpuSorter::set_progress`]).
@@ -163,8 +163,9 @@
 //! - [`error`]: [`Error`] and [`Result`].
 //!
 //! The programs in `gpusort/examples/` show each use end to end: `sort_vec`, `sort_device`,
-//! `sort_pairs` (`sort_by_key`) and `argsort` (`cargo run --release -p gpusort --example sort_vec`); without a
-//! GPU they say so and sort on the CPU. The command-line tool, `gpusort` (package
+//! `sort_pairs` (`sort_by_key`), `argsort` and `raw_pointers` (another library's memory and
+//! stream, through the driver API) (`cargo run --release -p gpusort --example sort_vec`);
+//! without a GPU they say so and sort on the CPU, or, for `raw_pointers`, stop. The command-line tool, `gpusort` (package
 //! `gpusort-cli`), sorts files and benchmarks the sorts; its example `sort_file` sorts a `.npy`
 //! file with the library and the tool's `files` module.
 #![warn(missing_docs)]

@@ -1,9 +1,10 @@
 //! Top-k: the k smallest or largest keys of an array, or of each row of a matrix, with their
 //! indices, sorted, ties broken by the lower index.
 //!
-//! [`TopK`] is the result of every top-k call. On the GPU: [`GpuSorter::top_k`] and
-//! [`GpuSorter::top_k_rows`] (and their `_device` forms); on the CPU: [`top_k_cpu`] and
-//! [`top_k_rows_cpu`], the fallback without a GPU and the reference of the tests. The order is
+//! [`TopK`] is the result of every top-k call, and every call takes the same leading
+//! arguments: the keys, the row length (the keys' length for one array), k and the order. On
+//! the GPU: [`GpuSorter::top_k`] for host slices, [`Queue::top_k`] for keys on the device; on
+//! the CPU: [`top_k_cpu`], the fallback without a GPU and the reference of the tests. The order is
 //! the sorts' ([`Order`]): [`Order::Ascending`] selects the k smallest, smallest first;
 //! [`Order::Descending`] the k largest, largest first; floats as `total_cmp` (a NaN of
 //! positive sign is larger than +∞).
@@ -13,14 +14,14 @@
 //! use gpusort::topk::top_k_cpu;
 //!
 //! let scores = [0.5f32, 2.0, -1.0, 2.0, 0.0];
-//! let best = top_k_cpu(&scores, 3, Order::Descending)?;
+//! let best = top_k_cpu(&scores, scores.len(), 3, Order::Descending)?;
 //! assert_eq!(best.keys, [2.0, 2.0, 0.5]);
 //! assert_eq!(best.indices, [1, 3, 0]); // the tie: lower index first
 //! # Ok::<(), gpusort::Error>(())
 //! ```
 //!
 //! [`GpuSorter::top_k`]: crate::GpuSorter::top_k
-//! [`GpuSorter::top_k_rows`]: crate::GpuSorter::top_k_rows
+//! [`Queue::top_k`]: crate::Queue::top_k
 
 use crate::error::{Error, Result};
 use crate::keys::{Order, SortKey};
@@ -75,50 +76,30 @@ pub fn check_top_k(len: usize, row_len: usize, k: usize) -> Result<usize> {
     Ok(len / row_len)
 }
 
-/// Keys per piece of [`top_k_cpu`]'s parallel selection.
+/// Keys per piece of [`top_k_cpu`]'s parallel selection within a long row.
 const CPU_PIECE: usize = 1 << 16;
 
-/// The `k` best keys of `keys` in `order` and their indices, on the CPU (all cores): the top-k
-/// of every piece of 2^16 keys, then of those. Memory: 16 bytes per key of a piece per
-/// thread, and per piece its k candidates.
-///
-/// # Errors
-/// [`Error::KOutOfRange`] for `k` = 0 or `k > keys.len()`.
-pub fn top_k_cpu<K: SortKey>(keys: &[K], k: usize, order: Order) -> Result<TopK<K>> {
-    check_top_k(keys.len(), keys.len(), k)?;
-    crate::cpu::start_threads()?;
-    let candidates: Vec<(K::Bits, u64)> = keys
-        .par_chunks(CPU_PIECE)
-        .enumerate()
-        .flat_map_iter(|(p, piece)| {
-            let first = (p * CPU_PIECE) as u64;
-            let items = piece
-                .iter()
-                .enumerate()
-                .map(move |(i, key)| (key.ordered_bits(order), first + i as u64));
-            smallest(items.collect(), k)
-        })
-        .collect();
-    Ok(finish(smallest(candidates, k), order))
-}
-
-/// The `k` best keys of each row of `row_len` keys in `order`, and their indices within the
-/// row, on the CPU (rows in parallel); `keys.len() / row_len × k` of each, row after row.
+/// The `k` best keys of each row of `row_len` keys of `keys` in `order`, and their indices
+/// within the row, on the CPU (all cores): `keys.len() / row_len × k` of each, row after row;
+/// `row_len = keys.len()` selects from the whole array. Rows go in parallel; a row longer than
+/// 2^16 keys is cut into pieces, whose top-k are selected in parallel, then the top-k of
+/// those. Memory: 16 bytes per key of a row or piece per thread, and per piece its k
+/// candidates.
 ///
 /// # Errors
 /// As [`check_top_k`].
 ///
 /// ```
 /// use gpusort::Order;
-/// use gpusort::topk::top_k_rows_cpu;
+/// use gpusort::topk::top_k_cpu;
 ///
 /// let matrix = [3u32, 1, 2, /* next row */ 9, 9, 4];
-/// let top = top_k_rows_cpu(&matrix, 3, 2, Order::Ascending)?;
+/// let top = top_k_cpu(&matrix, 3, 2, Order::Ascending)?;
 /// assert_eq!(top.keys, [1, 2, 4, 9]);
 /// assert_eq!(top.indices, [1, 2, 2, 0]);
 /// # Ok::<(), gpusort::Error>(())
 /// ```
-pub fn top_k_rows_cpu<K: SortKey>(
+pub fn top_k_cpu<K: SortKey>(
     keys: &[K],
     row_len: usize,
     k: usize,
@@ -130,7 +111,7 @@ pub fn top_k_rows_cpu<K: SortKey>(
         .par_chunks(row_len)
         .map(|row| {
             if row_len > CPU_PIECE {
-                top_k_cpu(row, k, order).expect("k checked against the row")
+                select_in_pieces(row, k, order)
             } else {
                 let items = row
                     .iter()
@@ -149,6 +130,24 @@ pub fn top_k_rows_cpu<K: SortKey>(
         out.indices.extend(row.indices);
     }
     Ok(out)
+}
+
+/// The `k` best keys of `keys` in `order` and their indices: the top-k of every piece of
+/// [`CPU_PIECE`] keys in parallel, then of those.
+fn select_in_pieces<K: SortKey>(keys: &[K], k: usize, order: Order) -> TopK<K> {
+    let candidates: Vec<(K::Bits, u64)> = keys
+        .par_chunks(CPU_PIECE)
+        .enumerate()
+        .flat_map_iter(|(p, piece)| {
+            let first = (p * CPU_PIECE) as u64;
+            let items = piece
+                .iter()
+                .enumerate()
+                .map(move |(i, key)| (key.ordered_bits(order), first + i as u64));
+            smallest(items.collect(), k)
+        })
+        .collect();
+    finish(smallest(candidates, k), order)
 }
 
 /// The `k` smallest of `items` (all of them if fewer), in no particular order.
@@ -205,7 +204,7 @@ mod tests {
         ) {
             let k = k.min(keys.len());
             let order = if descending { Order::Descending } else { Order::Ascending };
-            let got = top_k_cpu(&keys, k, order).unwrap();
+            let got = top_k_cpu(&keys, keys.len(), k, order).unwrap();
             prop_assert_eq!(&got, &by_sorting(&keys, k, order));
         }
 
@@ -220,7 +219,7 @@ mod tests {
             let keys: Vec<f64> = (0..rows * row_len)
                 .map(|i| f64::from(((i as u64 ^ seed).wrapping_mul(0x9e37_79b9) % 17) as u32) - 8.0)
                 .collect();
-            let got = top_k_rows_cpu(&keys, row_len, k, Order::Descending).unwrap();
+            let got = top_k_cpu(&keys, row_len, k, Order::Descending).unwrap();
             for (r, row) in keys.chunks(row_len).enumerate() {
                 let expected = by_sorting(row, k, Order::Descending);
                 prop_assert_eq!(&got.keys[r * k..(r + 1) * k], &expected.keys[..]);
@@ -232,10 +231,10 @@ mod tests {
     #[test]
     fn nan_and_signed_zeros_order_like_total_cmp() {
         let keys = [0.0f32, f32::NAN, -0.0, -f32::NAN, f32::INFINITY, 1.0];
-        let top = top_k_cpu(&keys, 3, Order::Descending).unwrap();
+        let top = top_k_cpu(&keys, keys.len(), 3, Order::Descending).unwrap();
         assert_eq!(bits(&top), bits(&by_sorting(&keys, 3, Order::Descending)));
         assert_eq!(top.indices, [1, 4, 5]);
-        let top = top_k_cpu(&keys, 4, Order::Ascending).unwrap();
+        let top = top_k_cpu(&keys, keys.len(), 4, Order::Ascending).unwrap();
         assert_eq!(top.indices, [3, 2, 0, 5]);
     }
 
@@ -243,25 +242,23 @@ mod tests {
     fn bad_k_and_rows_are_errors() {
         let keys = [1u64, 2, 3, 4];
         assert!(matches!(
-            top_k_cpu(&keys, 5, Order::Ascending),
+            top_k_cpu(&keys, 4, 5, Order::Ascending),
             Err(Error::KOutOfRange { k: 5, max: 4 })
         ));
         assert!(matches!(
-            top_k_cpu::<u64>(&[], 1, Order::Ascending),
+            top_k_cpu::<u64>(&[], 0, 1, Order::Ascending),
             Err(Error::KOutOfRange { k: 1, max: 0 })
         ));
         assert!(matches!(
-            top_k_rows_cpu(&keys, 0, 1, Order::Ascending),
+            top_k_cpu(&keys, 0, 1, Order::Ascending),
             Err(Error::RowLength { row_len: 0, len: 4 })
         ));
         assert!(matches!(
-            top_k_rows_cpu(&keys, 3, 1, Order::Ascending),
+            top_k_cpu(&keys, 3, 1, Order::Ascending),
             Err(Error::RowLength { row_len: 3, len: 4 })
         ));
         assert_eq!(
-            top_k_rows_cpu(&keys, 2, 2, Order::Descending)
-                .unwrap()
-                .indices,
+            top_k_cpu(&keys, 2, 2, Order::Descending).unwrap().indices,
             [1, 0, 1, 0]
         );
     }

@@ -80,7 +80,8 @@ fn on_cudarc_stream(gpu: &GpuSorter) -> Result<(), Box<dyn std::error::Error>> {
     queue.argsort(&unsorted, &mut indices, Order::Ascending)?;
     queue.top_k(
         &unsorted,
-        (host.len(), 8),
+        host.len(),
+        8,
         Order::Descending,
         &mut top,
         &mut top_indices,

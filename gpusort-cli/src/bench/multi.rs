@@ -31,6 +31,39 @@ pub struct MultiMeasurement {
     pub median_stats: MultiStats,
 }
 
+/// The exchange's path in the tables: the links the sort used ("peer-to-peer", "host-staged",
+/// or both), or why there were none.
+///
+/// ```
+/// use gpusort::multi::{Link, MultiStats};
+/// use gpusort_cli::bench::multi::path;
+///
+/// let mut stats = MultiStats {
+///     gpus: 2,
+///     n: 10,
+///     links: vec![Link::Peer, Link::Host],
+///     exchanged_bytes: 0,
+///     sort_ms: 1.0,
+///     select_ms: 0.5,
+///     exchange_ms: 0.25,
+///     merge_ms: 0.25,
+///     total_ms: 2.0,
+/// };
+/// assert_eq!(path(&stats), "peer-to-peer + host-staged");
+/// stats.links.clear();
+/// assert_eq!(path(&stats), "none (no key changed GPU)");
+/// ```
+pub fn path(stats: &MultiStats) -> String {
+    match stats.links.as_slice() {
+        [] if stats.gpus == 1 => "none (one GPU)".into(),
+        [] => "none (no key changed GPU)".into(),
+        links => {
+            let names: Vec<String> = links.iter().map(ToString::to_string).collect();
+            names.join(" + ")
+        }
+    }
+}
+
 /// The CSV's header line: the bench CSV's columns with the GPU count after the algorithm and
 /// the exchange path at the end.
 pub const CSV_HEADER: &str =
@@ -72,8 +105,8 @@ fn measure_as<K: SortKey>(
             runs.push(stats);
         }
     }
-    runs.sort_by(|a, b| a.total_ms().total_cmp(&b.total_ms()));
-    let ms = Timing::of(runs.iter().map(MultiStats::total_ms).collect());
+    runs.sort_by(|a, b| a.total_ms.total_cmp(&b.total_ms));
+    let ms = Timing::of(runs.iter().map(|run| run.total_ms).collect());
     Ok(MultiMeasurement {
         gpus: multi.gpus().len(),
         dtype: K::DTYPE,
@@ -90,7 +123,7 @@ pub fn csv(measurements: &[MultiMeasurement]) -> String {
     let mut out = format!("{CSV_HEADER}\n");
     for m in measurements {
         let row = super::report::csv_row(m.dtype, m.order, m.n, &m.ms, m.verified);
-        let path = m.median_stats.path();
+        let path = path(&m.median_stats);
         let _ = writeln!(out, "multi_merge,{},{row},{path}", m.gpus);
     }
     out
@@ -124,7 +157,7 @@ pub fn markdown(device: &str, date: &str, measurements: &[MultiMeasurement]) -> 
             s.select_ms,
             s.exchange_ms,
             s.merge_ms,
-            s.path(),
+            path(s),
             if m.verified { "yes" } else { "FAILED" }
         );
     }
@@ -153,6 +186,7 @@ mod tests {
                 select_ms: 0.0,
                 exchange_ms: 0.0,
                 merge_ms: 0.0,
+                total_ms: median,
             },
         }
     }

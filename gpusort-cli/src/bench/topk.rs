@@ -1,6 +1,6 @@
-//! The top-k sweep of `gpusort bench --topk`: `GpuSorter::top_k` of whole arrays and
-//! `GpuSorter::top_k_rows` of matrices, each result checked against the CPU selection, written
-//! as a CSV in the peer CSV's columns (so that its rows and `torch.topk`'s, from
+//! The top-k sweep of `gpusort bench --topk`: `Queue::top_k` of whole arrays and of the rows
+//! of matrices, keys on the device, each result checked against the CPU selection, written as
+//! a CSV in the peer CSV's columns (so that its rows and `torch.topk`'s, from
 //! `bench/peers/torch_peers.py topk` and `topk-rows`, sit side by side) and a markdown table
 //! with the ratio to `torch.topk` where the peers' CSV has the same row.
 //!
@@ -23,7 +23,7 @@ use crate::inputs::{Dist, generate};
 use crate::keys::{DType, Order, SortKey};
 use crate::timing::{self, Timing};
 use crate::with_key_type;
-use gpusort::topk::top_k_rows_cpu;
+use gpusort::topk::top_k_cpu;
 use std::fmt::Write as _;
 use std::str::FromStr;
 
@@ -132,8 +132,8 @@ fn measure_as<K: SortKey>(
 ) -> Result<TopKMeasurement> {
     let input: Vec<K> = generate(shape.len(), Dist::Uniform, seed);
     let order = Order::Descending;
-    let (ms, top) = timing::gpu_top_k(gpu, &input, (shape.row_len(), k), order, reps)?;
-    let want = top_k_rows_cpu(&input, shape.row_len(), k, order)?;
+    let (ms, top) = timing::gpu_top_k(gpu, &input, shape.row_len(), k, order, reps)?;
+    let want = top_k_cpu(&input, shape.row_len(), k, order)?;
     let bits = |keys: &[K]| keys.iter().map(|k| k.to_bits()).collect::<Vec<_>>();
     let verified = bits(&top.keys) == bits(&want.keys) && top.indices == want.indices;
     Ok(TopKMeasurement {

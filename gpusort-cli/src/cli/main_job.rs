@@ -262,7 +262,7 @@ fn multi_job(job: &MainJob, devices: &[u32]) -> Result<ExitCode> {
             r.ms.max,
             n as f64 / r.ms.median / 1e3,
             one.map_or("-".into(), |o| format!("{:.2}x", o / r.ms.median)),
-            r.median_stats.path(),
+            crate::bench::multi::path(&r.median_stats),
             if r.verified { "yes" } else { "FAILED" }
         );
     }
@@ -345,7 +345,7 @@ fn check_fits<K: SortKey>(n: usize, gpu: Option<&GpuSorter>) -> Result<()> {
         .checked_mul(3 * size_of::<K>() as u64)
         .with_context(|| format!("--n {n}: too many keys to count their bytes"))?;
     if let Some(gpu) = gpu {
-        let (free, total) = gpu.memory_info()?;
+        let (free, total) = crate::memory::device_memory(gpu)?;
         if need > free {
             anyhow::bail!(
                 "--n {n} is too large for device memory: {need} bytes needed (input, working copy \
@@ -426,14 +426,10 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
             }
         };
         let name = |algo: GpuAlgo| match job.algo {
-            SortAlgo::Auto => format!("{} (auto)", algo.name()),
-            _ => algo.name().to_string(),
+            SortAlgo::Auto => format!("{algo} (auto)"),
+            _ => algo.to_string(),
         };
-        progress.step(format!(
-            "gpu {} (kernels), {} repetitions",
-            algo.name(),
-            job.reps
-        ));
+        progress.step(format!("gpu {algo} (kernels), {} repetitions", job.reps));
         let (kernel_ms, sorted) =
             timing::gpu_kernel(gpu, algo, &input, order, job.reps, GpuTiming::Sort)?;
         record(
@@ -441,7 +437,7 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
             kernel_ms,
             verdict(&sorted),
         );
-        progress.step(format!("gpu {} (end-to-end)", host_algo.name()));
+        progress.step(format!("gpu {host_algo} (end-to-end)"));
         let (e2e_ms, sorted) =
             timing::gpu_end_to_end(gpu, host_algo, &input, order, job.reps.min(5))?;
         record(
@@ -452,7 +448,7 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
         // The floor of the host-to-host sort, and the sort from a pinned buffer, where pinning
         // a copy of the keys is cheap.
         if copies {
-            progress.step(format!("gpu {} (pinned host buffer)", host_algo.name()));
+            progress.step(format!("gpu {host_algo} (pinned host buffer)"));
             let (pinned_ms, sorted) =
                 timing::gpu_end_to_end_pinned(gpu, host_algo, &input, order, job.reps.min(5))?;
             record(
@@ -484,18 +480,18 @@ fn main_job<K: SortKey>(job: &MainJob) -> Result<ExitCode> {
         order
     );
     if let (Some((on_device, on_host)), Some(gpu)) = (chose, &gpu) {
-        let table = gpu.limits().auto_table();
+        let table = kernels_gpu::tuning::auto::table(gpu.limits().compute_capability);
         let fastest = GpuAlgo::from(table.device.keys(n as u64, size_of::<K>() as u32));
         sayln!(
             "--algo auto chose the {} sort for the keys on the device{} and the {} sort for host \
              slices: the fastest for {n} {}-byte keys on this device's table (measured on an {})",
-            on_device.name(),
+            on_device,
             if fastest == on_device {
                 String::new()
             } else {
-                format!(" (the {} sort's scratch did not fit)", fastest.name())
+                format!(" (the {fastest} sort's scratch did not fit)")
             },
-            on_host.name(),
+            on_host,
             size_of::<K>(),
             table.measured_on,
         );

@@ -306,7 +306,7 @@ fn check_memory(
         need = need.saturating_add(threads() as u64 * (4 << 20));
     }
     if let Some(gpu) = gpu {
-        let free = gpu.memory_info().map(|(free, _)| free).unwrap_or(0);
+        let free = crate::memory::device_memory(gpu).map_or(0, |(free, _)| free);
         // Whether the GPU sorts it whole is for it to decide: a sort that may go in chunks
         // (its working set beyond free device memory) is counted with the host copy.
         if n.saturating_mul(3 * (key + index)) > free {
@@ -408,7 +408,7 @@ fn py_shape(shape: &[u64]) -> String {
 /// it was merged on the CPU (only `auto`'s plan is known to the report; a named sort that
 /// does not fit goes in chunks too).
 fn describe(plan: HostPlan, auto: bool, stable: &str) -> String {
-    let mut how = format!("{} sort{stable}", plan.algo.name());
+    let mut how = format!("{} sort{stable}", plan.algo);
     if auto {
         how += ", chosen by --algo auto";
     }
@@ -633,8 +633,11 @@ impl Job<'_> {
             for row in keys.chunks(chunk) {
                 perm.extend(gpu.argsort::<K, u64>(row, merge).with_context(context)?);
             }
-            let name = GpuAlgo::Merge.name();
-            let on = format!("{} ({name} sort of each row, stable)", gpu.device_name());
+            let on = format!(
+                "{} ({} sort of each row, stable)",
+                gpu.device_name(),
+                GpuAlgo::Merge
+            );
             return Ok((Perm::U64(perm), on));
         }
         let batch = rows_per_batch(gpu, chunk, size_of::<K>() + size_of::<u32>())?;
@@ -714,7 +717,7 @@ impl Job<'_> {
 /// device copy, and the radix sort's scratch for rows longer than a block sorts), so that a
 /// file larger than the device is sorted in batches of whole rows.
 fn rows_per_batch(gpu: &GpuSorter, row_len: usize, key_bytes: usize) -> Result<usize> {
-    let (free, _) = gpu.memory_info().context("reading the GPU's free memory")?;
+    let (free, _) = crate::memory::device_memory(gpu).context("reading the GPU's free memory")?;
     let per_row = (row_len as u64).saturating_mul(2 * key_bytes as u64).max(1);
     Ok(usize::try_from(free / 2 / per_row)
         .unwrap_or(usize::MAX)

@@ -2,8 +2,8 @@
 //! the whole array, or of each row), and optionally their indices, into files.
 //!
 //! The file work (checking, chunked reading, atomic writing) is [`crate::files`]'s, as for
-//! `gpusort sort`; the selection is [`GpuSorter::top_k_rows`] on the GPU, or
-//! [`top_k_rows_cpu`] without one.
+//! `gpusort sort`; the selection is [`GpuSorter::top_k`] on the GPU, or [`top_k_cpu`] without
+//! one.
 
 use super::count;
 use super::main_job::{Backend, open_gpu};
@@ -18,7 +18,7 @@ use crate::keys::{DType, Order};
 use crate::with_key_type;
 use anyhow::{Context as _, Result, bail};
 use clap::Args;
-use gpusort::topk::{TopK, top_k_rows_cpu};
+use gpusort::topk::{TopK, top_k_cpu};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -305,14 +305,14 @@ impl Job<'_> {
         progress.spin("selecting");
         let (top, selected_on): (TopK<K>, String) = match self.gpu {
             Some(gpu) => (
-                gpu.top_k_rows(&keys, self.row_len, self.k, self.order)
+                gpu.top_k(&keys, self.row_len, self.k, self.order)
                     .with_context(|| {
                         format!("selecting from {} on the GPU", input.path().display())
                     })?,
                 gpu.device_name().to_string(),
             ),
             None => (
-                top_k_rows_cpu(&keys, self.row_len, self.k, self.order)?,
+                top_k_cpu(&keys, self.row_len, self.k, self.order)?,
                 format!("the CPU ({} threads)", threads()),
             ),
         };

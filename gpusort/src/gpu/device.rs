@@ -11,10 +11,10 @@ use crate::keys::SortKey;
 impl GpuSorter {
     /// `auto`'s sort for `sorting` of `n` keys of type `K` already on the device: the one
     /// [`Queue::sort_unstable`], [`Queue::sort`] and [`Queue::sort_by_key`] run. The fastest for
-    /// n, the key width and the values on the device's measured table for keys on the device
-    /// ([`DeviceLimits::auto_table`](super::DeviceLimits::auto_table)); for [`Sorting::Unstable`], the bitonic sort where that
-    /// choice's scratch does not fit in the free device memory (or the budget of
-    /// [`GpuSorter::set_memory_budget`]), less a sixteenth.
+    /// n, the key width and the values on the measured table of the device's compute capability
+    /// for keys on the device ([`kernels_gpu::tuning::auto::table`]); for [`Sorting::Unstable`],
+    /// the bitonic sort where that choice's scratch does not fit in the free device memory (or
+    /// the budget of [`GpuSorter::set_memory_budget`]), less a sixteenth.
     ///
     /// # Errors
     /// [`Error::Cuda`](crate::Error::Cuda) if the free memory cannot be read.

@@ -120,9 +120,9 @@ impl DeviceLimits {
     }
 
     /// `auto`'s measured choices for this device's policy
-    /// ([`kernels_gpu::tuning::auto::table`]): the Hopper table for sm_90, and, until another
-    /// architecture is swept, for every other device too.
-    pub fn auto_table(&self) -> &'static AutoTable {
+    /// ([`kernels_gpu::tuning::auto::table`] of its compute capability): the Hopper table for
+    /// sm_90, and, until another architecture is swept, for every other device too.
+    pub(crate) fn auto_table(&self) -> &'static AutoTable {
         auto::table(self.compute_capability)
     }
 

@@ -2,11 +2,11 @@
 //!
 //! | CUDA concept | here |
 //! |---|---|
-//! | `cuInit`, device, primary context | [`GpuSorter::new`], [`GpuSorter::with_device`], [`GpuSorter::bind`] |
+//! | `cuInit`, device, primary context | [`GpuSorter::new`], [`GpuSorter::with_device`]; [`GpuSorter::bind`] before `cust` calls of your own (`cust::memory::mem_get_info`, buffers, streams, events) |
 //! | modules (the PTX, JIT-compiled for the device) | [`KERNELS_PTX`], one module per family of kernels, each loaded on first use |
-//! | stream | [`GpuSorter::stream`], [`GpuSorter::synchronize`]; a caller's: [`AsStream`], [`RawStream`] |
-//! | `cuMemAlloc`, `cuMemcpyHtoD`, `cuMemGetInfo` | [`GpuSorter::alloc`], [`GpuSorter::upload`], [`GpuSorter::memory_info`] |
-//! | kernel launches on a stream, scratch from `cuMemAllocAsync` | [`Queue`], from [`GpuSorter::queue`] or [`GpuSorter::queue_on`]: [`Queue::sort_unstable`], [`Queue::sort`], [`Queue::sort_by_key`], [`Queue::argsort`], [`Queue::top_k`] |
+//! | stream | the sorter's own ([`GpuSorter::queue`]) or a caller's ([`GpuSorter::queue_on`]: [`AsStream`], [`RawStream`]); [`Queue::synchronize`] waits for it |
+//! | `cuMemAlloc`, `cuMemcpyHtoD` | `cust`'s `DeviceBuffer`; [`GpuSorter::upload`] |
+//! | kernel launches on a stream, scratch from `cuMemAllocAsync` | [`Queue`]: [`Queue::sort_unstable`], [`Queue::sort`], [`Queue::sort_by_key`], [`Queue::argsort`], [`Queue::top_k`] |
 //! | device pointers | [`DeviceMemory`], [`DeviceMemoryMut`]: `cust`'s buffers and slices, [`RawDeviceSlice`] |
 //!
 //! Three sorts ([`GpuAlgo`]): the bitonic network (unstable, in place, no scratch per call; up
@@ -79,6 +79,21 @@ use modules::{Family, Modules, Settings};
 use pairs::{check_pairs, value_slot};
 use staging::Staging;
 use std::sync::Mutex;
+
+/// Declares a method that the workspace's tests and benchmarks call besides the crate: public
+/// with the feature `testing`, crate-private without it, so that it is no part of the sorting
+/// API.
+macro_rules! testing_pub {
+    ($(#[$attr:meta])* fn $($item:tt)*) => {
+        $(#[$attr])*
+        #[cfg(any(test, feature = "testing"))]
+        pub fn $($item)*
+
+        $(#[$attr])*
+        #[cfg(not(any(test, feature = "testing")))]
+        pub(crate) fn $($item)*
+    };
+}
 
 /// How far ahead the blocks of kernel `name`, launched as `(name, threads, shared bytes)` and
 /// each reading `tile_bytes`, prefetch on a device of `limits`
@@ -162,13 +177,28 @@ impl GpuAlgo {
         }
     }
 
-    /// Its name on command lines and in reports.
-    pub fn name(self) -> &'static str {
+    /// Its name on command lines and in reports, as [`Display`](std::fmt::Display) writes it;
+    /// static for the errors that carry it.
+    pub(crate) fn name(self) -> &'static str {
         match self {
             GpuAlgo::Bitonic => "bitonic",
             GpuAlgo::Merge => "merge",
             GpuAlgo::Radix => "radix",
         }
+    }
+}
+
+/// Its name on command lines and in reports: `bitonic`, `merge` or `radix`.
+///
+/// ```
+/// use gpusort::GpuAlgo;
+///
+/// assert_eq!(GpuAlgo::Radix.to_string(), "radix");
+/// assert_eq!(format!("the {} sort", GpuAlgo::Merge), "the merge sort");
+/// ```
+impl std::fmt::Display for GpuAlgo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -186,7 +216,7 @@ impl GpuAlgo {
 /// sort; they return when all is done.
 ///
 /// Dropping it releases the modules, the stream and its hold on the primary context; device
-/// buffers made by [`GpuSorter::alloc`] and [`GpuSorter::upload`] are freed by their own drop.
+/// buffers made by [`GpuSorter::upload`] are freed by their own drop.
 ///
 /// # Examples
 ///
@@ -396,35 +426,40 @@ impl GpuSorter {
         &self.limits
     }
 
-    /// The sorter's own stream (blocking), where its host-slice sorts and the queues of
-    /// [`GpuSorter::queue`] queue their work, for queueing more work in order with a sort:
-    /// copies, events, other kernels.
-    ///
-    /// # Examples
-    ///
-    /// Timing a sort with CUDA events:
-    ///
-    /// ```no_run
-    /// use cust::event::{Event, EventFlags};
-    /// use gpusort::{GpuSorter, Order};
-    ///
-    /// let gpu = GpuSorter::new()?;
-    /// let mut keys = gpu.upload(&vec![7u32; 1 << 20])?;
-    /// let start = Event::new(EventFlags::DEFAULT).unwrap();
-    /// let stop = Event::new(EventFlags::DEFAULT).unwrap();
-    /// start.record(gpu.stream()).unwrap();
-    /// gpu.queue()?.sort_unstable(&mut keys, Order::Ascending)?;
-    /// stop.record(gpu.stream()).unwrap();
-    /// gpu.synchronize("sorting")?;
-    /// println!("{} ms", stop.elapsed_time_f32(&start).unwrap());
-    /// # Ok::<(), gpusort::Error>(())
-    /// ```
-    pub fn stream(&self) -> &Stream {
-        &self.stream
+    testing_pub! {
+        /// The sorter's own stream (blocking), where its host-slice sorts and the queues of
+        /// [`GpuSorter::queue`] queue their work: for benchmarks that time that work with CUDA
+        /// events and restore its input between runs (feature `testing`). A program's own work
+        /// in order with a sort goes on its own stream, given to [`GpuSorter::queue_on`].
+        ///
+        /// # Examples
+        ///
+        /// Timing a sort with CUDA events:
+        ///
+        /// ```no_run
+        /// use cust::event::{Event, EventFlags};
+        /// use gpusort::{GpuSorter, Order};
+        ///
+        /// let gpu = GpuSorter::new()?;
+        /// let mut keys = gpu.upload(&vec![7u32; 1 << 20])?;
+        /// let start = Event::new(EventFlags::DEFAULT).unwrap();
+        /// let stop = Event::new(EventFlags::DEFAULT).unwrap();
+        /// let mut queue = gpu.queue()?;
+        /// start.record(gpu.stream()).unwrap();
+        /// queue.sort_unstable(&mut keys, Order::Ascending)?;
+        /// stop.record(gpu.stream()).unwrap();
+        /// queue.synchronize()?;
+        /// println!("{} ms", stop.elapsed_time_f32(&start).unwrap());
+        /// # Ok::<(), gpusort::Error>(())
+        /// ```
+        fn stream(&self) -> &Stream {
+            &self.stream
+        }
     }
 
     /// Makes this sorter's context current on the calling thread, for `cust` calls of your own
-    /// on this device (the sorter's methods do it themselves).
+    /// on this device: buffers, streams, events, the free memory (the sorter's methods do it
+    /// themselves).
     ///
     /// # Errors
     /// [`Error::Cuda`] if the driver refuses.
@@ -432,12 +467,14 @@ impl GpuSorter {
     /// # Examples
     ///
     /// ```no_run
-    /// use cust::memory::DeviceBuffer;
+    /// use cust::memory::{DeviceBuffer, mem_get_info};
     ///
     /// let gpu = gpusort::GpuSorter::new()?;
     /// std::thread::scope(|s| {
     ///     s.spawn(|| -> gpusort::Result<()> {
     ///         gpu.bind()?; // cust's own calls below need the context on this thread
+    ///         let (free, total) = mem_get_info().expect("reading free device memory");
+    ///         println!("{} of {} MiB free", free >> 20, total >> 20);
     ///         let zeros = DeviceBuffer::<u32>::zeroed(1024).expect("allocating");
     ///         assert_eq!(zeros.len(), 1024);
     ///         Ok(())
@@ -450,78 +487,72 @@ impl GpuSorter {
     }
 
     /// Free and total device memory, in bytes.
-    ///
-    /// # Errors
-    /// [`Error::Cuda`] if the driver cannot tell.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// let gpu = gpusort::GpuSorter::new()?;
-    /// let (free, total) = gpu.memory_info()?;
-    /// println!("{} of {} MiB free: room for {} u64 keys", free >> 20, total >> 20, free / 8);
-    /// # Ok::<(), gpusort::Error>(())
-    /// ```
-    pub fn memory_info(&self) -> Result<(u64, u64)> {
+    pub(crate) fn memory_info(&self) -> Result<(u64, u64)> {
         self.bind()?;
         let (free, total) = cust::memory::mem_get_info().context("reading free device memory")?;
         Ok((free as u64, total as u64))
     }
 
-    /// A device buffer of `len` values, checked against free memory first; its contents are
-    /// unspecified. `what` names the buffer in an [`Error::OutOfDeviceMemory`].
-    ///
-    /// The device counterpart of `Vec::with_capacity(len)` followed by filling it: write to it
-    /// (with `cust`'s copies or a sort's output) before reading it.
-    ///
-    /// # Errors
-    /// [`Error::OutOfDeviceMemory`] naming the bytes needed and free, or [`Error::Cuda`].
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// use cust::memory::CopyDestination;
-    /// use gpusort::{Error, GpuSorter, Order};
-    ///
-    /// let gpu = GpuSorter::new()?;
-    /// let mut keys = gpu.alloc::<f32>(3, "my keys")?;
-    /// keys.copy_from(&[2.0f32, -1.0, 0.5][..]).expect("copy to the device");
-    /// gpu.queue()?.sort_unstable(&mut keys, Order::Ascending)?;
-    /// gpu.synchronize("sorting my keys")?;
-    ///
-    /// match gpu.alloc::<u64>(1 << 45, "a huge buffer") {
-    ///     Err(Error::OutOfDeviceMemory { requested, free, .. }) => assert!(requested > free),
-    ///     other => panic!("{other:?}"),
-    /// }
-    /// # Ok::<(), Error>(())
-    /// ```
-    pub fn alloc<T: DeviceCopy>(&self, len: usize, what: &'static str) -> Result<DeviceBuffer<T>> {
-        let requested = (len as u64).saturating_mul(size_of::<T>() as u64);
-        let (free, total) = self.memory_info()?;
-        if requested > free {
-            return Err(Error::OutOfDeviceMemory {
-                what,
-                requested,
-                free,
-                total,
-            });
-        }
-        // SAFETY: DeviceCopy types have no invalid bit patterns the device could create.
-        match unsafe { DeviceBuffer::uninitialized(len) } {
-            Err(cust::error::CudaError::OutOfMemory) => Err(Error::OutOfDeviceMemory {
-                what,
-                requested,
-                free,
-                total,
-            }),
-            other => other.context("allocating device memory"),
+    testing_pub! {
+        /// A device buffer of `len` values, checked against free memory first; its contents are
+        /// unspecified. `what` names the buffer in an [`Error::OutOfDeviceMemory`]. For the
+        /// workspace's tests and benchmarks (feature `testing`); a program allocates its device
+        /// memory with `cust` (`DeviceBuffer`), `cudarc` or any allocator of its own.
+        ///
+        /// The device counterpart of `Vec::with_capacity(len)` followed by filling it: write to it
+        /// (with `cust`'s copies or a sort's output) before reading it.
+        ///
+        /// # Errors
+        /// [`Error::OutOfDeviceMemory`] naming the bytes needed and free, or [`Error::Cuda`].
+        ///
+        /// # Examples
+        ///
+        /// ```no_run
+        /// use cust::memory::CopyDestination;
+        /// use gpusort::{Error, GpuSorter, Order};
+        ///
+        /// let gpu = GpuSorter::new()?;
+        /// let mut keys = gpu.alloc::<f32>(3, "my keys")?;
+        /// keys.copy_from(&[2.0f32, -1.0, 0.5][..]).expect("copy to the device");
+        /// let mut queue = gpu.queue()?;
+        /// queue.sort_unstable(&mut keys, Order::Ascending)?;
+        /// queue.synchronize()?;
+        ///
+        /// match gpu.alloc::<u64>(1 << 45, "a huge buffer") {
+        ///     Err(Error::OutOfDeviceMemory { requested, free, .. }) => assert!(requested > free),
+        ///     other => panic!("{other:?}"),
+        /// }
+        /// # Ok::<(), Error>(())
+        /// ```
+        fn alloc<T: DeviceCopy>(&self, len: usize, what: &'static str) -> Result<DeviceBuffer<T>> {
+            let requested = (len as u64).saturating_mul(size_of::<T>() as u64);
+            let (free, total) = self.memory_info()?;
+            if requested > free {
+                return Err(Error::OutOfDeviceMemory {
+                    what,
+                    requested,
+                    free,
+                    total,
+                });
+            }
+            // SAFETY: DeviceCopy types have no invalid bit patterns the device could create.
+            match unsafe { DeviceBuffer::uninitialized(len) } {
+                Err(cust::error::CudaError::OutOfMemory) => Err(Error::OutOfDeviceMemory {
+                    what,
+                    requested,
+                    free,
+                    total,
+                }),
+                other => other.context("allocating device memory"),
+            }
         }
     }
 
     /// A device copy of `keys`: the device counterpart of `keys.to_vec()`.
     ///
     /// # Errors
-    /// As [`GpuSorter::alloc`], and [`Error::Cuda`] if the copy fails.
+    /// [`Error::OutOfDeviceMemory`] naming the bytes needed and free (checked before it
+    /// allocates), or [`Error::Cuda`] if the allocation or the copy fails.
     ///
     /// # Examples
     ///
@@ -569,27 +600,9 @@ impl GpuSorter {
         self.device
     }
 
-    /// Waits until all work queued on [`GpuSorter::stream`] (by [`GpuSorter::queue`]'s queues,
-    /// among others) is done; `what` names the work in an error.
-    ///
-    /// # Errors
-    /// [`Error::Cuda`] with the first error of the queued work, its context `what`.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// use gpusort::{GpuSorter, Order};
-    ///
-    /// let gpu = GpuSorter::new()?;
-    /// let mut a = gpu.upload(&[2u64, 1])?;
-    /// let mut b = gpu.upload(&[-1.5f32, 9.0, 0.0])?;
-    /// let mut queue = gpu.queue()?; // the sorter's stream
-    /// queue.sort_unstable(&mut a, Order::Ascending)?; // returns once queued
-    /// queue.sort_unstable(&mut b, Order::Descending)?;
-    /// gpu.synchronize("sorting a and b")?; // now a and b may be read
-    /// # Ok::<(), gpusort::Error>(())
-    /// ```
-    pub fn synchronize(&self, what: &str) -> Result<()> {
+    /// Waits until all work queued on the sorter's own stream is done; `what` names the work
+    /// in an error.
+    pub(crate) fn synchronize(&self, what: &str) -> Result<()> {
         self.bind()?;
         self.stream.synchronize().context(what)
     }

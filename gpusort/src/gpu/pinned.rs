@@ -24,7 +24,6 @@ use std::ops::{Deref, DerefMut};
 ///
 /// let gpu = GpuSorter::new()?;
 /// let mut keys = gpu.pinned_from_slice(&[3u32, 1, 2])?;
-/// assert!(gpu.is_page_locked(&keys[..]));
 /// gpu.sort_unstable(&mut keys, Order::Ascending)?;
 /// assert_eq!(&keys[..], [1, 2, 3]);
 /// # Ok::<(), gpusort::Error>(())
@@ -105,7 +104,8 @@ impl GpuSorter {
 
     /// Whether `values` lie in page-locked host memory that this sorter's copies can use
     /// directly: a [`PinnedBuffer`] (or a part of one), or memory registered with the CUDA
-    /// driver. Host-slice sorts of such slices skip the staging copies.
+    /// driver: what host-slice sorts check to skip the staging copies, for tests of that path
+    /// (feature `testing`).
     ///
     /// # Examples
     ///
@@ -116,6 +116,7 @@ impl GpuSorter {
     /// assert!(gpu.is_page_locked(&pinned[10..20]));
     /// # Ok::<(), gpusort::Error>(())
     /// ```
+    #[cfg(any(test, feature = "testing"))]
     pub fn is_page_locked<T>(&self, values: &[T]) -> bool {
         self.bind().is_ok() && super::staging::is_page_locked(super::staging::bytes_of(values))
     }

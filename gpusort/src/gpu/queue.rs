@@ -251,7 +251,7 @@ const QUEUED_FAMILIES: [Family; 9] = [
 ];
 
 impl GpuSorter {
-    /// A queue on the sorter's own stream ([`GpuSorter::synchronize`] waits for it).
+    /// A queue on the sorter's own stream ([`Queue::synchronize`] waits for it).
     ///
     /// # Errors
     /// As [`GpuSorter::queue_on`].
@@ -512,7 +512,8 @@ impl<'a> Queue<'a> {
     pub fn top_k<K: SortKey>(
         &mut self,
         keys: &(impl DeviceMemory<K> + ?Sized),
-        (row_len, k): (usize, usize),
+        row_len: usize,
+        k: usize,
         order: Order,
         out_keys: &mut (impl DeviceMemoryMut<K> + ?Sized),
         out_indices: &mut (impl DeviceMemoryMut<u64> + ?Sized),

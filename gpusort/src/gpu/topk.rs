@@ -122,33 +122,37 @@ impl GpuSorter {
         )
     }
 
-    /// The `k` best keys of `keys` in `order` (ascending: the k smallest, smallest first;
-    /// descending: the k largest, largest first; floats as `total_cmp`) and their indices,
-    /// ties broken by the lower index. `keys` is not changed.
+    /// The `k` best keys of each row of `row_len` keys of `keys` in `order` (ascending: the k
+    /// smallest, smallest first; descending: the k largest, largest first; floats as
+    /// `total_cmp`) and their indices within the row, ties broken by the lower index:
+    /// `rows × k` of each, row after row. `row_len = keys.len()` selects from the whole array;
+    /// a smaller `row_len` treats `keys` as a row-major matrix of `keys.len() / row_len` rows.
+    /// `keys` is not changed.
     ///
     /// # Current implementation
     ///
     /// For k up to [`TOP_K_MAX_K`] (1024): a selection that reads the keys once. Blocks stream
-    /// their parts of the keys, keep their k best in shared memory and drop at the load every
-    /// key not better than their current k-th; a second round selects among the blocks' k
-    /// best; a round over at most 4096 keys per block is a radix select of them held in
-    /// registers (docs/design.md). Device memory: the keys, and k keys and indices per block
-    /// the GPU runs at once, twice.
+    /// their parts of the keys (one block per row, long rows cut into parts), keep their k best
+    /// in shared memory and drop at the load every key not better than their current k-th; a
+    /// second round selects among the blocks' k best; a round over at most 4096 keys per block
+    /// (a short row, say) is a radix select of them held in registers (docs/design.md). Device
+    /// memory: the keys, and k keys and indices per block the GPU runs at once, twice.
     ///
-    /// Where k is large for the array (k from 64, at most k × 512 KiB of keys: 2^24 `f32`
+    /// Where k is large for a whole array (k from 64, at most k × 512 KiB of keys: 2^24 `f32`
     /// keys from k = 128, 2^27 at k = 1024), a radix select over all the keys instead: passes
     /// that count 11-bit digits until the k-th key's bin holds few keys, then a gather of at
     /// most 4096 candidates in position order, selected in registers. Device memory: the keys,
     /// about 120 KiB and 8 bytes per 4096 keys.
     ///
     /// Larger k: the indices stably sorted by key with the radix sort
-    /// ([`GpuSorter::argsort`] with [`GpuAlgo::Radix`]), cut at k.
+    /// ([`GpuSorter::argsort`] with [`GpuAlgo::Radix`]), then each row's first k, on the CPU.
     ///
     /// Keys already on the device: [`Queue::top_k`](super::Queue::top_k), for k up to
     /// [`TOP_K_MAX_K`].
     ///
     /// # Errors
-    /// [`Error::KOutOfRange`] for k = 0 or k past the keys; [`Error::TooLong`],
+    /// [`Error::RowLength`] for a row length of 0 or one that does not divide the keys;
+    /// [`Error::KOutOfRange`] for k = 0 or k past the row; [`Error::TooLong`],
     /// [`Error::OutOfDeviceMemory`], or [`Error::Cuda`].
     ///
     /// # Examples
@@ -158,43 +162,17 @@ impl GpuSorter {
     ///
     /// let gpu = GpuSorter::new()?;
     /// let scores = [0.5f32, 2.0, -1.0, 2.0, f32::NAN];
-    /// let best = gpu.top_k(&scores, 3, Order::Descending)?;
+    /// let best = gpu.top_k(&scores, scores.len(), 3, Order::Descending)?;
     /// assert!(best.keys[0].is_nan());
     /// assert_eq!(best.indices, [4, 1, 3]); // 2.0 twice: the lower index first
-    /// # Ok::<(), gpusort::Error>(())
-    /// ```
-    pub fn top_k<K: SortKey>(&self, keys: &[K], k: usize, order: Order) -> Result<TopK<K>> {
-        self.top_k_rows(keys, keys.len(), k, order)
-    }
-
-    /// The `k` best keys of each row of `row_len` keys of `keys` (a row-major matrix of
-    /// `keys.len() / row_len` rows) and their indices within the row: `rows × k` of each, row
-    /// after row, in the order and with the ties of [`GpuSorter::top_k`].
     ///
-    /// # Current implementation
-    ///
-    /// For k up to [`TOP_K_MAX_K`]: one block per row (long rows are cut into parts, whose k
-    /// best a second round selects from), as in [`GpuSorter::top_k`]; rows of up to 4096 keys
-    /// by a radix select in registers. Larger k: the stable
-    /// sort of the whole matrix's indices by key, then the first k of each row, on the CPU.
-    ///
-    /// # Errors
-    /// [`Error::RowLength`] for a row length of 0 or one that does not divide the keys;
-    /// [`Error::KOutOfRange`] for k = 0 or k past the row; otherwise as [`GpuSorter::top_k`].
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// use gpusort::{GpuSorter, Order};
-    ///
-    /// let gpu = GpuSorter::new()?;
     /// let matrix = [3u32, 1, 2, /* next row */ 9, 9, 4];
-    /// let top = gpu.top_k_rows(&matrix, 3, 2, Order::Ascending)?;
+    /// let top = gpu.top_k(&matrix, 3, 2, Order::Ascending)?;
     /// assert_eq!(top.keys, [1, 2, 4, 9]);
     /// assert_eq!(top.indices, [1, 2, 2, 0]);
     /// # Ok::<(), gpusort::Error>(())
     /// ```
-    pub fn top_k_rows<K: SortKey>(
+    pub fn top_k<K: SortKey>(
         &self,
         keys: &[K],
         row_len: usize,
@@ -210,13 +188,7 @@ impl GpuSorter {
         let mut out_keys: DeviceBuffer<K> = self.alloc(rows * k, "the top-k's keys")?;
         let mut out_indices: DeviceBuffer<u64> = self.alloc(rows * k, "the top-k's indices")?;
         let mut queue = self.queue()?;
-        queue.top_k(
-            &device,
-            (row_len, k),
-            order,
-            &mut out_keys,
-            &mut out_indices,
-        )?;
+        queue.top_k(&device, row_len, k, order, &mut out_keys, &mut out_indices)?;
         queue.synchronize()?;
         let mut top = TopK {
             keys: vec![K::from_bits(Default::default()); rows * k],

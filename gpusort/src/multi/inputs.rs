@@ -38,6 +38,37 @@ impl PartsCheck {
 }
 
 impl MultiGpuSorter {
+    /// Uninitialised parts for `n` keys split evenly (the first `n % G` one longer), part `i`
+    /// on GPU `i`, for [`MultiGpuSorter::fill_random`] to fill.
+    ///
+    /// # Errors
+    /// [`Error::OutOfDeviceMemory`](crate::Error::OutOfDeviceMemory) or
+    /// [`Error::Cuda`](crate::Error::Cuda).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use gpusort::{MultiGpuSorter, Order};
+    ///
+    /// // Keys generated on the GPUs, sorted and checked there:
+    /// let gpus = MultiGpuSorter::new(None)?;
+    /// let mut parts = gpus.alloc_parts::<u64>(1 << 30)?;
+    /// gpus.fill_random(&mut parts, 42)?;
+    /// let before = gpus.check(&parts, Order::Ascending)?;
+    /// let stats = gpus.sort_device(&mut parts, Order::Ascending)?;
+    /// let after = gpus.check(&parts, Order::Ascending)?;
+    /// assert!(after.sorted() && after.checksum == before.checksum);
+    /// println!("{stats}");
+    /// # Ok::<(), gpusort::Error>(())
+    /// ```
+    pub fn alloc_parts<K: SortKey>(&self, n: u64) -> Result<Vec<DeviceBuffer<K>>> {
+        self.gpus
+            .iter()
+            .zip(self.part_lens(n))
+            .map(|(gpu, len)| gpu.alloc::<K>(len as usize, "a part of the keys"))
+            .collect()
+    }
+
     /// Fills the parts with random keys (key `k` of the whole, counting across parts in order,
     /// is [`kernels_gpu::multi::random_key`]`(seed, k)` cut to the key's width), on the GPUs.
     ///

@@ -60,6 +60,17 @@ pub enum Link {
     Host,
 }
 
+/// The link in words: `local`, `peer-to-peer` or `host-staged`.
+impl fmt::Display for Link {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Link::Local => "local",
+            Link::Peer => "peer-to-peer",
+            Link::Host => "host-staged",
+        })
+    }
+}
+
 /// What a multi-GPU sort did and how long each phase took (host clock, each phase ending with
 /// every GPU synchronised).
 #[derive(Clone, Debug, PartialEq)]
@@ -80,34 +91,22 @@ pub struct MultiStats {
     pub exchange_ms: f64,
     /// Merging the received runs.
     pub merge_ms: f64,
+    /// The whole sort: the four phases.
+    pub total_ms: f64,
 }
 
 impl MultiStats {
-    /// The whole sort.
-    pub fn total_ms(&self) -> f64 {
-        self.sort_ms + self.select_ms + self.exchange_ms + self.merge_ms
-    }
-
-    /// The exchange path in words: "peer-to-peer", "host-staged", or both.
-    pub fn path(&self) -> String {
-        if self.links.is_empty() {
-            return if self.gpus == 1 {
-                "none (one GPU)"
-            } else {
-                "none (no key changed GPU)"
+    /// The exchange's path in words: the links used ("peer-to-peer", "host-staged", or both),
+    /// or why there were none.
+    fn path(&self) -> String {
+        match self.links.as_slice() {
+            [] if self.gpus == 1 => "none (one GPU)".into(),
+            [] => "none (no key changed GPU)".into(),
+            links => {
+                let names: Vec<String> = links.iter().map(Link::to_string).collect();
+                names.join(" + ")
             }
-            .into();
         }
-        let names: Vec<&str> = self
-            .links
-            .iter()
-            .map(|l| match l {
-                Link::Local => "local",
-                Link::Peer => "peer-to-peer",
-                Link::Host => "host-staged",
-            })
-            .collect();
-        names.join(" + ")
     }
 }
 
@@ -118,7 +117,7 @@ impl fmt::Display for MultiStats {
             "{} keys on {} GPU(s) in {:.3} ms (sort {:.3}, cuts {:.3}, exchange {:.3} ms for {:.1} MB {}, merge {:.3})",
             self.n,
             self.gpus,
-            self.total_ms(),
+            self.total_ms,
             self.sort_ms,
             self.select_ms,
             self.exchange_ms,
@@ -144,14 +143,10 @@ type Workspaces = (Vec<DeviceBuffer<u64>>, Vec<LockedBuffer<u8>>);
 /// gpus.sort(&mut keys, Order::Ascending)?;
 /// assert!(keys.is_sorted());
 ///
-/// // Keys generated on the GPUs, sorted and checked there:
-/// let mut parts = gpus.alloc_parts::<u64>(1 << 30)?;
-/// gpus.fill_random(&mut parts, 42)?;
-/// let before = gpus.check(&parts, Order::Ascending)?;
-/// let stats = gpus.sort_device(&mut parts, Order::Ascending)?;
-/// let after = gpus.check(&parts, Order::Ascending)?;
-/// assert!(after.sorted() && after.checksum == before.checksum);
-/// println!("{stats}");
+/// // Keys already on the GPUs, one part per GPU: sorted across the parts, in place.
+/// let mut parts = gpus.upload(&keys)?;
+/// let stats = gpus.sort_device(&mut parts, Order::Descending)?;
+/// println!("{stats}"); // the phases' times and the exchange's path
 /// # Ok::<(), gpusort::Error>(())
 /// ```
 pub struct MultiGpuSorter {
@@ -309,7 +304,9 @@ impl MultiGpuSorter {
         &self.gpus
     }
 
-    /// How keys go from part `from` to part `to`.
+    /// How keys go from part `from` to part `to`, for tests of the set-up (feature `testing`;
+    /// a sort's [`MultiStats::links`] says which links it used).
+    #[cfg(any(test, feature = "testing"))]
     pub fn link(&self, from: usize, to: usize) -> Link {
         self.links[from][to]
     }
@@ -318,19 +315,6 @@ impl MultiGpuSorter {
     pub(crate) fn part_lens(&self, n: u64) -> Vec<u64> {
         let g = self.gpus.len() as u64;
         (0..g).map(|i| n / g + u64::from(i < n % g)).collect()
-    }
-
-    /// Uninitialised parts for `n` keys split evenly (the first `n % G` one longer), part `i`
-    /// on GPU `i`.
-    ///
-    /// # Errors
-    /// [`Error::OutOfDeviceMemory`] or [`Error::Cuda`].
-    pub fn alloc_parts<K: SortKey>(&self, n: u64) -> Result<Vec<DeviceBuffer<K>>> {
-        self.gpus
-            .iter()
-            .zip(self.part_lens(n))
-            .map(|(gpu, len)| gpu.alloc::<K>(len as usize, "a part of the keys"))
-            .collect()
     }
 
     /// Copies host keys into parts split evenly over the GPUs.
@@ -435,6 +419,7 @@ impl MultiGpuSorter {
             select_ms: 0.0,
             exchange_ms: 0.0,
             merge_ms: 0.0,
+            total_ms: 0.0,
         };
         let single = self.gpus.len() == 1;
         // With one GPU the part's sort is the whole sort: it decodes at its end.
@@ -451,6 +436,7 @@ impl MultiGpuSorter {
         self.synchronize("sorting the parts")?;
         stats.sort_ms = lap(&mut clock);
         if single {
+            stats.total_ms = stats.sort_ms;
             return Ok(stats);
         }
 
@@ -574,6 +560,7 @@ impl MultiGpuSorter {
         }
         self.synchronize("merging the received runs")?;
         stats.merge_ms = lap(&mut clock);
+        stats.total_ms = stats.sort_ms + stats.select_ms + stats.exchange_ms + stats.merge_ms;
         Ok(stats)
     }
 
@@ -815,9 +802,10 @@ mod tests {
             select_ms: 0.5,
             exchange_ms: 0.25,
             merge_ms: 0.25,
+            total_ms: 2.0,
         };
         assert_eq!(stats.path(), "peer-to-peer");
-        assert_eq!(stats.total_ms(), 2.0);
+        assert!(stats.to_string().contains("in 2.000 ms"), "{stats}");
         stats.links.push(Link::Host);
         assert_eq!(stats.path(), "peer-to-peer + host-staged");
         assert!(stats.to_string().contains("peer-to-peer"));
