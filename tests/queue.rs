@@ -15,8 +15,17 @@ use gpusort_suite::{gpu_or_skip, test_seed};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use std::ffi::c_void;
 use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
+
+/// The tests of this file take their turns: one holds a stream of the process's primary context
+/// at a gate, and a call of another test that synchronises the context (freeing device memory,
+/// loading a module) would wait at that gate too.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// Panics with `what` unless the driver call succeeded.
 fn ok(status: cuda::CUresult, what: &str) {
@@ -176,6 +185,7 @@ fn sorted<K: SortKey>(keys: &[K], order: Order) -> Vec<K::Bits> {
 /// are std's once it passes.
 #[test]
 fn foreign_memory_on_a_foreign_stream_is_queued_without_waiting() {
+    let _turn = one_at_a_time();
     let Some(gpu) = gpu_or_skip("the foreign memory and stream") else {
         return;
     };
@@ -356,6 +366,7 @@ fn segment_offsets(n: usize, seed: u64) -> Vec<usize> {
 /// place.
 #[test]
 fn the_callers_scratch_serves_the_sort_it_was_sized_for() {
+    let _turn = one_at_a_time();
     let Some(gpu) = gpu_or_skip("the caller's scratch") else {
         return;
     };
@@ -428,6 +439,7 @@ fn the_callers_scratch_serves_the_sort_it_was_sized_for() {
 /// with nothing between them but the streams' own order, each come out sorted.
 #[test]
 fn streams_sharing_the_small_sorts_workspace_take_turns() {
+    let _turn = one_at_a_time();
     let Some(gpu) = gpu_or_skip("the small sort on two streams") else {
         return;
     };
@@ -461,6 +473,7 @@ fn streams_sharing_the_small_sorts_workspace_take_turns() {
 /// A stream of another context than the sorter's is refused with a clear error.
 #[test]
 fn a_stream_of_another_context_is_refused() {
+    let _turn = one_at_a_time();
     let Some(gpu) = gpu_or_skip("a stream of another context") else {
         return;
     };
@@ -498,6 +511,7 @@ fn a_stream_of_another_context_is_refused() {
 /// `cudarc` stream, read back by `cudarc` with no synchronisation in between but the stream's.
 #[test]
 fn cudarc_buffers_on_a_cudarc_stream() {
+    let _turn = one_at_a_time();
     let Some(gpu) = gpu_or_skip("cudarc interop") else {
         return;
     };
@@ -544,6 +558,7 @@ fn cudarc_buffers_on_a_cudarc_stream() {
 /// as it is.
 #[test]
 fn memory_outside_an_allocation_is_refused() {
+    let _turn = one_at_a_time();
     let Some(gpu) = gpu_or_skip("the checks of foreign memory") else {
         return;
     };
