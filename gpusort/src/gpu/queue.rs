@@ -272,7 +272,10 @@ impl GpuSorter {
         for family in QUEUED_FAMILIES {
             self.module(family)?;
         }
-        Ok(())
+        // Page-locked memory for the tables of the segmented sorts, whose allocation may wait
+        // for the device too.
+        self.bind()?;
+        self.table_slots.reserve()
     }
 
     /// A queue on `stream`, a stream of the sorter's context that the caller owns: a `cust`

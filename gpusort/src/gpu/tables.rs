@@ -11,8 +11,10 @@ use cust::sys as cuda;
 use std::sync::{Mutex, PoisonError};
 
 /// The sorter's page-locked slots for tables on their way to the device. A slot is reused once
-/// the copy that last read it has run; a call that finds none free and large enough allocates
-/// another, which the sorter keeps (so they number at most the tables in flight at once).
+/// the copy that last read it has run. Allocating page-locked memory may wait for the device,
+/// so the first queue of a sorter makes [`RESERVED_SLOTS`] slots ([`TableSlots::reserve`]); a
+/// call that finds none free and large enough allocates another, which the sorter keeps (so
+/// they number at most the tables in flight at once).
 #[derive(Default)]
 pub(super) struct TableSlots {
     free: Mutex<Vec<Slot>>,
@@ -24,6 +26,18 @@ struct Slot {
     copied: Event,
 }
 
+impl Slot {
+    fn new(words: usize) -> Result<Slot> {
+        // SAFETY: u64 has no invalid bits; the caller writes the words it copies.
+        let buffer = unsafe { LockedBuffer::uninitialized(words) }
+            .context("allocating page-locked memory for a table bound for the device")?;
+        Ok(Slot {
+            words: buffer,
+            copied: Event::new("a table's copy to the device")?,
+        })
+    }
+}
+
 impl Drop for Slot {
     fn drop(&mut self) {
         // The copy may still read the buffer: it goes once the copy has run. A failure here is
@@ -32,7 +46,22 @@ impl Drop for Slot {
     }
 }
 
+/// Slots made with the first queue, and the words each holds: a table of offsets of 32,767
+/// segments, or its first entries of each length and its long segments' tables.
+pub(super) const RESERVED_SLOTS: usize = 4;
+const RESERVED_WORDS: usize = 1 << 15;
+
 impl TableSlots {
+    /// Makes the reserved slots, where they are not there yet. The sorter's context must be
+    /// current.
+    pub(super) fn reserve(&self) -> Result<()> {
+        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
+        while free.len() < RESERVED_SLOTS {
+            free.push(Slot::new(RESERVED_WORDS)?);
+        }
+        Ok(())
+    }
+
     /// A slot of at least `words` whose last copy has run, or a new one.
     fn take(&self, words: usize) -> Result<Slot> {
         let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
@@ -43,13 +72,7 @@ impl TableSlots {
             return Ok(free.swap_remove(i));
         }
         drop(free);
-        // SAFETY: u64 has no invalid bits; the caller writes the words it copies.
-        let buffer = unsafe { LockedBuffer::uninitialized(words.next_power_of_two()) }
-            .context("allocating page-locked memory for a table bound for the device")?;
-        Ok(Slot {
-            words: buffer,
-            copied: Event::new("a table's copy to the device")?,
-        })
+        Slot::new(words.next_power_of_two())
     }
 
     fn give_back(&self, slot: Slot) {
