@@ -8,12 +8,22 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo fmt --all --check
-# The committed PTX (gpusort/kernels.ptx) must be what the Rust kernels compile to.
-cargo xtask ptx --check
-# Profile `tests` (release without link-time optimisation) for both, so that the build scripts and
+# The committed PTX (gpusort/kernels.ptx) must be what the Rust kernels compile to. Its build
+# (`core` for nvptx64, then the kernels, then one link) keeps a core busy only part of the time,
+# so it runs beside the lints and tests, in target directories of its own; its output shows if
+# it fails.
+ptx_log=$(mktemp)
+CARGO_TARGET_DIR=target/xtask cargo xtask ptx --check >"$ptx_log" 2>&1 &
+ptx=$!
+trap 'kill "$ptx" 2>/dev/null || true; rm -f "$ptx_log"' EXIT
+# Profile `tests` (optimised less than release, without its LTO) for both, so that the build scripts and
 # procedural macros clippy compiles serve the tests too.
 cargo clippy --workspace --all-targets --locked --profile tests -- -D warnings
 cargo test --workspace --locked --profile tests
+if ! wait "$ptx"; then
+  cat "$ptx_log" >&2
+  exit 1
+fi
 # A project outside the workspace (examples/downstream) builds with the stable toolchain, with the
 # library as a path dependency, and runs: on the GPU where there is one, else on the CPU. Its
 # build and the packages' below share one target directory, so the dependencies build once.
