@@ -16,8 +16,8 @@ ptx_log=$(mktemp)
 CARGO_TARGET_DIR=target/xtask cargo xtask ptx --check >"$ptx_log" 2>&1 &
 ptx=$!
 trap 'kill "$ptx" 2>/dev/null || true; rm -f "$ptx_log"' EXIT
-# Profile `tests` (optimised less than release, without its LTO) for both, so that the build scripts and
-# procedural macros clippy compiles serve the tests too.
+# Profile `tests` (optimised less than release, without its LTO) for both, so that the build
+# scripts and procedural macros clippy compiles serve the tests too.
 cargo clippy --workspace --all-targets --locked --profile tests -- -D warnings
 cargo test --workspace --locked --profile tests
 if ! wait "$ptx"; then
