@@ -205,6 +205,11 @@ fn foreign_memory_on_a_foreign_stream_is_queued_without_waiting() {
     let rows = n / row_len;
     let d_top = Foreign::upload(&vec![f32::NAN; rows * k]);
     let d_top_indices = Foreign::upload(&vec![u64::MAX; rows * k]);
+    let (d_segment_keys, d_segment_indices) = (
+        Foreign::upload(&pair_keys),
+        Foreign::upload(&vec![u32::MAX; n]),
+    );
+    // Every buffer is filled before the gate: a synchronous copy would wait at it.
     let stream = ForeignStream::new();
     let raw = stream.raw();
     // Made first: the first queue of a sorter loads its kernels, which waits for the context.
@@ -242,10 +247,6 @@ fn foreign_memory_on_a_foreign_stream_is_queued_without_waiting() {
         .unwrap();
     // Segments of every kind of length, long ones among them, whose offsets are gone before
     // the stream reaches the sorts: the calls copy them as they queue the work.
-    let (d_segment_keys, d_segment_indices) = (
-        Foreign::upload(&pair_keys),
-        Foreign::upload(&vec![u32::MAX; n]),
-    );
     let offsets = segment_offsets(n, seed + 3);
     {
         let offsets = offsets.clone();
