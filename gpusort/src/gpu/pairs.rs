@@ -148,13 +148,20 @@ impl GpuSorter {
     }
 }
 
-/// Bytes of the device slot each value of type `P` travels in: the narrowest value width of
-/// the kernels ([`merge::VALUE_BYTES`]) that holds it, 0 for zero-sized values.
+/// Bytes of the device slot each value of type `P` travels in ([`value_slot_of`]).
 ///
 /// # Errors
 /// [`Error::PayloadTooLarge`] past [`MAX_PAYLOAD_BYTES`].
 pub(super) fn value_slot<P>() -> Result<usize> {
-    let size = size_of::<P>();
+    value_slot_of(size_of::<P>())
+}
+
+/// Bytes of the device slot a value of `size` bytes travels in: the narrowest value width of
+/// the kernels ([`merge::VALUE_BYTES`]) that holds it, 0 for zero-sized values.
+///
+/// # Errors
+/// [`Error::PayloadTooLarge`] past [`MAX_PAYLOAD_BYTES`].
+pub(super) fn value_slot_of(size: usize) -> Result<usize> {
     merge::VALUE_BYTES
         .into_iter()
         .find(|&width| width >= size)

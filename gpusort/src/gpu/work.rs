@@ -2,13 +2,14 @@
 //! query, [`GpuSorter::scratch_bytes`], over every operation ([`Work`]).
 
 use super::auto::Sorting;
+use super::pairs::value_slot_of;
 use super::queue::Options;
 use super::segments::{Carried, Segments};
 use super::{GpuSorter, check_indices, radix};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::keys::SortKey;
 #[cfg(doc)]
-use crate::{GpuAlgo, Queue};
+use crate::{Error, GpuAlgo, Queue};
 
 /// What a scratch size is asked for ([`GpuSorter::scratch_bytes`]): the operation and the
 /// number of keys.
@@ -103,7 +104,7 @@ impl GpuSorter {
                 value_bytes: 0,
             } => sorted(Sorting::Stable, len),
             Work::SortByKey { len, value_bytes } => {
-                let value_bytes = value_slot(value_bytes)?;
+                let value_bytes = value_slot_of(value_bytes)?;
                 sorted(Sorting::Pairs { value_bytes }, len)
             }
             Work::Argsort(len) => {
@@ -121,22 +122,12 @@ impl GpuSorter {
             } => self.on_own_stream().segments_scratch_bytes::<K>(
                 segments,
                 len,
-                Carried::Values(value_slot(value_bytes)?),
+                // Values of no bytes still take the narrowest slot of the pairs' kernels.
+                Carried::Values(value_slot_of(value_bytes.max(1))?),
             ),
             Work::ArgsortSegments { len, segments } => self
                 .on_own_stream()
                 .segments_scratch_bytes::<K>(segments, len, Carried::Indices),
         }
     }
-}
-
-/// The slot of 4, 8 or 16 bytes that values of `value_bytes` travel in.
-fn value_slot(value_bytes: usize) -> Result<usize> {
-    [4, 8, 16]
-        .into_iter()
-        .find(|&slot| slot >= value_bytes)
-        .ok_or(Error::PayloadTooLarge {
-            size: value_bytes,
-            max: 16,
-        })
 }
