@@ -257,12 +257,18 @@ impl GpuSorter {
     /// As [`GpuSorter::queue_on`].
     pub fn queue(&self) -> Result<Queue<'_>> {
         self.load_queued_kernels()?;
-        Ok(Queue {
+        Ok(self.own_queue())
+    }
+
+    /// A queue on the sorter's own stream for calls that wait for it anyway (those on host
+    /// slices), without loading every queued call's kernels first: each launch loads its own.
+    pub(super) fn own_queue(&self) -> Queue<'_> {
+        Queue {
             on: self.on_own_stream(),
             #[cfg(feature = "cudarc")]
             cudarc: None,
             scratch: None,
-        })
+        }
     }
 
     /// Loads the kernels of every call of a queue that are not loaded yet: the driver waits for

@@ -348,6 +348,14 @@ pub(super) struct Planned<'o> {
     offsets: &'o [usize],
 }
 
+impl Planned<'_> {
+    /// Whether the launch `l` of the plan has nothing to do: no segment to sort, and no index
+    /// outside every segment to zero.
+    fn leaves_alone(&self, l: &Launch) -> bool {
+        self.is_empty() && (l.indices == 0 || self.covers_all)
+    }
+}
+
 impl std::ops::Deref for Planned<'_> {
     type Target = Plan;
 
@@ -391,14 +399,14 @@ impl Memory {
         };
         let long_tables_at = cursors + cursor_bytes;
         let ids = long_tables_at + tables.len() as u64 * 8;
-        let keys_copy_at = align(ids + offsets.saturating_sub(1) * 4);
+        let ids_end = ids + offsets.saturating_sub(1) * 4;
+        let keys_copy_at = align(ids_end);
         let copy_bytes = if l.copy_keys {
             l.n * l.key_bytes as u64
         } else {
             0
         };
         let long_at = align(keys_copy_at + copy_bytes);
-        let ids_end = ids + offsets.saturating_sub(1) * 4;
         let end = if copy_bytes == 0 && bytes == 0 {
             ids_end
         } else {
@@ -469,6 +477,22 @@ impl Launch {
         }
     }
 
+    /// The sort of the `n` keys of type `K` at `keys` with their values of `value_bytes` at
+    /// `values`, in place.
+    fn pairs<K: SortKey>(
+        (keys, values): (u64, u64),
+        value_bytes: usize,
+        n: usize,
+        order: Order,
+    ) -> Launch {
+        Launch {
+            values,
+            value_bytes,
+            spare: n as u64 * (size_of::<K>() + value_bytes) as u64,
+            ..Launch::keys::<K>(keys, n, order)
+        }
+    }
+
     /// Whether each key sorts with its position (for indices or values).
     fn indexed(&self) -> bool {
         self.indices != 0 || self.values != 0
@@ -534,9 +558,14 @@ impl GpuSorter {
         segments: Segments<'_>,
         order: Order,
     ) -> Result<()> {
-        let mut device = self.upload(keys)?;
-        let mut queue = self.queue()?;
-        queue.sort_segments(&mut device, segments, order)?;
+        let queue = self.own_queue();
+        let plan = queue.on.plan_segments::<K>(segments, keys.len(), false)?;
+        if plan.is_empty() {
+            return Ok(());
+        }
+        let device = self.upload(keys)?;
+        let at = device.as_device_ptr().as_raw();
+        queue.run_segments(&plan, Launch::keys::<K>(at, keys.len(), order))?;
         queue.synchronize()?;
         device
             .copy_to(keys)
@@ -568,11 +597,18 @@ impl GpuSorter {
         segments: Segments<'_>,
         order: Order,
     ) -> Result<()> {
-        check_pairs(keys.len(), values.len())?;
-        let mut device_keys = self.upload(keys)?;
-        let mut device_values = self.upload(values)?;
-        let mut queue = self.queue()?;
-        queue.sort_segments_by_key(&mut device_keys, &mut device_values, segments, order)?;
+        let n = keys.len();
+        check_pairs(n, values.len())?;
+        let queue = self.own_queue();
+        let plan = queue.on.plan_segments::<K>(segments, n, true)?;
+        if plan.is_empty() {
+            return Ok(());
+        }
+        let device_keys = self.upload(keys)?;
+        let device_values = self.upload(values)?;
+        let at = (device_keys.as_device_ptr(), device_values.as_device_ptr());
+        let launch = Launch::pairs::<K>((at.0.as_raw(), at.1.as_raw()), size_of::<V>(), n, order);
+        queue.run_segments(&plan, launch)?;
         queue.synchronize()?;
         device_keys
             .copy_to(keys)
@@ -607,25 +643,24 @@ impl GpuSorter {
         segments: Segments<'_>,
         order: Order,
     ) -> Result<Vec<u32>> {
-        let mut device_keys = self.upload(keys)?;
-        let mut device_indices = self.alloc::<u32>(keys.len(), "the segments' indices")?;
-        let queue = self.queue()?;
-        let plan = queue.on.plan_segments::<K>(segments, keys.len(), true)?;
-        let keys_at = queue.write(&mut device_keys, "the keys")?.address;
-        let indices_at = queue.write(&mut device_indices, "the indices")?.address;
+        let n = keys.len();
+        let queue = self.own_queue();
+        let plan = queue.on.plan_segments::<K>(segments, n, true)?;
+        if plan.is_empty() {
+            // Every key lies in an empty segment or in none: position 0.
+            return Ok(vec![0; n]);
+        }
+        let device_keys = self.upload(keys)?;
+        let device_indices = self.alloc::<u32>(n, "the segments' indices")?;
+        let at = (device_keys.as_device_ptr(), device_indices.as_device_ptr());
         // The upload is the sort's own, sorted in place: no copy.
-        let launch = queue
-            .on
-            .argsort_launch::<K>(&plan, keys_at, keys.len(), order, false);
-        queue.run_segments(
-            &plan,
-            Launch {
-                indices: indices_at,
-                ..launch
-            },
-        )?;
+        let launch =
+            queue
+                .on
+                .argsort_launch::<K>(&plan, (at.0.as_raw(), at.1.as_raw()), n, order, false);
+        queue.run_segments(&plan, launch)?;
         queue.synchronize()?;
-        let mut indices = vec![0u32; keys.len()];
+        let mut indices = vec![0u32; n];
         device_indices
             .copy_to(&mut indices[..])
             .context("copying segment indices to the host")?;
@@ -671,13 +706,8 @@ impl Queue<'_> {
         let plan = self.on.plan_segments::<K>(segments, n, true)?;
         let keys_at = self.write(keys, "the keys")?;
         let values_at = self.write(values, "the values")?;
-        let launch = Launch {
-            values: values_at.address,
-            value_bytes: size_of::<V>(),
-            spare: n as u64 * (size_of::<K>() + size_of::<V>()) as u64,
-            ..Launch::keys::<K>(keys_at.address, n, order)
-        };
-        self.run_segments(&plan, launch)
+        let at = (keys_at.address, values_at.address);
+        self.run_segments(&plan, Launch::pairs::<K>(at, size_of::<V>(), n, order))
     }
 
     /// Queues the stable argsort of every segment of `keys` into `indices` (as many, positions
@@ -698,20 +728,15 @@ impl Queue<'_> {
         let plan = self.on.plan_segments::<K>(segments, n, true)?;
         let keys_at = self.read(keys, "the keys")?;
         let indices_at = self.write(indices, "the indices")?;
-        let launch = self
-            .on
-            .argsort_launch::<K>(&plan, keys_at.address, n, order, true);
-        let launch = Launch {
-            indices: indices_at.address,
-            ..launch
-        };
+        let at = (keys_at.address, indices_at.address);
+        let launch = self.on.argsort_launch::<K>(&plan, at, n, order, true);
         self.run_segments(&plan, launch)
     }
 
     /// Queues `plan` of the launch `l` in memory of its own, the caller's scratch or the
     /// pool's.
     fn run_segments(&self, plan: &Planned, l: Launch) -> Result<()> {
-        if plan.is_empty() && (l.indices == 0 || plan.covers_all) {
+        if plan.leaves_alone(&l) {
             return Ok(());
         }
         let memory = Memory::new(plan, &l)?;
@@ -732,32 +757,25 @@ impl On<'_> {
     ) -> Result<u64> {
         let plan = self.plan_segments::<K>(segments, n, carried != Carried::Nothing)?;
         // Any nonzero address stands for the memory the launch will have.
-        let keys = Launch::keys::<K>(1, n, Order::Ascending);
+        let order = Order::Ascending;
         let l = match carried {
-            Carried::Nothing => keys,
-            Carried::Indices => Launch {
-                indices: 1,
-                ..self.argsort_launch::<K>(&plan, 1, n, Order::Ascending, true)
-            },
-            Carried::Values(value_bytes) => Launch {
-                values: 1,
-                value_bytes,
-                spare: n as u64 * (size_of::<K>() + value_bytes) as u64,
-                ..keys
-            },
+            Carried::Nothing => Launch::keys::<K>(1, n, order),
+            Carried::Indices => self.argsort_launch::<K>(&plan, (1, 1), n, order, true),
+            Carried::Values(value_bytes) => Launch::pairs::<K>((1, 1), value_bytes, n, order),
         };
-        if plan.is_empty() && (l.indices == 0 || plan.covers_all) {
+        if plan.leaves_alone(&l) {
             return Ok(0);
         }
         Ok(Memory::new(&plan, &l)?.bytes)
     }
 
-    /// The launch of an argsort of `plan` of the `n` keys at `keys`, which it may sort in place
-    /// unless `read_only` (then a copy, where a launch must write them); the indices to be set.
+    /// The launch of an argsort of `plan` of the `n` keys at `keys` into the indices at
+    /// `indices`, which may sort the keys in place unless `read_only` (then a copy, where a
+    /// launch must write them).
     fn argsort_launch<K: SortKey>(
         &self,
         plan: &Plan,
-        keys: u64,
+        (keys, indices): (u64, u64),
         n: usize,
         order: Order,
         read_only: bool,
@@ -775,6 +793,7 @@ impl On<'_> {
                     size_of::<K>() as u64 + 4
                 },
             copy_keys,
+            indices,
             ..Launch::keys::<K>(keys, n, order)
         }
     }

@@ -187,7 +187,7 @@ impl GpuSorter {
         let device = self.upload(keys)?;
         let mut out_keys: DeviceBuffer<K> = self.alloc(rows * k, "the top-k's keys")?;
         let mut out_indices: DeviceBuffer<u64> = self.alloc(rows * k, "the top-k's indices")?;
-        let mut queue = self.queue()?;
+        let mut queue = self.own_queue();
         queue.top_k(&device, row_len, k, order, &mut out_keys, &mut out_indices)?;
         queue.synchronize()?;
         let mut top = TopK {
